@@ -1,0 +1,99 @@
+/*
+ * genx_core.h: the C boundary between the Open MPI glue (C, because Open
+ * MPI's internal headers are not valid C++) and genx's C++17 core.
+ *
+ * The glue translates MPI objects into the plain values below and supplies
+ * the point-to-point transport (Open MPI's PML) as function pointers; the
+ * core chooses the algorithm, caches plans/schedules/scratch per
+ * communicator and size class, and runs the executor.  No exception crosses
+ * this boundary: every entry point catches and returns a code with a message.
+ */
+#ifndef GENX_CORE_H
+#define GENX_CORE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes. */
+enum {
+    GENX_OK = 0,
+    GENX_DECLINE = 1, /* genx will not run this call; use the fallback (why says why) */
+    GENX_ERROR = 2    /* a real failure (transport error, out of memory, ...) */
+};
+
+/* Element types genx reduces with its own kernels.  GENX_DT_OTHER means a
+ * contiguous type genx can only move as bytes and reduce through the glue's
+ * reduce callback (MINLOC/MAXLOC pairs, user ops). */
+typedef enum {
+    GENX_DT_INT8, GENX_DT_UINT8, GENX_DT_INT16, GENX_DT_UINT16,
+    GENX_DT_INT32, GENX_DT_UINT32, GENX_DT_INT64, GENX_DT_UINT64,
+    GENX_DT_FLOAT, GENX_DT_DOUBLE, GENX_DT_LONG_DOUBLE,
+    GENX_DT_BOOL, /* C _Bool / MPI_C_BOOL */
+    GENX_DT_OTHER
+} genx_dtype;
+
+typedef enum {
+    GENX_OP_SUM, GENX_OP_PROD, GENX_OP_MIN, GENX_OP_MAX,
+    GENX_OP_LAND, GENX_OP_LOR, GENX_OP_LXOR,
+    GENX_OP_BAND, GENX_OP_BOR, GENX_OP_BXOR,
+    GENX_OP_OTHER /* reduce through genx_reduce_cb */
+} genx_op;
+
+/* inout[i] = in[i] (op) inout[i] for i < count elements: MPI_Reduce_local's
+ * contract.  Used for GENX_OP_OTHER or GENX_DT_OTHER. */
+typedef struct {
+    void *ctx;
+    void (*reduce)(void *ctx, const void *in, void *inout, size_t count);
+} genx_reduce_cb;
+
+/* Non-blocking point-to-point, supplied by the caller.  All calls return 0
+ * on success, non-zero on error.  `test` sets *done and, when done, releases
+ * the request.  Messages between a pair with the same tag are matched in
+ * posting order (MPI's non-overtaking rule); the core relies on nothing else. */
+typedef struct {
+    void *ctx;
+    int (*isend)(void *ctx, const void *buf, size_t bytes, int peer, void **req);
+    int (*irecv)(void *ctx, void *buf, size_t bytes, int peer, void **req);
+    int (*test)(void *ctx, void *req, int *done);
+    int (*progress)(void *ctx);
+} genx_transport_ops;
+
+/* Logging sink for decisions (verbose output); may be NULL. */
+typedef void (*genx_log_fn)(void *ctx, int level, const char *msg);
+
+typedef struct genx_config {
+    const char *algorithm; /* "auto" or a generator name */
+    const char *params;    /* "key=value,..." or "" */
+    int verbose;           /* 0 silent, 1 decisions, 2+ more */
+    genx_log_fn log;
+    void *log_ctx;
+} genx_config;
+
+typedef struct genx_comm genx_comm;
+
+/* Creates per-communicator state.  Returns NULL and fills err on bad
+ * configuration (unknown algorithm, bad params): the glue then disqualifies
+ * genx for that communicator and says why. */
+genx_comm *genx_comm_create(int rank, int size, const genx_config *cfg, char *err, size_t errlen);
+void genx_comm_destroy(genx_comm *comm);
+
+/* MPI_Allreduce.  sendbuf == NULL means in place (recvbuf holds the input).
+ * commutative: 0 for non-commutative ops (genx declines unless the chosen
+ * plan preserves rank order).  Returns GENX_OK, GENX_DECLINE (why filled;
+ * nothing was sent, the caller must use its fallback) or GENX_ERROR. */
+int genx_allreduce(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                   genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
+                   const genx_reduce_cb *cb, const genx_transport_ops *transport,
+                   char *why, size_t whylen);
+
+/* Names of the registered algorithms, comma separated (for help texts). */
+const char *genx_algorithm_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GENX_CORE_H */
