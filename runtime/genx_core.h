@@ -12,6 +12,7 @@
 #define GENX_CORE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,6 +71,10 @@ typedef struct genx_config {
     int verbose;           /* 0 silent, 1 decisions, 2+ more */
     genx_log_fn log;
     void *log_ctx;
+    /* Appended; a zero-initialised config means "built-in defaults". */
+    const char *rules_path; /* genx rules file (docs/rules.md); NULL or "" = the built-in defaults */
+    int rules_strict;       /* 0: a bad rules file is reported and the built-in defaults are used;
+                               1: genx_comm_create fails with the error instead */
 } genx_config;
 
 typedef struct genx_comm genx_comm;
@@ -78,7 +83,18 @@ typedef struct genx_comm genx_comm;
  * configuration (unknown algorithm, bad params): the glue then disqualifies
  * genx for that communicator and says why. */
 genx_comm *genx_comm_create(int rank, int size, const genx_config *cfg, char *err, size_t errlen);
+/* The same with the communicator's placement: `nodes` it spans and `ppn`,
+ * the largest number of its ranks on one node (0 = unknown).  The selector's
+ * rules and model use them; every rank must pass the same values. */
+genx_comm *genx_comm_create_on(int rank, int size, int nodes, int ppn, const genx_config *cfg,
+                               char *err, size_t errlen);
 void genx_comm_destroy(genx_comm *comm);
+
+/* A hash of every decision the communicator will make.  Ranks that decide
+ * differently (a rules file readable on some nodes only, different
+ * placement) would run different plans and hang; the glue compares digests
+ * across ranks (with its fallback allreduce) before genx's first call. */
+uint64_t genx_comm_digest(const genx_comm *comm);
 
 /* MPI_Allreduce.  sendbuf == NULL means in place (recvbuf holds the input).
  * commutative: 0 for non-commutative ops (genx declines unless the chosen

@@ -1,0 +1,563 @@
+/*
+ * genx-bench: an MPI_Allreduce latency benchmark whose default output is the
+ * table of OSU Micro-Benchmarks 7.4's osu_allreduce, byte for byte, so that
+ * scripts written for OSU read it unchanged and numbers compare directly.
+ * Written from scratch from the documented format and timing method; no
+ * OSU code.
+ *
+ * Timing is OSU's: per iteration MPI_Wtime, MPI_Allreduce, MPI_Wtime, then
+ * an MPI_Barrier outside the timed region; warm-up iterations are not
+ * timed.  Each rank's latency is its mean over the timed iterations; Avg is
+ * the mean of those over ranks, Min and Max their extremes.
+ *
+ * Validation (-c) is stricter than OSU's: every rank contributes values
+ * that depend on its rank, the element and the iteration, so a plan that
+ * counts one rank twice and forgets another fails, and every element of
+ * every call (warm-up included) is compared exactly.  The values are small
+ * integers, so sums are exact in every type and in any order.
+ *
+ * Extra columns (bus bandwidth, the network bound and the fraction of it
+ * reached) appear only when asked for, after OSU's columns.
+ */
+#include <mpi.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"   /* built outside the project's make */
+#endif
+#define FIELD_WIDTH 18          /* what OSU's configure sets, not osu_util.h's 20 */
+#define FLOAT_PRECISION 2
+#define BENCH_VERSION "7.4"     /* the OSU release whose output format this follows */
+#define DEFAULT_MIN 1
+#define DEFAULT_MAX (1UL << 20)
+#define LARGE_MESSAGE_SIZE 8192
+#define ITERS_SMALL 1000
+#define WARMUP_SMALL 100
+#define ITERS_LARGE 100
+#define WARMUP_LARGE 10
+#define MAX_TYPES 8
+
+enum dtype { T_CHAR, T_INT, T_FLOAT, T_DOUBLE };
+
+static const struct {
+    const char *name;       /* as OSU prints it */
+    const char *shortname;
+    size_t size;
+} type_info[] = {
+    [T_CHAR] = {"MPI_CHAR", "char", sizeof(char)},
+    [T_INT] = {"MPI_INT", "int", sizeof(int)},
+    [T_FLOAT] = {"MPI_FLOAT", "float", sizeof(float)},
+    [T_DOUBLE] = {"MPI_DOUBLE", "double", sizeof(double)},
+};
+
+struct options {
+    size_t min_size, max_size;
+    long iterations, warmup;    /* -1: OSU's size-dependent defaults */
+    int full, validate, val_warmup, in_place;
+    int busbw;
+    double link_rate;           /* bit/s; 0 = no bound columns */
+    double max_time;            /* seconds per size; 0 = OSU's fixed counts */
+    enum dtype types[MAX_TYPES];
+    int ntypes;
+};
+
+static int rank, nprocs;
+
+static MPI_Datatype mpi_type(enum dtype t)
+{
+    switch (t) {
+    case T_CHAR: return MPI_CHAR;
+    case T_INT: return MPI_INT;
+    case T_FLOAT: return MPI_FLOAT;
+    default: return MPI_DOUBLE;
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "Usage: genx-bench [options]\n"
+        "MPI_Allreduce latency (MPI_SUM), output compatible with OSU 7.4 osu_allreduce.\n"
+        "  -m, --message-size [MIN:]MAX  sizes in bytes, doubling (default 1:1048576;\n"
+        "                                K, M, G suffixes accepted; -m 8: sets MIN only)\n"
+        "  -i, --iterations N            timed iterations per size (default 1000 up to\n"
+        "                                8 KiB, 100 above)\n"
+        "  -x, --warmup N                untimed iterations first (default 100 / 10)\n"
+        "  -f, --full                    add Min, Max latency and Iterations columns\n"
+        "  -c, --validation              check every element of every result; adds a\n"
+        "                                Validation column; exits 1 on a mismatch\n"
+        "  -u, --validation-warmup N     with -c: untimed allreduces before each timed\n"
+        "                                one (default 5, at most 10)\n"
+        "  -T, --type TYPE               char, int, float, double or all (repeatable,\n"
+        "                                or comma-separated; default char)\n"
+        "  -l, --in-place                use MPI_IN_PLACE\n"
+        "      --busbw                   add bus bandwidth, S/t*2(P-1)/P, in MB/s\n"
+        "      --link-rate RATE          add the bandwidth bound 2(N-1)/N*S/RATE for N\n"
+        "                                hosts and the fraction of it reached (RATE in\n"
+        "                                bit/s: 200M, 10G, ...)\n"
+        "      --max-time SECONDS        cap the time per size: fewer warm-up and timed\n"
+        "                                iterations where one call is slow (at least one\n"
+        "                                of each; -f shows the count used)\n"
+        "  -v, --version                 print the version\n"
+        "  -h, --help                    this text\n");
+}
+
+/* "64", "64K", "16M", "1G" -> bytes; returns 0 on success. */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno)
+        return -1;
+    switch (toupper((unsigned char) *end)) {
+    case 'K': v <<= 10; end++; break;
+    case 'M': v <<= 20; end++; break;
+    case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end != '\0')
+        return -1;
+    *out = (size_t) v;
+    return 0;
+}
+
+/* "200M", "200mbit", "10G", "1.5e9" -> bit/s (decimal prefixes). */
+static int parse_rate(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v <= 0)
+        return -1;
+    switch (tolower((unsigned char) *end)) {
+    case 'k': v *= 1e3; end++; break;
+    case 'm': v *= 1e6; end++; break;
+    case 'g': v *= 1e9; end++; break;
+    default: break;
+    }
+    if (strcmp(end, "") != 0 && strcmp(end, "bit") != 0 && strcmp(end, "bit/s") != 0 &&
+        strcmp(end, "bps") != 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int add_types(struct options *o, const char *arg, char *err, size_t errlen)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", arg);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *name = tok;
+        for (char *p = name; *p; p++)
+            *p = (char) tolower((unsigned char) *p);
+        if (strncmp(name, "mpi_", 4) == 0)
+            name += 4;
+        if (strcmp(name, "all") == 0) {
+            o->ntypes = 0;
+            for (int t = T_CHAR; t <= T_DOUBLE; t++)
+                o->types[o->ntypes++] = (enum dtype) t;
+            continue;
+        }
+        int found = -1;
+        for (int t = T_CHAR; t <= T_DOUBLE; t++)
+            if (strcmp(name, type_info[t].shortname) == 0)
+                found = t;
+        if (found < 0) {
+            snprintf(err, errlen, "unknown type '%s' (char, int, float, double, all)", tok);
+            return -1;
+        }
+        if (o->ntypes == MAX_TYPES) {
+            snprintf(err, errlen, "too many -T types (at most %d)", MAX_TYPES);
+            return -1;
+        }
+        o->types[o->ntypes++] = (enum dtype) found;
+    }
+    return 0;
+}
+
+/* 0: run; 1: exit 0 (help/version printed); 2: exit 1 (error printed). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    static const struct option longopts[] = {
+        {"message-size", required_argument, NULL, 'm'},
+        {"iterations", required_argument, NULL, 'i'},
+        {"warmup", required_argument, NULL, 'x'},
+        {"full", no_argument, NULL, 'f'},
+        {"validation", no_argument, NULL, 'c'},
+        {"validation-warmup", required_argument, NULL, 'u'},
+        {"type", required_argument, NULL, 'T'},
+        {"in-place", no_argument, NULL, 'l'},
+        {"busbw", no_argument, NULL, 'B'},
+        {"link-rate", required_argument, NULL, 'R'},
+        {"max-time", required_argument, NULL, 'S'},
+        {"version", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char err[256] = "";
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->min_size = DEFAULT_MIN;
+    o->max_size = DEFAULT_MAX;
+    o->iterations = o->warmup = -1;
+    o->val_warmup = 5;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:hvfm:i:x:cu:T:l", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            if (rank == 0)
+                usage(stdout);
+            return 1;
+        case 'v':
+            if (rank == 0)
+                printf("genx-bench (genx %s): MPI_Allreduce latency, OSU %s-compatible output\n",
+                       PACKAGE_VERSION, BENCH_VERSION);
+            return 1;
+        case 'f': o->full = 1; break;
+        case 'c': o->validate = 1; break;
+        case 'l': o->in_place = 1; break;
+        case 'B': o->busbw = 1; break;
+        case 'm': {
+            char lo[64];
+            const char *colon = strchr(optarg, ':');
+            if (!colon) {
+                if (parse_size(optarg, &o->max_size) != 0)
+                    snprintf(err, sizeof(err), "bad -m size '%s'", optarg);
+                break;
+            }
+            snprintf(lo, sizeof(lo), "%.*s", (int) (colon - optarg), optarg);
+            if (parse_size(lo, &o->min_size) != 0)
+                snprintf(err, sizeof(err), "bad -m minimum in '%s'", optarg);
+            else if (colon[1] != '\0' && parse_size(colon + 1, &o->max_size) != 0)
+                snprintf(err, sizeof(err), "bad -m maximum in '%s'", optarg);
+            break;
+        }
+        case 'i':
+        case 'x':
+        case 'u': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < (c == 'i' ? 1 : 0)) {
+                snprintf(err, sizeof(err), "bad -%c value '%s'", c, optarg);
+                break;
+            }
+            if (c == 'i')
+                o->iterations = v;
+            else if (c == 'x')
+                o->warmup = v;
+            else if (v > 10)
+                snprintf(err, sizeof(err), "-u %ld: at most 10", v);
+            else
+                o->val_warmup = (int) v;
+            break;
+        }
+        case 'T':
+            add_types(o, optarg, err, sizeof(err));
+            break;
+        case 'R':
+            if (parse_rate(optarg, &o->link_rate) != 0)
+                snprintf(err, sizeof(err), "bad --link-rate '%s' (e.g. 200M, 10G)", optarg);
+            break;
+        case 'S': {
+            char *end;
+            o->max_time = strtod(optarg, &end);
+            if (end == optarg || *end || o->max_time <= 0)
+                snprintf(err, sizeof(err), "bad --max-time '%s' (seconds > 0)", optarg);
+            break;
+        }
+        case ':':
+            snprintf(err, sizeof(err), "option -%c needs a value", optopt);
+            break;
+        default:
+            if (optopt)
+                snprintf(err, sizeof(err), "unknown option -%c", optopt);
+            else
+                snprintf(err, sizeof(err), "unknown option %s", argv[optind - 1]);
+            break;
+        }
+        if (err[0])
+            break;
+    }
+    if (!err[0] && optind < argc)
+        snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
+    if (!err[0] && o->max_size > (size_t) 1 << 30)
+        snprintf(err, sizeof(err), "-m: maximum %zu is above 1 GiB", o->max_size);
+    if (!err[0] && o->min_size > o->max_size)
+        snprintf(err, sizeof(err), "-m: minimum %zu is above maximum %zu", o->min_size, o->max_size);
+    if (err[0]) {
+        if (rank == 0) {
+            fprintf(stderr, "genx-bench: %s\n", err);
+            usage(stderr);
+        }
+        return 2;
+    }
+    if (o->ntypes == 0)
+        o->types[o->ntypes++] = T_CHAR;
+    if (o->min_size == 0)
+        o->min_size = 1;    /* a zero-byte call has no elements: OSU skips it */
+    return 0;
+}
+
+/* Rank r's contribution to element i on iteration k.  Bounded so that the
+ * sum over ranks fits every type exactly (char: 127 total). */
+static long contribution(long r, size_t i, long k, long bound)
+{
+    return (long) ((i * 7 + (size_t) r * 13 + (size_t) k * 3) % (size_t) bound);
+}
+
+static long value_bound(enum dtype t)
+{
+    long b = t == T_CHAR ? 127 / nprocs : 1000;
+    return b < 1 ? 1 : b;
+}
+
+static void fill(void *buf, enum dtype t, size_t count, long k)
+{
+    long bound = value_bound(t);
+    for (size_t i = 0; i < count; i++) {
+        long v = contribution(rank, i, k, bound);
+        switch (t) {
+        case T_CHAR: ((char *) buf)[i] = (char) v; break;
+        case T_INT: ((int *) buf)[i] = (int) v; break;
+        case T_FLOAT: ((float *) buf)[i] = (float) v; break;
+        case T_DOUBLE: ((double *) buf)[i] = (double) v; break;
+        }
+    }
+}
+
+/* Number of wrong elements. */
+static long check(const void *buf, enum dtype t, size_t count, long k)
+{
+    long bound = value_bound(t), wrong = 0;
+    for (size_t i = 0; i < count; i++) {
+        long want = 0;
+        for (long r = 0; r < nprocs; r++)
+            want += contribution(r, i, k, bound);
+        int ok;
+        switch (t) {
+        case T_CHAR: ok = ((const char *) buf)[i] == (char) want; break;
+        case T_INT: ok = ((const int *) buf)[i] == (int) want; break;
+        case T_FLOAT: ok = ((const float *) buf)[i] == (float) want; break;
+        default: ok = ((const double *) buf)[i] == (double) want; break;
+        }
+        wrong += !ok;
+    }
+    return wrong;
+}
+
+static void fill_const(void *buf, enum dtype t, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        switch (t) {
+        case T_CHAR: ((char *) buf)[i] = 1; break;
+        case T_INT: ((int *) buf)[i] = 1; break;
+        case T_FLOAT: ((float *) buf)[i] = 1.0f; break;
+        case T_DOUBLE: ((double *) buf)[i] = 1.0; break;
+        }
+    }
+}
+
+/* Number of hosts: shared-memory domains, which under genx-cluster are the
+ * emulated hosts. */
+static int count_hosts(void)
+{
+    MPI_Comm node;
+    int node_rank, leaders = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    int leader = node_rank == 0;
+    MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_free(&node);
+    return leaders;
+}
+
+struct call {
+    const struct options *o;
+    enum dtype t;
+    MPI_Datatype mt;
+    size_t count;
+    void *sbuf, *rbuf;
+    long errors;
+};
+
+/* One measured allreduce (iteration k), with -c's set-up, extra untimed
+ * calls and checks around it; returns the seconds the call took. */
+static double one_call(struct call *c, long k)
+{
+    const struct options *o = c->o;
+    void *in = o->in_place ? c->rbuf : c->sbuf;
+    const void *send = o->in_place ? MPI_IN_PLACE : c->sbuf;
+    if (o->validate) {
+        for (int u = 0; u < o->val_warmup; u++) {
+            fill(in, c->t, c->count, k);
+            MPI_Allreduce(send, c->rbuf, (int) c->count, c->mt, MPI_SUM, MPI_COMM_WORLD);
+            c->errors += check(c->rbuf, c->t, c->count, k);
+        }
+        fill(in, c->t, c->count, k);
+        if (!o->in_place)       /* a result never written shows up as wrong */
+            memset(c->rbuf, 0xA5, c->count * type_info[c->t].size);
+    }
+    double t0 = MPI_Wtime();
+    MPI_Allreduce(send, c->rbuf, (int) c->count, c->mt, MPI_SUM, MPI_COMM_WORLD);
+    double t1 = MPI_Wtime();
+    if (o->validate)
+        c->errors += check(c->rbuf, c->t, c->count, k);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return t1 - t0;
+}
+
+static void print_header(const struct options *o)
+{
+    printf("%-10s", "# Size");
+    printf("%*s", FIELD_WIDTH, "Avg Latency(us)");
+    if (o->full) {
+        printf("%*s", FIELD_WIDTH, "Min Latency(us)");
+        printf("%*s", FIELD_WIDTH, "Max Latency(us)");
+        printf("%12s", "Iterations");
+    }
+    if (o->validate)
+        printf("%*s", FIELD_WIDTH, "Validation");
+    if (o->busbw)
+        printf("%*s", FIELD_WIDTH, "Busbw(MB/s)");
+    if (o->link_rate > 0) {
+        printf("%*s", FIELD_WIDTH, "BW bound(us)");
+        printf("%*s", FIELD_WIDTH, "Frac of bound");
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int rc = 0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+
+    int parsed = parse_options(argc, argv, &o);
+    if (parsed != 0) {
+        MPI_Finalize();
+        return parsed == 1 ? 0 : 1;
+    }
+    int hosts = o.link_rate > 0 ? count_hosts() : 0;
+
+    /* The largest type's worth of slack keeps every count's buffer in bounds. */
+    size_t bytes = o.max_size + sizeof(double);
+    void *sbuf = NULL, *rbuf = NULL;
+    if (posix_memalign(&sbuf, 64, bytes) != 0 || posix_memalign(&rbuf, 64, bytes) != 0) {
+        fprintf(stderr, "genx-bench: rank %d: cannot allocate 2 x %zu bytes\n", rank, bytes);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    memset(sbuf, 0, bytes);
+    memset(rbuf, 0, bytes);
+
+    if (rank == 0) {
+        printf("\n# OSU MPI Allreduce Latency Test v%s\n", BENCH_VERSION);
+        fflush(stdout);
+    }
+    for (int ti = 0; ti < o.ntypes && rc == 0; ti++) {
+        enum dtype t = o.types[ti];
+        MPI_Datatype mt = mpi_type(t);
+        if (rank == 0) {
+            printf("# Datatype: %s.\n", type_info[t].name);
+            print_header(&o);
+        }
+        for (size_t size = o.min_size; size <= o.max_size; size *= 2) {
+            size_t count = size / type_info[t].size;
+            if (count == 0)
+                continue;
+            long iters = o.iterations > 0 ? o.iterations
+                                          : (size > LARGE_MESSAGE_SIZE ? ITERS_LARGE : ITERS_SMALL);
+            long warm = o.warmup >= 0 ? o.warmup
+                                      : (size > LARGE_MESSAGE_SIZE ? WARMUP_LARGE : WARMUP_SMALL);
+            long errors = 0;
+            double timer = 0.0;
+
+            struct call c = {&o, t, mt, count, sbuf, rbuf, 0};
+            if (!o.validate) {
+                fill_const(sbuf, t, count);
+                fill_const(rbuf, t, count);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            long k = 0;
+            double wstart = MPI_Wtime();
+            for (long w = 0; w < warm; w++) {
+                one_call(&c, k++);
+                if (o.max_time > 0) {
+                    /* Rank 0 decides for everyone, so all ranks make the same calls. */
+                    int stop = rank == 0 && MPI_Wtime() - wstart > 0.1 * o.max_time;
+                    MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                    if (stop)
+                        break;
+                }
+            }
+            if (o.max_time > 0) {
+                if (k == 0)
+                    one_call(&c, k++);  /* something to price the size with */
+                double spent = MPI_Wtime() - wstart;
+                long fit = (long) ((o.max_time - spent) / (spent / (double) k));
+                MPI_Bcast(&fit, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+                if (iters > fit)
+                    iters = fit > 1 ? fit : 1;
+            }
+            for (long i = 0; i < iters; i++)
+                timer += one_call(&c, k++);
+            errors = c.errors;
+            double lat = timer * 1e6 / (double) iters, min_lat, max_lat, sum_lat;
+            long all_errors = 0;
+            MPI_Reduce(&lat, &min_lat, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&lat, &max_lat, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&lat, &sum_lat, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Allreduce(&errors, &all_errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+            if (rank == 0) {
+                double avg = sum_lat / nprocs;
+                printf("%-10zu", size);
+                printf("%*.*f", FIELD_WIDTH, FLOAT_PRECISION, avg);
+                if (o.full)
+                    printf("%*.*f%*.*f%*lu", FIELD_WIDTH, FLOAT_PRECISION, min_lat, FIELD_WIDTH,
+                           FLOAT_PRECISION, max_lat, 12, (unsigned long) iters);
+                if (o.validate)
+                    printf("%*s", FIELD_WIDTH, all_errors ? "Fail" : "Pass");
+                if (o.busbw)
+                    printf("%*.*f", FIELD_WIDTH, FLOAT_PRECISION,
+                           avg > 0 ? (double) size / avg * 2.0 * (nprocs - 1) / nprocs : 0.0);
+                if (o.link_rate > 0) {
+                    /* Bytes leaving each host in a bandwidth-optimal allreduce. */
+                    double bound = hosts > 1
+                        ? 2.0 * (hosts - 1) / hosts * (double) size * 8.0 / o.link_rate * 1e6 : 0.0;
+                    printf("%*.*f", FIELD_WIDTH, FLOAT_PRECISION, bound);
+                    if (bound > 0 && avg > 0)
+                        printf("%*.*f", FIELD_WIDTH, FLOAT_PRECISION, bound / avg);
+                    else
+                        printf("%*s", FIELD_WIDTH, "-");
+                }
+                printf("\n");
+                fflush(stdout);
+            }
+            if (all_errors) {
+                if (rank == 0)
+                    fprintf(stderr,
+                            "DATA VALIDATION ERROR: %s exited with status %d on message size %zu.\n",
+                            argv[0], 1, size);
+                rc = 1;
+                break;
+            }
+        }
+    }
+    free(sbuf);
+    free(rbuf);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# genx developer entry point: the two commands of the README.
+#   ./dev.sh demo   install what is missing, build, run the allreduce comparison
+#   ./dev.sh test   install what is missing, build, run the whole test suite
+# Other verbs: deps (install Debian packages only), build.
+# BUILD_DIR (default: build) is where the VPATH build lives.
+set -euo pipefail
+cd "$(dirname "$0")"
+top=$(pwd)
+build=${BUILD_DIR:-$top/build}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+# Debian 12 packages genx needs to build, test and benchmark.
+packages=(
+    g++ make autoconf automake libtool pkg-config
+    openmpi-bin libopenmpi-dev
+    libhwloc-dev libucx-dev libfabric-dev
+    catch2 nlohmann-json3-dev libcli11-dev
+    iproute2 procps man-db python3
+)
+
+say() { printf 'genx: %s\n' "$*" >&2; }
+
+deps() {
+    local missing=()
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        return 0
+    fi
+    say "installing missing Debian packages: ${missing[*]}"
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -q
+    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+build() {
+    deps
+    if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+        say "regenerating the build system (autoreconf)"
+        autoreconf -fi >/dev/null
+    fi
+    mkdir -p "$build"
+    if [ ! -f "$build/Makefile" ] || [ configure -nt "$build/config.status" ]; then
+        say "configuring in $build"
+        (cd "$build" && "$top/configure" -q)
+    fi
+    say "building with $jobs jobs"
+    make -C "$build" -j"$jobs" -s
+    make -C "$build" -j"$jobs" -s check TESTS=
+}
+
+run_tests() {
+    build
+    say "running the test suite (make check)"
+    local rc=0
+    make -C "$build" -j1 check || rc=$?
+    local log="$build/test-suite.log"
+    local pass fail skip
+    pass=$(sed -n 's/^# PASS: *//p' "$log" | head -n 1)
+    fail=$(sed -n 's/^# FAIL: *//p' "$log" | head -n 1)
+    skip=$(sed -n 's/^# SKIP: *//p' "$log" | head -n 1)
+    err=$(sed -n 's/^# ERROR: *//p' "$log" | head -n 1)
+    [ "$rc" -eq 0 ] || cat "$log" >&2
+    echo "check: ${pass:-0} passed, $(( ${fail:-0} + ${err:-0} )) failed, ${skip:-0} skipped"
+    return "$rc"
+}
+
+demo() {
+    build
+    exec "$top/bench/demo.sh" "$build" "$@"
+}
+
+case "${1:-}" in
+    deps) deps ;;
+    build) build ;;
+    test) run_tests ;;
+    demo) shift; demo "$@" ;;
+    *) echo "usage: $0 {demo|test|build|deps}" >&2; exit 2 ;;
+esac

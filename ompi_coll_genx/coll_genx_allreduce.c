@@ -1,0 +1,311 @@
+/*
+ * coll_genx_allreduce.c: the MPI_Allreduce entry point.
+ *
+ * Translates (datatype, op) into the core's element types and operators,
+ * hands contiguous buffers to the core and routes the rest to the saved
+ * fallback:
+ *
+ *   built-in C type, predefined op      -> genx kernels
+ *   other contiguous type or user op    -> genx moves bytes, reduces through
+ *                                          ompi_op_reduce (MPI_Reduce_local's
+ *                                          contract)
+ *   non-contiguous datatype             -> fallback (the PML would have to
+ *                                          pack every block)
+ *   core declines (e.g. a non-commutative
+ *   op on a plan that reorders)         -> fallback; the core reports why
+ *
+ * Every input to these decisions (datatype, count, op, communicator) is the
+ * same on all ranks, so all ranks take the same path.  The glue's own
+ * fallbacks are printed at coll_genx_verbose >= 1, once per communicator,
+ * size class and reason.
+ */
+#include "ompi_config.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "opal/util/output.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/op/op.h"
+
+#include "coll_genx.h"
+
+typedef enum {
+    GENX_KIND_SIGNED,
+    GENX_KIND_UNSIGNED,
+    GENX_KIND_FLOAT,
+    GENX_KIND_BOOL,
+    GENX_KIND_BYTE
+} genx_kind;
+
+typedef struct {
+    ompi_datatype_t *dtype;
+    genx_kind kind;
+} genx_type_entry;
+
+/* The C types genx has kernels for; integers map by size and signedness,
+ * so MPI_LONG and MPI_INT64_T meet the same kernel. */
+static const genx_type_entry genx_types[] = {
+    { MPI_CHAR, (CHAR_MIN < 0) ? GENX_KIND_SIGNED : GENX_KIND_UNSIGNED },
+    { MPI_SIGNED_CHAR, GENX_KIND_SIGNED },
+    { MPI_UNSIGNED_CHAR, GENX_KIND_UNSIGNED },
+    { MPI_SHORT, GENX_KIND_SIGNED },
+    { MPI_UNSIGNED_SHORT, GENX_KIND_UNSIGNED },
+    { MPI_INT, GENX_KIND_SIGNED },
+    { MPI_UNSIGNED, GENX_KIND_UNSIGNED },
+    { MPI_LONG, GENX_KIND_SIGNED },
+    { MPI_UNSIGNED_LONG, GENX_KIND_UNSIGNED },
+    { MPI_LONG_LONG_INT, GENX_KIND_SIGNED },
+    { MPI_UNSIGNED_LONG_LONG, GENX_KIND_UNSIGNED },
+    { MPI_INT8_T, GENX_KIND_SIGNED },
+    { MPI_INT16_T, GENX_KIND_SIGNED },
+    { MPI_INT32_T, GENX_KIND_SIGNED },
+    { MPI_INT64_T, GENX_KIND_SIGNED },
+    { MPI_UINT8_T, GENX_KIND_UNSIGNED },
+    { MPI_UINT16_T, GENX_KIND_UNSIGNED },
+    { MPI_UINT32_T, GENX_KIND_UNSIGNED },
+    { MPI_UINT64_T, GENX_KIND_UNSIGNED },
+    { MPI_AINT, GENX_KIND_SIGNED },
+    { MPI_OFFSET, GENX_KIND_SIGNED },
+    { MPI_COUNT, GENX_KIND_SIGNED },
+    { MPI_FLOAT, GENX_KIND_FLOAT },
+    { MPI_DOUBLE, GENX_KIND_FLOAT },
+    { MPI_LONG_DOUBLE, GENX_KIND_FLOAT },
+    { MPI_C_BOOL, GENX_KIND_BOOL },
+    { MPI_BYTE, GENX_KIND_BYTE },
+};
+
+static genx_op genx_map_op(ompi_op_t *op)
+{
+    if (!ompi_op_is_intrinsic(op)) {
+        return GENX_OP_OTHER;
+    }
+    switch (op->op_type) {
+    case OMPI_OP_SUM:  return GENX_OP_SUM;
+    case OMPI_OP_PROD: return GENX_OP_PROD;
+    case OMPI_OP_MIN:  return GENX_OP_MIN;
+    case OMPI_OP_MAX:  return GENX_OP_MAX;
+    case OMPI_OP_LAND: return GENX_OP_LAND;
+    case OMPI_OP_LOR:  return GENX_OP_LOR;
+    case OMPI_OP_LXOR: return GENX_OP_LXOR;
+    case OMPI_OP_BAND: return GENX_OP_BAND;
+    case OMPI_OP_BOR:  return GENX_OP_BOR;
+    case OMPI_OP_BXOR: return GENX_OP_BXOR;
+    default:           return GENX_OP_OTHER;
+    }
+}
+
+static genx_dtype genx_int_dtype(size_t size, bool is_signed)
+{
+    switch (size) {
+    case 1: return is_signed ? GENX_DT_INT8 : GENX_DT_UINT8;
+    case 2: return is_signed ? GENX_DT_INT16 : GENX_DT_UINT16;
+    case 4: return is_signed ? GENX_DT_INT32 : GENX_DT_UINT32;
+    case 8: return is_signed ? GENX_DT_INT64 : GENX_DT_UINT64;
+    default: return GENX_DT_OTHER;
+    }
+}
+
+/* GENX_DT_OTHER: genx moves the elements and reduces them through the
+ * callback.  MPI_BYTE is an element type only for the bitwise operators. */
+static genx_dtype genx_map_dtype(ompi_datatype_t *dtype, size_t size, genx_op op)
+{
+    for (size_t i = 0; i < sizeof(genx_types) / sizeof(genx_types[0]); ++i) {
+        if (genx_types[i].dtype != dtype) {
+            continue;
+        }
+        switch (genx_types[i].kind) {
+        case GENX_KIND_SIGNED:
+            return genx_int_dtype(size, true);
+        case GENX_KIND_UNSIGNED:
+            return genx_int_dtype(size, false);
+        case GENX_KIND_FLOAT:
+            if (MPI_FLOAT == dtype && sizeof(float) == size) {
+                return GENX_DT_FLOAT;
+            }
+            if (MPI_DOUBLE == dtype && sizeof(double) == size) {
+                return GENX_DT_DOUBLE;
+            }
+            if (MPI_LONG_DOUBLE == dtype && sizeof(long double) == size) {
+                return GENX_DT_LONG_DOUBLE;
+            }
+            return GENX_DT_OTHER;
+        case GENX_KIND_BOOL:
+            return (sizeof(_Bool) == size) ? GENX_DT_BOOL : GENX_DT_OTHER;
+        case GENX_KIND_BYTE:
+            return (GENX_OP_BAND == op || GENX_OP_BOR == op || GENX_OP_BXOR == op)
+                       ? GENX_DT_UINT8 : GENX_DT_OTHER;
+        }
+    }
+    return GENX_DT_OTHER;
+}
+
+typedef struct {
+    ompi_op_t *op;
+    ompi_datatype_t *dtype;
+} genx_reduce_ctx;
+
+/* inout = in (op) inout, which is ompi_op_reduce's source/target order. */
+static void genx_reduce(void *ctx, const void *in, void *inout, size_t count)
+{
+    genx_reduce_ctx *rc = (genx_reduce_ctx *) ctx;
+
+    ompi_op_reduce(rc->op, (void *) in, inout, count, rc->dtype);
+}
+
+/* Size class of a message: 0 for 0 bytes, else 1 + floor(log2(bytes)). */
+static unsigned genx_size_class(size_t bytes)
+{
+    if (0 == bytes) {
+        return 0;
+    }
+    return 64u - (unsigned) __builtin_clzll((unsigned long long) bytes);
+}
+
+/* FNV-1a over the reason, seeded with the size class. */
+static uint64_t genx_log_key(unsigned size_class, const char *reason)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t) size_class;
+
+    for (const unsigned char *p = (const unsigned char *) reason; '\0' != *p; ++p) {
+        h ^= *p;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* Says once per (size class, reason) on this communicator that the call
+ * goes to the fallback; at verbosity 1 only the communicator's rank 0
+ * speaks, since every rank takes the same path (the core does the same). */
+static void genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, const char *reason)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+    ompi_communicator_t *comm = module->comm;
+    uint64_t key;
+
+    if (1 > cs->verbose || (1 == cs->verbose && 0 != ompi_comm_rank(comm))) {
+        return;
+    }
+    key = genx_log_key(genx_size_class(bytes), reason);
+    for (int i = 0; i < module->nlogged; ++i) {
+        if (key == module->logged[i]) {
+            return;
+        }
+    }
+    if (MCA_COLL_GENX_LOGGED_MAX == module->nlogged) {
+        if (!module->logged_full) {
+            module->logged_full = true;
+            opal_output_verbose(1, cs->output,
+                                "genx: comm %u: more than %d distinct fallback reasons and size "
+                                "classes; further ones on this communicator are not printed",
+                                ompi_comm_get_cid(comm), MCA_COLL_GENX_LOGGED_MAX);
+        }
+        return;
+    }
+    module->logged[module->nlogged++] = key;
+    opal_output_verbose(1, cs->output, "genx: allreduce %zu B on comm %u (%d ranks): fallback to %s: %s",
+                        bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                        module->fallback_name, reason);
+}
+
+static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void *rbuf,
+                         int count, ompi_datatype_t *dtype, ompi_op_t *op,
+                         ompi_communicator_t *comm, size_t bytes, const char *reason)
+{
+    genx_log_fallback(module, bytes, reason);
+    return module->fallback_allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                      module->fallback_allreduce_module);
+}
+
+/* Before genx's first call on a communicator: do all ranks decide alike?
+ * Their tables are built from the same rules and placement on every rank,
+ * but a rules file missing on one node or a placement one rank sees
+ * differently would make ranks run different plans and hang; one small
+ * allreduce through the fallback rules that out for good. */
+static void genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
+{
+    uint64_t mine = genx_comm_digest(module->core);
+    uint64_t v[2] = { mine, ~mine };
+    int rc = module->fallback_allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, comm,
+                                        module->fallback_allreduce_module);
+
+    /* v = (max digest, ~min digest): equal on every rank iff all agree. */
+    module->agreed = (OMPI_SUCCESS == rc && v[0] == ~v[1]) ? 1 : -1;
+    if (0 > module->agreed && 0 == ompi_comm_rank(comm)) {
+        opal_output(0, "genx: comm %u (%d ranks): the ranks' allreduce decisions differ "
+                    "(is the coll_genx_rules file readable on every node, and the same?); "
+                    "genx leaves this communicator's MPI_Allreduce to %s",
+                    ompi_comm_get_cid(comm), ompi_comm_size(comm), module->fallback_name);
+    }
+}
+
+int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *base_module)
+{
+    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
+    genx_reduce_ctx rctx;
+    genx_reduce_cb cb;
+    genx_dtype gdt;
+    genx_op gop;
+    size_t type_size;
+    size_t bytes;
+    ptrdiff_t true_lb, true_extent;
+    char why[512];
+    int rc;
+
+    ompi_datatype_type_size(dtype, &type_size);
+    bytes = type_size * (size_t) count;
+
+    if (0 == module->agreed) {
+        genx_check_agreement(module, comm);
+    }
+    if (0 > module->agreed) {
+        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes,
+                             "the ranks' genx decisions differ (reported at the first call)");
+    }
+
+    if (!ompi_datatype_is_contiguous_memory_layout(dtype, count)) {
+        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes,
+                             ompi_datatype_is_predefined(dtype)
+                                 ? "datatype is not contiguous (it has gaps between elements)"
+                                 : "datatype is not contiguous (derived datatype)");
+    }
+
+    /* The reduce callback hands the core's pointers to ompi_op_reduce,
+     * which expects the data at pointer + true_lb; only true_lb == 0 makes
+     * the core's contiguous bytes and MPI's view of the buffer agree. */
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    if (0 != true_lb) {
+        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes,
+                             "datatype's data does not start at the buffer address "
+                             "(true lower bound is not 0)");
+    }
+
+    gop = genx_map_op(op);
+    gdt = genx_map_dtype(dtype, type_size, gop);
+    rctx.op = op;
+    rctx.dtype = dtype;
+    cb.ctx = &rctx;
+    cb.reduce = genx_reduce;
+
+    why[0] = '\0';
+    rc = genx_allreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
+                        (size_t) count, gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0,
+                        &cb, &module->transport, why, sizeof(why));
+    if (GENX_OK == rc) {
+        return OMPI_SUCCESS;
+    }
+    if (GENX_DECLINE == rc) {
+        /* The core has already said why (through genx_core_log). */
+        return module->fallback_allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                          module->fallback_allreduce_module);
+    }
+    opal_output(0, "genx: allreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
+                bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
+                ('\0' != why[0]) ? why : "error in the genx core");
+    return MPI_ERR_INTERN;
+}

@@ -1,0 +1,124 @@
+/*
+ * coll_genx_component.c: the component Open MPI's loader finds
+ * (mca_coll_genx_component) and its MCA parameters.
+ *
+ * The priority defaults above tuned's 30 so that loading the DSO is enough
+ * to get genx: components are enabled in ascending priority and genx saves
+ * whatever allreduce sits below it as its fallback.
+ */
+#include "ompi_config.h"
+
+#include <stdio.h>
+
+#include "opal/util/output.h"
+#include "ompi/constants.h"
+#include "ompi/mca/coll/coll.h"
+
+#include "coll_genx.h"
+
+static int genx_register(void);
+static int genx_open(void);
+static int genx_close(void);
+
+mca_coll_genx_component_t mca_coll_genx_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_BASE_VERSION_2_0_0,
+
+            .mca_component_name = "genx",
+            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+
+            .mca_open_component = genx_open,
+            .mca_close_component = genx_close,
+            .mca_register_component_params = genx_register,
+        },
+        .collm_data = {
+            MCA_BASE_METADATA_PARAM_NONE
+        },
+
+        .collm_init_query = mca_coll_genx_init_query,
+        .collm_comm_query = mca_coll_genx_comm_query,
+    },
+    .output = -1,
+};
+
+static int genx_register(void)
+{
+    mca_base_component_t *c = &mca_coll_genx_component.super.collm_version;
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+    char help[2048];
+
+    cs->priority = 40;
+    (void) mca_base_component_var_register(c, "priority",
+        "Priority of the genx coll component (genx provides MPI_Allreduce only; "
+        "it must be above the component it falls back to, normally tuned at 30; "
+        "a negative value disables genx)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->priority);
+
+    cs->verbose = 0;
+    (void) mca_base_component_var_register(c, "verbose",
+        "Verbosity of genx: 0 silent (configuration errors are always printed), "
+        "1 each allreduce decision (algorithm, or fallback and why) once per "
+        "communicator, size class (power-of-two bucket of bytes) and reason, "
+        "2 and more adds communicator set-up details",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->verbose);
+
+    snprintf(help, sizeof(help),
+             "MPI_Allreduce algorithm: \"auto\" lets genx choose per call, or one of: %s "
+             "(calls that the named algorithm cannot run go to the fallback component)",
+             genx_algorithm_names());
+    cs->allreduce_algorithm = "auto";
+    (void) mca_base_component_var_register(c, "allreduce_algorithm", help,
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->allreduce_algorithm);
+
+    cs->allreduce_params = "";
+    (void) mca_base_component_var_register(c, "allreduce_params",
+        "Parameters of the allreduce algorithm as key=value pairs separated by commas, "
+        "sizes with K/M/G suffixes, e.g. \"segment=64K\"; empty for the defaults "
+        "(an unknown key disables genx with a message naming it)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->allreduce_params);
+
+    cs->rules = "";
+    (void) mca_base_component_var_register(c, "rules",
+        "Path of a genx rules file (written by genx-tune, format in genx's docs/rules.md): "
+        "the cluster's fitted cost model and its allreduce decisions; empty for genx's "
+        "built-in defaults.  A file genx cannot use is reported with file, line and field, "
+        "and genx continues with its built-in defaults (or aborts, see coll_genx_rules_strict)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->rules);
+
+    cs->rules_strict = false;
+    (void) mca_base_component_var_register(c, "rules_strict",
+        "If true, a coll_genx_rules file genx cannot use (or a rule that cannot run on a "
+        "communicator, or any other bad genx setting) aborts the job instead of being "
+        "reported and worked around",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->rules_strict);
+
+    return OMPI_SUCCESS;
+}
+
+static int genx_open(void)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+
+    cs->output = opal_output_open(NULL);
+    opal_output_set_verbosity(cs->output, cs->verbose);
+    cs->config_error_reported = false;
+    return OMPI_SUCCESS;
+}
+
+static int genx_close(void)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+
+    if (0 <= cs->output) {
+        opal_output_close(cs->output);
+        cs->output = -1;
+    }
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,265 @@
+/*
+ * coll_genx_module.c: per-communicator life cycle.
+ *
+ * comm_query decides whether genx may serve a communicator and builds the
+ * core state there, because a bad coll_genx_allreduce_algorithm or _params
+ * value must disqualify genx before Open MPI counts on it.  module_enable
+ * runs after every lower-priority component was enabled, so the allreduce
+ * it finds in the communicator is the one genx falls back to; it keeps a
+ * reference to that module and only then offers genx's own allreduce.
+ * Nothing here communicates: Open MPI runs selection while the
+ * communicator is still being built.  That is also why the placement
+ * passed to the core (nodes, ranks per node) is computed from what every
+ * rank knows alike, and why the ranks' agreement on decisions is checked
+ * later, at genx's first allreduce (coll_genx_allreduce.c).
+ */
+#include "ompi_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/class/opal_list.h"
+#include "opal/util/output.h"
+#include "ompi/constants.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/coll/coll.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/proc/proc.h"
+#include "ompi/runtime/mpiruntime.h"
+#include "opal/mca/hwloc/hwloc-internal.h"
+
+#include "coll_genx.h"
+
+static int genx_module_enable(mca_coll_base_module_t *module, ompi_communicator_t *comm);
+
+static void genx_module_construct(mca_coll_genx_module_t *module)
+{
+    module->comm = NULL;
+    module->core = NULL;
+    memset(&module->transport, 0, sizeof(module->transport));
+    module->fallback_allreduce = NULL;
+    module->fallback_allreduce_module = NULL;
+    module->fallback_name = "the previous component";
+    module->agreed = 0;
+    module->nlogged = 0;
+    module->logged_full = false;
+}
+
+static void genx_module_destruct(mca_coll_genx_module_t *module)
+{
+    if (NULL != module->fallback_allreduce_module) {
+        OBJ_RELEASE(module->fallback_allreduce_module);
+        module->fallback_allreduce_module = NULL;
+    }
+    if (NULL != module->core) {
+        genx_comm_destroy(module->core);
+        module->core = NULL;
+    }
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_genx_module_t, mca_coll_base_module_t,
+                   genx_module_construct, genx_module_destruct);
+
+int mca_coll_genx_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    /* All genx state is per communicator, and MPI forbids concurrent
+     * collectives on one communicator, so threads need nothing extra. */
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+/* The core's lines (algorithm decisions, its declines) already follow the
+ * once-per-size-class rule at verbosity 1. */
+static void genx_core_log(void *ctx, int level, const char *msg)
+{
+    (void) ctx;
+    opal_output_verbose(level, mca_coll_genx_component.output, "%s", msg);
+}
+
+/* Name of the component whose module provides `target` on comm, from the
+ * list of modules Open MPI enabled so far (genx's is not in it yet). */
+static const char *genx_component_name_of(ompi_communicator_t *comm,
+                                          mca_coll_base_module_t *target)
+{
+    mca_coll_base_avail_coll_t *avail;
+
+    if (NULL == comm->c_coll->module_list) {
+        return NULL;
+    }
+    OPAL_LIST_FOREACH(avail, comm->c_coll->module_list, mca_coll_base_avail_coll_t) {
+        if (avail->ac_module == target) {
+            return avail->ac_component_name;
+        }
+    }
+    return NULL;
+}
+
+static int genx_strcmp_ptr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/* The communicator's placement for the selector: the nodes it spans and
+ * the largest number of its ranks on one node, or 0/0 when unknown.  Every
+ * rank must get the same answer without communicating, so only what all
+ * ranks know alike is used: when every peer is on this node the answer is
+ * 1/size; otherwise the host names Open MPI keeps for its processes, and
+ * if one of them is missing the placement is unknown. */
+static void genx_placement(ompi_communicator_t *comm, int *nodes, int *ppn)
+{
+    int size = ompi_comm_size(comm);
+    const char **hosts;
+    bool all_local = true;
+    int i, run = 1;
+
+    *nodes = 0;
+    *ppn = 0;
+    for (i = 0; i < size && all_local; ++i) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
+        all_local = (proc == ompi_proc_local()) ||
+                    OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags);
+    }
+    if (all_local) {
+        *nodes = 1;
+        *ppn = size;
+        return;
+    }
+    hosts = malloc((size_t) size * sizeof(*hosts));
+    if (NULL == hosts) {
+        return;
+    }
+    for (i = 0; i < size; ++i) {
+        hosts[i] = ompi_comm_peer_lookup(comm, i)->super.proc_hostname;
+        if (NULL == hosts[i]) {
+            free(hosts);
+            return;
+        }
+    }
+    qsort(hosts, (size_t) size, sizeof(*hosts), genx_strcmp_ptr);
+    *nodes = 1;
+    *ppn = 1;
+    for (i = 1; i < size; ++i) {
+        if (0 == strcmp(hosts[i - 1], hosts[i])) {
+            ++run;
+        } else {
+            ++*nodes;
+            run = 1;
+        }
+        if (run > *ppn) {
+            *ppn = run;
+        }
+    }
+    free(hosts);
+}
+
+mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int *priority)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+    mca_coll_genx_module_t *module;
+    genx_config cfg;
+    char err[1024];
+    int size = ompi_comm_size(comm);
+    int nodes, ppn;
+
+    if (0 > cs->priority) {
+        opal_output_verbose(1, cs->output,
+                            "genx: comm %u (%d ranks): not used: coll_genx_priority is %d (negative disables genx)",
+                            ompi_comm_get_cid(comm), size, cs->priority);
+        return NULL;
+    }
+    if (OMPI_COMM_IS_INTER(comm)) {
+        opal_output_verbose(1, cs->output,
+                            "genx: comm %u: not used: intercommunicators are left to the other components",
+                            ompi_comm_get_cid(comm));
+        return NULL;
+    }
+    if (2 > size) {
+        opal_output_verbose(1, cs->output,
+                            "genx: comm %u (%d rank): not used: nothing to reduce across a single rank",
+                            ompi_comm_get_cid(comm), size);
+        return NULL;
+    }
+
+    module = OBJ_NEW(mca_coll_genx_module_t);
+    if (NULL == module) {
+        return NULL;
+    }
+    module->comm = comm;
+
+    cfg.algorithm = (NULL != cs->allreduce_algorithm) ? cs->allreduce_algorithm : "auto";
+    cfg.params = (NULL != cs->allreduce_params) ? cs->allreduce_params : "";
+    cfg.verbose = cs->verbose;
+    cfg.log = genx_core_log;
+    cfg.log_ctx = NULL;
+    cfg.rules_path = (NULL != cs->rules) ? cs->rules : "";
+    cfg.rules_strict = cs->rules_strict ? 1 : 0;
+    genx_placement(comm, &nodes, &ppn);
+    opal_output_verbose(2, cs->output, "genx: comm %u (%d ranks): placement %d node(s), "
+                        "up to %d ranks per node (0: unknown)",
+                        ompi_comm_get_cid(comm), size, nodes, ppn);
+    err[0] = '\0';
+    module->core = genx_comm_create_on(ompi_comm_rank(comm), size, nodes, ppn, &cfg, err,
+                                       sizeof(err));
+    if (NULL == module->core && cs->rules_strict) {
+        /* The core's rules errors already say that they abort. */
+        opal_output(0, "genx: %s%s", ('\0' != err[0]) ? err : "the genx core could not be set up",
+                    (NULL != strstr(err, "rules_strict")) ? ""
+                        : "; aborting because coll_genx_rules_strict is set");
+        ompi_mpi_abort(comm, 1);
+    }
+    if (NULL == module->core) {
+        if (!cs->config_error_reported) {
+            cs->config_error_reported = true;
+            opal_output(0, "genx: %s (coll_genx_allreduce_algorithm=\"%s\", "
+                        "coll_genx_allreduce_params=\"%s\"); genx is disabled and "
+                        "MPI_Allreduce is left to Open MPI's other coll components",
+                        ('\0' != err[0]) ? err : "the genx core could not be set up",
+                        cfg.algorithm, cfg.params);
+        }
+        opal_output_verbose(1, cs->output,
+                            "genx: comm %u (%d ranks): not used: configuration rejected",
+                            ompi_comm_get_cid(comm), size);
+        OBJ_RELEASE(module);
+        return NULL;
+    }
+
+    module->super.coll_module_enable = genx_module_enable;
+    *priority = cs->priority;
+    return &module->super;
+}
+
+static int genx_module_enable(mca_coll_base_module_t *base_module, ompi_communicator_t *comm)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
+    const char *name;
+
+    if (NULL == comm->c_coll->coll_allreduce || NULL == comm->c_coll->coll_allreduce_module) {
+        opal_output_verbose(1, cs->output,
+                            "genx: comm %u (%d ranks): not used: no lower-priority component "
+                            "provides MPI_Allreduce to fall back to (keep tuned or basic in --mca coll, "
+                            "and coll_genx_priority above theirs)",
+                            ompi_comm_get_cid(comm), ompi_comm_size(comm));
+        return OMPI_ERROR;
+    }
+
+    module->fallback_allreduce = comm->c_coll->coll_allreduce;
+    module->fallback_allreduce_module = comm->c_coll->coll_allreduce_module;
+    OBJ_RETAIN(module->fallback_allreduce_module);
+    name = genx_component_name_of(comm, module->fallback_allreduce_module);
+    if (NULL != name) {
+        module->fallback_name = name;
+    }
+    mca_coll_genx_pml_transport(module, &module->transport);
+
+    opal_output_verbose(2, cs->output,
+                        "genx: comm %u (%d ranks): enabled (priority %d), fallback is %s",
+                        ompi_comm_get_cid(comm), ompi_comm_size(comm), cs->priority,
+                        module->fallback_name);
+
+    /* Offered last: only a module that holds its fallback serves calls. */
+    module->super.coll_allreduce = mca_coll_genx_allreduce;
+    return OMPI_SUCCESS;
+}

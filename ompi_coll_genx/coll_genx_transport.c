@@ -1,0 +1,91 @@
+/*
+ * coll_genx_transport.c: Open MPI's PML as the core's transport.
+ *
+ * Messages go straight to the PML on the user's communicator with the
+ * allreduce collective tag, as Open MPI's own collectives do: no extra
+ * communicator, and the negative tag keeps them apart from user traffic.
+ * Collectives on one communicator are issued in the same order everywhere
+ * and the PML does not let messages between a pair overtake each other on
+ * one tag, which is exactly the matching rule the core relies on.  Buffers
+ * travel as MPI_BYTE because the core works on contiguous bytes; nothing
+ * here allocates beyond the PML's own request.
+ */
+#include "ompi_config.h"
+
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
+#include "opal/runtime/opal_progress.h"
+
+#include "coll_genx.h"
+
+static int genx_pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
+{
+    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) ctx;
+    ompi_request_t *request = MPI_REQUEST_NULL;
+    int rc;
+
+    rc = MCA_PML_CALL(isend(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
+                            MCA_PML_BASE_SEND_STANDARD, module->comm, &request));
+    *req = request;
+    return (OMPI_SUCCESS == rc) ? 0 : rc;
+}
+
+static int genx_pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
+{
+    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) ctx;
+    ompi_request_t *request = MPI_REQUEST_NULL;
+    int rc;
+
+    rc = MCA_PML_CALL(irecv(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
+                            module->comm, &request));
+    *req = request;
+    return (OMPI_SUCCESS == rc) ? 0 : rc;
+}
+
+/* The core's executor tests all its outstanding requests and then calls
+ * progress once per round, so test only looks: an incomplete request is
+ * reported as such without the opal_progress that ompi_request_test would
+ * run for it.  A complete one goes through ompi_request_test, which frees
+ * it when it succeeded; one that failed is left by it to the caller, so it
+ * is freed here and its error returned: the core never sees a request
+ * again once done. */
+static int genx_pml_test(void *ctx, void *req, int *done)
+{
+    ompi_request_t *request = (ompi_request_t *) req;
+    int completed = 0;
+    int rc;
+
+    (void) ctx;
+    if (!REQUEST_COMPLETE(request)) {
+        *done = 0;
+        return 0;
+    }
+    rc = ompi_request_test(&request, &completed, MPI_STATUS_IGNORE);
+    *done = 1;
+    if (OMPI_SUCCESS != rc) {
+        if (MPI_REQUEST_NULL != request) {
+            (void) ompi_request_free(&request);
+        }
+        return rc;
+    }
+    return 0;
+}
+
+static int genx_pml_progress(void *ctx)
+{
+    (void) ctx;
+    (void) opal_progress();
+    return 0;
+}
+
+void mca_coll_genx_pml_transport(mca_coll_genx_module_t *module, genx_transport_ops *ops)
+{
+    ops->ctx = module;
+    ops->isend = genx_pml_isend;
+    ops->irecv = genx_pml_irecv;
+    ops->test = genx_pml_test;
+    ops->progress = genx_pml_progress;
+}

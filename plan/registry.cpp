@@ -1,0 +1,169 @@
+// Generator registry and the params / size text formats (contracts in
+// registry.hpp).
+#include "plan/registry.hpp"
+
+#include <cctype>
+#include <limits>
+
+#include "plan/butterfly.hpp"
+#include "plan/cps.hpp"
+#include "plan/hcps.hpp"
+#include "plan/rb.hpp"
+#include "plan/rhd.hpp"
+#include "plan/ring.hpp"
+
+namespace genx {
+
+namespace {
+
+std::string trim(const std::string& s) {
+    size_t b = 0, e = s.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    return s.substr(b, e - b);
+}
+
+std::string join(const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+    return out.empty() ? "(none)" : out;
+}
+
+}  // namespace
+
+Status parse_params(const std::string& text, ParamMap* out) {
+    ParamMap result;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t comma = text.find(',', pos);
+        if (comma == std::string::npos) comma = text.size();
+        const std::string item = trim(text.substr(pos, comma - pos));
+        pos = comma + 1;
+        // Empty items (an empty string, a trailing comma) carry no setting.
+        if (item.empty()) continue;
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos)
+            return Status::invalid("params: item '" + item + "' in '" + text +
+                                   "' is not key=value; no params were applied");
+        const std::string key = trim(item.substr(0, eq));
+        const std::string value = trim(item.substr(eq + 1));
+        if (key.empty() || value.empty())
+            return Status::invalid("params: item '" + item + "' in '" + text +
+                                   "' has an empty " + (key.empty() ? "key" : "value") +
+                                   "; no params were applied");
+        if (!result.emplace(key, value).second)
+            return Status::invalid("params: key '" + key + "' is given twice in '" + text +
+                                   "'; no params were applied");
+    }
+    *out = std::move(result);
+    return Status::ok();
+}
+
+std::string format_params(const ParamMap& params) {
+    std::string out;
+    for (const auto& kv : params) out += (out.empty() ? "" : ",") + kv.first + "=" + kv.second;
+    return out;
+}
+
+Status parse_size(const std::string& text, size_t* out) {
+    const std::string t = trim(text);
+    size_t i = 0;
+    size_t value = 0;
+    constexpr size_t kMax = std::numeric_limits<size_t>::max();
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
+        const size_t d = static_cast<size_t>(t[i] - '0');
+        if (value > (kMax - d) / 10)
+            return Status::invalid("size '" + text + "' is too large");
+        value = value * 10 + d;
+        ++i;
+    }
+    if (i == 0)
+        return Status::invalid("size '" + text +
+                               "' is not a byte count (expected digits with an optional "
+                               "K, M or G suffix, e.g. 64K)");
+    unsigned shift = 0;
+    if (i < t.size()) {
+        switch (std::tolower(static_cast<unsigned char>(t[i]))) {
+            case 'k': shift = 10; break;
+            case 'm': shift = 20; break;
+            case 'g': shift = 30; break;
+            default:
+                return Status::invalid("size '" + text + "' has an unknown suffix '" +
+                                       t.substr(i) + "' (expected K, M or G)");
+        }
+        if (i + 1 != t.size())
+            return Status::invalid("size '" + text + "' has trailing text '" + t.substr(i + 1) +
+                                   "' after the suffix");
+    }
+    if (shift != 0 && value > (kMax >> shift))
+        return Status::invalid("size '" + text + "' is too large");
+    *out = value << shift;
+    return Status::ok();
+}
+
+// One line per family: {name, summary, accepted keys, generator}.
+const std::vector<GeneratorInfo>& generators() {
+    static const std::vector<GeneratorInfo> table = {
+        {"ring", "ring reduce-scatter + allgather, 2(P-1) steps, bandwidth optimal", {},
+         generate_ring},
+        {"rb", "reduce-broadcast through one parameter server (root=R), 2 steps", {"root"},
+         generate_rb},
+        {"cps", "co-located PS: full-mesh reduce-scatter + allgather, fan-in P, 2 steps", {},
+         generate_cps},
+        {"hcps", "hierarchical co-located PS over orthogonal groups (factors=6x2), 2m steps",
+         {"factors"}, generate_hcps},
+        {"rhd", "recursive halving/doubling (Rabenseifner), non-power-of-two P by folding", {},
+         generate_rhd},
+        {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L|auto, group=...)",
+         {"r", "group", "bytes", "alpha", "beta", "gamma"}, generate_butterfly},
+    };
+    return table;
+}
+
+const GeneratorInfo* find_generator(const std::string& name) {
+    for (const GeneratorInfo& g : generators())
+        if (g.name == name) return &g;
+    return nullptr;
+}
+
+Status generate(const std::string& name, int nranks, const ParamMap& params, Plan* out) {
+    const GeneratorInfo* gen = find_generator(name);
+    if (gen == nullptr) {
+        std::vector<std::string> names;
+        for (const GeneratorInfo& g : generators()) names.push_back(g.name);
+        return Status::not_found("unknown algorithm '" + name + "'; known algorithms: " +
+                                 join(names));
+    }
+    for (const auto& kv : params) {
+        bool known = false;
+        for (const std::string& k : gen->param_keys) known = known || k == kv.first;
+        if (!known)
+            return Status::invalid("algorithm '" + name + "' has no parameter '" + kv.first +
+                                   "'; accepted keys: " + join(gen->param_keys));
+    }
+    if (nranks < 1)
+        return Status::invalid("algorithm '" + name + "': number of ranks must be >= 1, got " +
+                               std::to_string(nranks));
+
+    Plan plan;
+    GenRequest req;
+    req.nranks = nranks;
+    req.params = params;
+    GENX_RETURN_IF_ERROR(gen->fn(req, &plan));
+    if (plan.nranks != nranks || plan.programs.size() != static_cast<size_t>(nranks) ||
+        plan.nblocks < 1)
+        return Status::internal("generator '" + name + "' returned a malformed plan for P=" +
+                                std::to_string(nranks) + " (nranks " +
+                                std::to_string(plan.nranks) + ", " +
+                                std::to_string(plan.programs.size()) + " programs, nblocks " +
+                                std::to_string(plan.nblocks) + ")");
+    plan.algorithm = name;
+    // A generator that resolves defaults records them itself; otherwise the
+    // user's keys are the canonical form.
+    if (plan.params.empty()) plan.params = format_params(params);
+    finalize(plan);
+    *out = std::move(plan);
+    return Status::ok();
+}
+
+}  // namespace genx

@@ -1,0 +1,394 @@
+// The C API of genx_core.h: per-communicator state and the allreduce entry.
+//
+// A genx_comm caches everything that does not depend on the buffers, so a
+// repeated call costs a few lookups and the executor's own work:
+//  * the configuration, validated once at create (an unknown algorithm, bad
+//    params or a forced algorithm whose generator rejects its params make
+//    create fail, so the glue disqualifies genx with the reason);
+//  * one Plan per algorithm, generated on first use (eagerly at create for a
+//    forced algorithm, which is how its params get validated);
+//  * a small LRU of compiled RankSchedules keyed by (algorithm, count,
+//    element size);
+//  * one scratch area and one Execution (request arrays), grown on demand
+//    and kept.
+//
+// Selection.  With "auto", genx_comm_create takes the communicator's
+// decision table (tuning/selector.hpp: the rules file or the built-in
+// defaults, priced by its model, one table per shape and process) and a call
+// looks its size up there; each decision names an algorithm with its
+// params, so plans are cached per (algorithm, params).  A forced algorithm
+// bypasses the table.  genx_comm_digest() summarises the decisions so the
+// glue can check, before genx's first call, that every rank decided alike.
+//
+// Declines.  genx only declines for reasons every rank of the communicator
+// reaches identically (type/op pair, commutativity, configuration, plan
+// generation or compilation), before any message is posted: a decline on
+// one rank and a genx run on another would deadlock.  Rank-local failures
+// (memory, transport) are GENX_ERROR.
+//
+// Verbosity.  verbose >= 1: rank 0 logs each decision once per (algorithm,
+// size class = power-of-two bucket of the message bytes) and each distinct
+// decline reason once; verbose >= 2: every rank logs every decision and
+// every decline.  Ranks decide identically, so rank 0 speaks for all at 1.
+#include "runtime/genx_core.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plan/plan.hpp"
+#include "plan/registry.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/reduce.hpp"
+#include "runtime/transport.hpp"
+#include "tuning/selector.hpp"
+
+namespace {
+
+constexpr size_t kScheduleCacheEntries = 4;
+constexpr size_t kScratchAlign = 64;
+
+struct FreeDeleter {
+    void operator()(void* p) const { std::free(p); }
+};
+
+struct PlanEntry {
+    std::string algorithm;
+    std::string params;   // as decided: generator and executor keys
+    genx::Status status;  // generation result; a failure is cached too
+    genx::Plan plan;
+    genx::ExecOptions exec;
+};
+
+struct ScheduleEntry {
+    const PlanEntry* plan = nullptr;
+    size_t count = 0;
+    size_t elem_size = 0;
+    uint64_t last_used = 0;
+    genx::RankSchedule schedule;
+};
+
+void fill(char* buf, size_t len, const std::string& text) {
+    if (buf == nullptr || len == 0) return;
+    const size_t n = std::min(len - 1, text.size());
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+}
+
+std::string join_names() {
+    std::string out;
+    for (const genx::GeneratorInfo& g : genx::generators()) out += (out.empty() ? "" : ",") + g.name;
+    return out;
+}
+
+// Largest power of two <= bytes (bytes > 0).
+size_t size_class(size_t bytes) {
+    size_t c = 1;
+    while (c <= bytes / 2) c *= 2;
+    return c;
+}
+
+}  // namespace
+
+struct genx_comm {
+    int rank = 0;
+    int size = 1;
+    genx::CommShape shape;
+    std::string algorithm;  // "auto" or a generator name
+    bool forced = false;
+    std::string forced_params;  // the forced algorithm's params, canonical
+    // The user's executor keys (coll_genx_allreduce_params): they override a
+    // decision's own.
+    genx::ParamMap user_exec;
+    std::shared_ptr<const genx::DecisionTable> table;  // auto only
+    int verbose = 0;
+    genx_log_fn log = nullptr;
+    void* log_ctx = nullptr;
+
+    std::vector<std::unique_ptr<PlanEntry>> plans;
+    std::vector<std::unique_ptr<ScheduleEntry>> schedules;
+    uint64_t tick = 0;
+    std::unique_ptr<unsigned char, FreeDeleter> scratch;
+    size_t scratch_bytes = 0;
+    genx::Execution execution;
+    std::set<std::pair<std::string, size_t>> logged_decisions;
+    std::set<std::string> logged_declines;
+
+    void say(int level, const std::string& msg) const {
+        if (log != nullptr && verbose >= level) log(log_ctx, level, msg.c_str());
+    }
+
+    PlanEntry& plan_for(const std::string& name, const std::string& params) {
+        for (auto& p : plans)
+            if (p->algorithm == name && p->params == params) return *p;
+        auto e = std::make_unique<PlanEntry>();
+        e->algorithm = name;
+        e->params = params;
+        genx::ParamMap all, gen;
+        e->status = genx::parse_params(params, &all);
+        for (const auto& kv : user_exec) all[kv.first] = kv.second;
+        if (e->status) e->status = genx::split_exec_params(all, &gen, &e->exec);
+        if (e->status) e->status = genx::generate(name, size, gen, &e->plan);
+        plans.push_back(std::move(e));
+        return *plans.back();
+    }
+
+    genx::Status schedule_for(const PlanEntry& p, size_t count, size_t elem_size,
+                              const genx::RankSchedule** out) {
+        ++tick;
+        for (auto& s : schedules) {
+            if (s->plan == &p && s->count == count && s->elem_size == elem_size) {
+                s->last_used = tick;
+                *out = &s->schedule;
+                return genx::Status::ok();
+            }
+        }
+        auto e = std::make_unique<ScheduleEntry>();
+        GENX_RETURN_IF_ERROR(genx::compile(p.plan, rank, count, elem_size, p.exec, &e->schedule));
+        e->plan = &p;
+        e->count = count;
+        e->elem_size = elem_size;
+        e->last_used = tick;
+        if (schedules.size() >= kScheduleCacheEntries) {
+            size_t oldest = 0;
+            for (size_t i = 1; i < schedules.size(); ++i)
+                if (schedules[i]->last_used < schedules[oldest]->last_used) oldest = i;
+            schedules.erase(schedules.begin() + static_cast<long>(oldest));
+        }
+        schedules.push_back(std::move(e));
+        *out = &schedules.back()->schedule;
+        return genx::Status::ok();
+    }
+
+    // Grows (never shrinks) the scratch area; throws std::bad_alloc.
+    unsigned char* scratch_of(size_t bytes) {
+        if (bytes > scratch_bytes || !scratch) {
+            const size_t n = std::max<size_t>(kScratchAlign, (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign);
+            void* p = std::aligned_alloc(kScratchAlign, n);
+            if (p == nullptr) throw std::bad_alloc();
+            scratch.reset(static_cast<unsigned char*>(p));
+            scratch_bytes = n;
+        }
+        return scratch.get();
+    }
+
+    int decline(size_t bytes, const std::string& reason, char* why, size_t whylen) {
+        fill(why, whylen, reason);
+        const std::string line = "genx: allreduce " + std::to_string(bytes) + " B on " +
+                                 std::to_string(size) + " ranks declined, using the fallback: " +
+                                 reason;
+        if (verbose >= 2) {
+            say(2, line);
+        } else if (rank == 0 && logged_declines.insert(reason).second) {
+            say(1, line);
+        }
+        return GENX_DECLINE;
+    }
+
+    // `why`: the rule or the model's prediction behind the choice and the
+    // runner-up (Decision::why), or that the algorithm was forced.
+    void log_decision(const PlanEntry& p, size_t bytes, const std::string& why) {
+        if (verbose < 1 || log == nullptr) return;
+        const size_t cls = size_class(bytes);
+        const bool first = logged_decisions.insert({p.algorithm + "/" + p.params, cls}).second;
+        if (!(verbose >= 2 || (rank == 0 && first))) return;
+        const std::string params = p.plan.params.empty()
+                                       ? genx::format_exec_options(p.exec)
+                                       : p.plan.params + "," + genx::format_exec_options(p.exec);
+        say(verbose >= 2 ? 2 : 1,
+            "genx: allreduce " + std::to_string(bytes) + " B (size class " +
+                genx::format_size(cls) + ") on " + std::to_string(size) + " ranks: " +
+                p.algorithm + " (" + params + ") [" + why + "]");
+    }
+};
+
+namespace {
+
+// Reports what the selector said: the first line a process gets about a
+// rules file is printed without any verbosity by the communicator's rank 0
+// (the world's, for the first communicator), at verbosity 1 elsewhere.
+void report(genx_comm* c, const std::string& msg) {
+    if (c->log == nullptr || msg.empty()) return;
+    const int level = c->rank == 0 ? 0 : 1;
+    if (c->verbose >= level) c->log(c->log_ctx, level, ("genx: " + msg).c_str());
+}
+
+genx::Status configure(genx_comm* c, const genx_config* cfg) {
+    const char* alg = cfg != nullptr ? cfg->algorithm : nullptr;
+    c->algorithm = alg != nullptr && *alg != '\0' ? alg : "auto";
+    c->forced = c->algorithm != "auto";
+    if (cfg != nullptr) {
+        c->verbose = cfg->verbose;
+        c->log = cfg->log;
+        c->log_ctx = cfg->log_ctx;
+    }
+    const std::string text = cfg != nullptr && cfg->params != nullptr ? cfg->params : "";
+    genx::ParamMap all, gen_params;
+    genx::ExecOptions exec;
+    GENX_RETURN_IF_ERROR(genx::parse_params(text, &all));
+    GENX_RETURN_IF_ERROR(genx::split_exec_params(all, &gen_params, &exec));
+    for (const auto& kv : all)
+        if (gen_params.find(kv.first) == gen_params.end()) c->user_exec.insert(kv);
+    if (!c->forced) {
+        if (!gen_params.empty())
+            return genx::Status::invalid(
+                "params '" + genx::format_params(gen_params) +
+                "' are algorithm parameters, which need a forced algorithm "
+                "(coll_genx_allreduce_algorithm); with auto only segment and window apply");
+        const std::string path =
+            cfg != nullptr && cfg->rules_path != nullptr ? cfg->rules_path : "";
+        const bool strict = cfg != nullptr && cfg->rules_strict != 0;
+        std::shared_ptr<const genx::RulesFile> rules;
+        std::string warning;
+        GENX_RETURN_IF_ERROR(genx::selector_rules(path, strict, &rules, &warning));
+        report(c, warning);
+        genx::TableOptions options;
+        options.strict = strict;
+        options.explain = c->verbose >= 1;
+        std::vector<std::string> warnings;
+        GENX_RETURN_IF_ERROR(genx::selector_table(rules, c->shape, options, &c->table, &warnings));
+        for (const std::string& w : warnings) report(c, w);
+        return genx::Status::ok();
+    }
+    if (genx::find_generator(c->algorithm) == nullptr)
+        return genx::Status::not_found("unknown algorithm '" + c->algorithm +
+                                       "' (coll_genx_allreduce_algorithm); known: auto," +
+                                       join_names());
+    c->forced_params = genx::format_params(all);
+    // Generating now validates the params' values with the real P.
+    const PlanEntry& p = c->plan_for(c->algorithm, c->forced_params);
+    return p.status;
+}
+
+}  // namespace
+
+extern "C" {
+
+genx_comm* genx_comm_create(int rank, int size, const genx_config* cfg, char* err, size_t errlen) {
+    return genx_comm_create_on(rank, size, 0, 0, cfg, err, errlen);
+}
+
+genx_comm* genx_comm_create_on(int rank, int size, int nodes, int ppn, const genx_config* cfg,
+                               char* err, size_t errlen) {
+    try {
+        if (size < 1 || rank < 0 || rank >= size) {
+            fill(err, errlen, "genx_comm_create: rank " + std::to_string(rank) + " of size " +
+                                  std::to_string(size) + " is not a valid communicator position");
+            return nullptr;
+        }
+        auto c = std::make_unique<genx_comm>();
+        c->rank = rank;
+        c->size = size;
+        // Placement is a hint: anything inconsistent counts as unknown.
+        const bool placed = nodes >= 1 && ppn >= 1 && nodes <= size && ppn <= size &&
+                            static_cast<long>(nodes) * ppn >= size;
+        c->shape = genx::CommShape{size, placed ? nodes : 0, placed ? ppn : 0};
+        const genx::Status st = configure(c.get(), cfg);
+        if (!st.is_ok()) {
+            fill(err, errlen, st.message());
+            return nullptr;
+        }
+        return c.release();
+    } catch (const std::bad_alloc&) {
+        fill(err, errlen, "genx_comm_create: out of memory");
+    } catch (const std::exception& e) {
+        fill(err, errlen, std::string("genx_comm_create: ") + e.what());
+    } catch (...) {
+        fill(err, errlen, "genx_comm_create: unknown exception");
+    }
+    return nullptr;
+}
+
+void genx_comm_destroy(genx_comm* comm) { delete comm; }
+
+uint64_t genx_comm_digest(const genx_comm* comm) {
+    if (comm == nullptr) return 0;
+    if (comm->table) return comm->table->digest();
+    // Forced: the algorithm and its params decide everything.
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned char ch : comm->algorithm + "|" + comm->forced_params) {
+        h ^= ch;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count,
+                   genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
+                   const genx_reduce_cb* cb, const genx_transport_ops* transport, char* why,
+                   size_t whylen) {
+    fill(why, whylen, "");
+    try {
+        if (comm == nullptr || transport == nullptr || transport->isend == nullptr ||
+            transport->irecv == nullptr || transport->test == nullptr) {
+            fill(why, whylen, "genx_allreduce: NULL communicator or incomplete transport ops");
+            return GENX_ERROR;
+        }
+        genx::ReduceKernel kernel;
+        genx::Status st = genx::resolve_kernel(dtype, op, elem_size, cb, commutative != 0, &kernel);
+        if (count == 0 && st.is_ok()) return GENX_OK;
+        if (elem_size != 0 && count > SIZE_MAX / elem_size) {
+            fill(why, whylen, "genx_allreduce: count * element size overflows size_t");
+            return GENX_ERROR;
+        }
+        const size_t bytes = count * elem_size;
+        if (!st.is_ok()) return comm->decline(bytes, st.message(), why, whylen);
+
+        const genx::Decision* decision = comm->forced ? nullptr : &comm->table->lookup(bytes);
+        const std::string& algorithm = comm->forced ? comm->algorithm : decision->algorithm;
+        PlanEntry& plan = comm->plan_for(
+            algorithm, comm->forced ? comm->forced_params : decision->params);
+        if (!plan.status.is_ok())
+            return comm->decline(bytes, "algorithm " + algorithm + ": " + plan.status.message(),
+                                 why, whylen);
+        if (commutative == 0 && !plan.plan.order_preserving)
+            return comm->decline(bytes,
+                                 std::string("op ") + genx::op_name(op) + " on " +
+                                     genx::dtype_name(dtype) +
+                                     " is not commutative and plan " + algorithm +
+                                     " combines contributions out of rank order",
+                                 why, whylen);
+        const genx::RankSchedule* sched = nullptr;
+        st = comm->schedule_for(plan, count, elem_size, &sched);
+        if (!st.is_ok()) return comm->decline(bytes, st.message(), why, whylen);
+
+        unsigned char* scratch = comm->scratch_of(sched->scratch_bytes);
+        comm->log_decision(plan, bytes,
+                           comm->forced ? "forced by coll_genx_allreduce_algorithm"
+                                        : decision->why);
+
+        genx::OpsTransport ops(*transport);
+        st = comm->execution.start(*sched, sendbuf, recvbuf, scratch, comm->scratch_bytes, kernel, ops);
+        if (st.is_ok()) st = comm->execution.run();
+        if (!st.is_ok()) {
+            fill(why, whylen, st.message());
+            comm->say(1, "genx: allreduce " + std::to_string(bytes) + " B failed: " + st.message());
+            return GENX_ERROR;
+        }
+        return GENX_OK;
+    } catch (const std::bad_alloc&) {
+        fill(why, whylen, "genx_allreduce: out of memory (plan, schedule or scratch)");
+    } catch (const std::exception& e) {
+        fill(why, whylen, std::string("genx_allreduce: ") + e.what());
+    } catch (...) {
+        fill(why, whylen, "genx_allreduce: unknown exception");
+    }
+    return GENX_ERROR;
+}
+
+const char* genx_algorithm_names(void) {
+    try {
+        static const std::string names = join_names();
+        return names.c_str();
+    } catch (...) {
+        return "";
+    }
+}
+
+}  // extern "C"

@@ -1,0 +1,455 @@
+// Plan compiler and executor state machine (design in executor.hpp).
+#include "runtime/executor.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace genx {
+
+// ------------------------------------------------------------ parameters
+
+Status split_exec_params(const ParamMap& all, ParamMap* generator_params, ExecOptions* options) {
+    ParamMap gen;
+    ExecOptions opts;
+    for (const auto& kv : all) {
+        if (kv.first == "segment") {
+            Status st = parse_size(kv.second, &opts.segment_bytes);
+            if (!st.is_ok()) return Status::invalid("params: segment=" + kv.second + ": " + st.message());
+        } else if (kv.first == "window") {
+            const char* s = kv.second.c_str();
+            char* end = nullptr;
+            errno = 0;
+            const long w = std::strtol(s, &end, 10);
+            if (end == s || *end != '\0' || errno != 0 || w < 1 || w > 1024)
+                return Status::invalid("params: window=" + kv.second +
+                                       " is not an integer in 1..1024 (segments in flight per "
+                                       "transfer)");
+            opts.window = static_cast<int>(w);
+        } else {
+            gen.emplace(kv.first, kv.second);
+        }
+    }
+    *generator_params = std::move(gen);
+    *options = opts;
+    return Status::ok();
+}
+
+std::string format_size(size_t bytes) {
+    static const char* const kSuffix[] = {"G", "M", "K"};
+    static const unsigned kShift[] = {30, 20, 10};
+    for (int i = 0; i < 3; ++i) {
+        const size_t unit = size_t{1} << kShift[i];
+        if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + kSuffix[i];
+    }
+    return std::to_string(bytes);
+}
+
+std::string format_exec_options(const ExecOptions& options) {
+    return "segment=" + format_size(options.segment_bytes) +
+           ",window=" + std::to_string(options.window);
+}
+
+// -------------------------------------------------------------- compiler
+
+namespace {
+
+constexpr size_t kSlotAlign = 64;
+
+class Compiler {
+  public:
+    Compiler(const Plan& plan, int rank, size_t count, size_t elem_size, const ExecOptions& opts,
+             RankSchedule* out)
+        : plan_(plan), rank_(rank), count_(count), esize_(elem_size), opts_(opts), out_(out) {}
+
+    Status run();
+
+  private:
+    const Program& prog() const { return plan_.programs[static_cast<size_t>(rank_)]; }
+    Status where(const std::string& what) const {
+        return Status::invalid("compile " + plan_.algorithm + " (P=" +
+                               std::to_string(plan_.nranks) + ") rank " + std::to_string(rank_) +
+                               " step " + std::to_string(step_) + ": " + what);
+    }
+    static std::string buffer_name(BufferId b) {
+        return b == kResult ? std::string("result") : "slot " + std::to_string(b);
+    }
+    Status check_buffer(BufferId b, const std::string& item) const;
+    // Location and size of the consecutive blocks [first, last] in `buf`;
+    // every block must be in the slot's layout (written by the program).
+    Status locate(BufferId buf, int first, int last, const std::string& item, Loc* loc,
+                  size_t* elems) const;
+    // Calls f(first, last) for each maximal run of consecutive indices.
+    template <typename F>
+    Status for_each_run(const std::vector<int>& blocks, const std::string& item, F f) const;
+    Status add_transfer(const Transfer& t, bool is_send, int index);
+    Status add_op(const LocalOp& op, int index);
+
+    const Plan& plan_;
+    const int rank_;
+    const size_t count_;
+    const size_t esize_;
+    const ExecOptions opts_;
+    RankSchedule* out_;
+    std::vector<size_t> slot_base_;
+    size_t seg_bytes_ = 0;
+    size_t step_ = 0;
+};
+
+Status Compiler::check_buffer(BufferId b, const std::string& item) const {
+    if (b == kResult || (b >= 0 && b < plan_.nslots)) return Status::ok();
+    return where(item + " names buffer " + std::to_string(b) + " but the plan has " +
+                 std::to_string(plan_.nslots) + " slots");
+}
+
+Status Compiler::locate(BufferId buf, int first, int last, const std::string& item, Loc* loc,
+                        size_t* elems) const {
+    const size_t lo = block_range(count_, plan_.nblocks, first).first;
+    const size_t hi = block_range(count_, plan_.nblocks, last).second;
+    *elems = hi - lo;
+    if (buf == kResult) {
+        *loc = Loc{Space::Result, lo * esize_};
+        return Status::ok();
+    }
+    const std::vector<int>& layout = prog().slot_layout[static_cast<size_t>(buf)];
+    for (int b = first; b <= last; ++b) {
+        if (!std::binary_search(layout.begin(), layout.end(), b))
+            return where(item + " uses block " + std::to_string(b) + " of slot " +
+                         std::to_string(buf) +
+                         ", which the program never writes (not in the slot's layout; was "
+                         "finalize() run?)");
+    }
+    const long off = slot_offset(plan_, rank_, buf, first, count_);
+    if (off < 0) return where(item + ": slot_offset failed for block " + std::to_string(first));
+    *loc = Loc{Space::Scratch, slot_base_[static_cast<size_t>(buf)] + static_cast<size_t>(off) * esize_};
+    return Status::ok();
+}
+
+template <typename F>
+Status Compiler::for_each_run(const std::vector<int>& blocks, const std::string& item, F f) const {
+    for (size_t i = 0; i < blocks.size();) {
+        size_t j = i;
+        while (j + 1 < blocks.size() && blocks[j + 1] == blocks[j] + 1) ++j;
+        for (size_t k = i; k <= j; ++k)
+            if (blocks[k] < 0 || blocks[k] >= plan_.nblocks)
+                return where(item + " names block " + std::to_string(blocks[k]) + " outside 0.." +
+                             std::to_string(plan_.nblocks - 1));
+        GENX_RETURN_IF_ERROR(f(blocks[i], blocks[j]));
+        i = j + 1;
+    }
+    return Status::ok();
+}
+
+Status Compiler::add_transfer(const Transfer& t, bool is_send, int index) {
+    const std::string item = std::string(is_send ? "send " : "receive ") + std::to_string(index) +
+                             " (peer " + std::to_string(t.peer) + ", " + buffer_name(t.buffer) + ")";
+    if (t.peer < 0 || t.peer >= plan_.nranks || t.peer == rank_)
+        return where(item + ": peer must be another rank in 0.." + std::to_string(plan_.nranks - 1));
+    GENX_RETURN_IF_ERROR(check_buffer(t.buffer, item));
+    TransferSched ts;
+    ts.peer = t.peer;
+    ts.first_segment = out_->segments.size();
+    GENX_RETURN_IF_ERROR(for_each_run(t.blocks, item, [&](int first, int last) {
+        Loc loc;
+        size_t elems = 0;
+        GENX_RETURN_IF_ERROR(locate(t.buffer, first, last, item, &loc, &elems));
+        const size_t bytes = elems * esize_;
+        for (size_t done = 0; done < bytes;) {
+            const size_t n = std::min(seg_bytes_, bytes - done);
+            out_->segments.push_back(SegmentSched{Loc{loc.space, loc.offset + done}, n});
+            done += n;
+        }
+        (is_send ? out_->bytes_sent : out_->bytes_received) += bytes;
+        return Status::ok();
+    }));
+    ts.nsegments = out_->segments.size() - ts.first_segment;
+    out_->max_segments_per_transfer = std::max(out_->max_segments_per_transfer, ts.nsegments);
+    if (ts.nsegments > 0) out_->transfers.push_back(ts);
+    return Status::ok();
+}
+
+Status Compiler::add_op(const LocalOp& op, int index) {
+    const bool reduce = op.kind == OpKind::Reduce;
+    const std::string item = std::string(reduce ? "reduce " : "copy ") + std::to_string(index) +
+                             " (dst " + buffer_name(op.dst) + ")";
+    if (op.kind != OpKind::Reduce && op.kind != OpKind::Copy) return where(item + ": unknown op kind");
+    if (reduce ? op.srcs.empty() : op.srcs.size() != 1)
+        return where(item + " has " + std::to_string(op.srcs.size()) + " sources; " +
+                     (reduce ? "a reduce needs at least one" : "a copy needs exactly one"));
+    GENX_RETURN_IF_ERROR(check_buffer(op.dst, item));
+    for (BufferId s : op.srcs) {
+        GENX_RETURN_IF_ERROR(check_buffer(s, item));
+        // Kernels take __restrict operands and the plan names the same
+        // blocks in every operand, so one buffer twice would alias.
+        if (s == op.dst) return where(item + " reads its own destination buffer");
+    }
+    for (size_t a = 0; a < op.srcs.size(); ++a)
+        for (size_t b = a + 1; b < op.srcs.size(); ++b)
+            if (op.srcs[a] == op.srcs[b])
+                return where(item + " names " + buffer_name(op.srcs[a]) + " twice as a source");
+    OpSched os;
+    os.kind = op.kind;
+    os.nsrcs = static_cast<int>(op.srcs.size());
+    os.first_piece = out_->pieces.size();
+    GENX_RETURN_IF_ERROR(for_each_run(op.blocks, item, [&](int first, int last) {
+        PieceSched piece;
+        GENX_RETURN_IF_ERROR(locate(op.dst, first, last, item, &piece.dst, &piece.elems));
+        const size_t src_mark = out_->src_locs.size();
+        piece.first_src = src_mark;
+        for (BufferId s : op.srcs) {
+            Loc loc;
+            size_t elems = 0;
+            GENX_RETURN_IF_ERROR(locate(s, first, last, item, &loc, &elems));
+            out_->src_locs.push_back(loc);
+        }
+        if (piece.elems == 0) {
+            out_->src_locs.resize(src_mark);
+        } else {
+            out_->pieces.push_back(piece);
+        }
+        return Status::ok();
+    }));
+    os.npieces = out_->pieces.size() - os.first_piece;
+    if (os.npieces > 0) {
+        out_->ops.push_back(os);
+        out_->max_srcs = std::max(out_->max_srcs, os.nsrcs);
+    }
+    return Status::ok();
+}
+
+Status Compiler::run() {
+    if (plan_.nranks < 1 || plan_.programs.size() != static_cast<size_t>(plan_.nranks))
+        return Status::invalid("compile " + plan_.algorithm + ": plan has nranks " +
+                               std::to_string(plan_.nranks) + " and " +
+                               std::to_string(plan_.programs.size()) + " programs");
+    if (rank_ < 0 || rank_ >= plan_.nranks)
+        return Status::invalid("compile " + plan_.algorithm + ": rank " + std::to_string(rank_) +
+                               " outside 0.." + std::to_string(plan_.nranks - 1));
+    if (esize_ == 0) return Status::invalid("compile " + plan_.algorithm + ": element size 0");
+    if (opts_.window < 1)
+        return Status::invalid("compile " + plan_.algorithm + ": window " +
+                               std::to_string(opts_.window) + " (must be >= 1)");
+    if (count_ > std::numeric_limits<size_t>::max() / esize_)
+        return Status::invalid("compile " + plan_.algorithm + ": " + std::to_string(count_) +
+                               " elements of " + std::to_string(esize_) + " B overflow size_t");
+    if (plan_.nblocks < 1 && !prog().steps.empty())
+        return Status::invalid("compile " + plan_.algorithm + ": nblocks " +
+                               std::to_string(plan_.nblocks) + " but rank " +
+                               std::to_string(rank_) + " has steps");
+    if (plan_.nslots < 0 || prog().slot_layout.size() < static_cast<size_t>(plan_.nslots))
+        return Status::invalid("compile " + plan_.algorithm + ": rank " + std::to_string(rank_) +
+                               " has layouts for " + std::to_string(prog().slot_layout.size()) +
+                               " of " + std::to_string(plan_.nslots) +
+                               " slots (the plan was not finalized)");
+
+    *out_ = RankSchedule();
+    out_->algorithm = plan_.algorithm;
+    out_->rank = rank_;
+    out_->nranks = plan_.nranks;
+    out_->count = count_;
+    out_->elem_size = esize_;
+    out_->options = opts_;
+
+    size_t scratch = 0;
+    slot_base_.assign(static_cast<size_t>(plan_.nslots), 0);
+    for (int s = 0; s < plan_.nslots; ++s) {
+        scratch = (scratch + kSlotAlign - 1) / kSlotAlign * kSlotAlign;
+        slot_base_[static_cast<size_t>(s)] = scratch;
+        scratch += slot_elems(plan_, rank_, s, count_) * esize_;
+    }
+    out_->scratch_bytes = scratch;
+
+    seg_bytes_ = opts_.segment_bytes == 0 ? std::numeric_limits<size_t>::max()
+                                          : std::max(esize_, opts_.segment_bytes / esize_ * esize_);
+
+    const std::vector<Step>& steps = prog().steps;
+    out_->steps.reserve(steps.size());
+    for (step_ = 0; step_ < steps.size(); ++step_) {
+        const Step& st = steps[step_];
+        StepSched ss;
+        ss.plan_step = step_;
+        ss.first_transfer = out_->transfers.size();
+        for (size_t i = 0; i < st.recvs.size(); ++i)
+            GENX_RETURN_IF_ERROR(add_transfer(st.recvs[i], false, static_cast<int>(i)));
+        ss.nrecvs = static_cast<int>(out_->transfers.size() - ss.first_transfer);
+        for (size_t i = 0; i < st.sends.size(); ++i)
+            GENX_RETURN_IF_ERROR(add_transfer(st.sends[i], true, static_cast<int>(i)));
+        ss.nsends = static_cast<int>(out_->transfers.size() - ss.first_transfer) - ss.nrecvs;
+        ss.first_op = out_->ops.size();
+        for (size_t i = 0; i < st.ops.size(); ++i)
+            GENX_RETURN_IF_ERROR(add_op(st.ops[i], static_cast<int>(i)));
+        ss.nops = out_->ops.size() - ss.first_op;
+        out_->max_transfers_per_step = std::max(out_->max_transfers_per_step, ss.nrecvs + ss.nsends);
+        // A step that moves and computes nothing (every block empty for this
+        // count) is dropped: it has no observable effect on either side.
+        if (ss.nrecvs + ss.nsends > 0 || ss.nops > 0) out_->steps.push_back(ss);
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+Status compile(const Plan& plan, int rank, size_t count, size_t elem_size,
+               const ExecOptions& options, RankSchedule* out) {
+    RankSchedule sched;
+    Compiler c(plan, rank, count, elem_size, options, &sched);
+    GENX_RETURN_IF_ERROR(c.run());
+    *out = std::move(sched);
+    return Status::ok();
+}
+
+// ------------------------------------------------------------- execution
+
+Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void* recvbuf,
+                        void* scratch, size_t scratch_bytes, const ReduceKernel& kernel,
+                        Transport& transport) {
+    sched_ = nullptr;
+    error_ = Status::ok();
+    const size_t bytes = schedule.count * schedule.elem_size;
+    if (recvbuf == nullptr && bytes > 0) return fail(Status::invalid("executor: recvbuf is NULL"));
+    if (scratch_bytes < schedule.scratch_bytes || (scratch == nullptr && schedule.scratch_bytes > 0))
+        return fail(Status::invalid("executor: scratch of " + std::to_string(scratch_bytes) +
+                                    " B given, the schedule needs " +
+                                    std::to_string(schedule.scratch_bytes) + " B"));
+    if (!schedule.ops.empty() && kernel.elem_size() != schedule.elem_size)
+        return fail(Status::invalid("executor: kernel for " + std::to_string(kernel.elem_size()) +
+                                    " B elements, schedule for " +
+                                    std::to_string(schedule.elem_size) + " B elements"));
+    const size_t window = std::max<size_t>(
+        1, std::min(static_cast<size_t>(schedule.options.window), schedule.max_segments_per_transfer));
+    const size_t slots = static_cast<size_t>(schedule.max_transfers_per_step) * window;
+    if (flights_.size() < static_cast<size_t>(schedule.max_transfers_per_step))
+        flights_.resize(static_cast<size_t>(schedule.max_transfers_per_step));
+    if (requests_.size() < slots) {
+        requests_.resize(slots);
+        in_flight_.resize(slots);
+    }
+    if (srcs_.size() < static_cast<size_t>(schedule.max_srcs))
+        srcs_.resize(static_cast<size_t>(schedule.max_srcs));
+    if (temp_.size() < kernel.temp_bytes()) temp_.resize(kernel.temp_bytes());
+
+    sched_ = &schedule;
+    result_ = static_cast<unsigned char*>(recvbuf);
+    scratch_ = static_cast<unsigned char*>(scratch);
+    kernel_ = &kernel;
+    transport_ = &transport;
+    window_ = window;
+    step_ = 0;
+    posted_ = false;
+    if (sendbuf != nullptr && sendbuf != recvbuf && bytes > 0) std::memcpy(recvbuf, sendbuf, bytes);
+    return Status::ok();
+}
+
+Status Execution::fail(Status st) {
+    if (sched_ != nullptr) {
+        const std::string step = step_ < sched_->steps.size()
+                                     ? std::to_string(sched_->steps[step_].plan_step)
+                                     : std::string("end");
+        st = Status(st.code(), "executor (" + sched_->algorithm + ", rank " +
+                                   std::to_string(sched_->rank) + ", step " + step +
+                                   "): " + st.message());
+    }
+    error_ = st;
+    return st;
+}
+
+const TransferSched& Execution::transfer(int i) const {
+    return sched_->transfers[sched_->steps[step_].first_transfer + static_cast<size_t>(i)];
+}
+
+Status Execution::post(int i, size_t seg) {
+    const TransferSched& t = transfer(i);
+    const SegmentSched& s = sched_->segments[t.first_segment + seg];
+    const size_t slot = static_cast<size_t>(i) * window_ + seg % window_;
+    const bool is_recv = i < sched_->steps[step_].nrecvs;
+    Status st = is_recv ? transport_->irecv(addr(s.loc), s.bytes, t.peer, &requests_[slot])
+                        : transport_->isend(addr(s.loc), s.bytes, t.peer, &requests_[slot]);
+    if (!st.is_ok()) return st;
+    in_flight_[slot] = 1;
+    return Status::ok();
+}
+
+// Tests the transfer's in-flight segments and refills its window.
+Status Execution::advance(int i, bool* complete) {
+    const TransferSched& t = transfer(i);
+    Flight& f = flights_[static_cast<size_t>(i)];
+    const size_t w = window_;
+    const size_t base = static_cast<size_t>(i) * w;
+    for (size_t seg = f.completed; seg < f.posted; ++seg) {
+        const size_t slot = base + seg % w;
+        if (!in_flight_[slot]) continue;
+        bool done = false;
+        GENX_RETURN_IF_ERROR(transport_->test(requests_[slot], &done));
+        if (done) in_flight_[slot] = 0;
+    }
+    // A segment finishing before an older one keeps its slot reserved until
+    // the older one finishes, so in-flight segments never share a slot.
+    while (f.completed < f.posted && !in_flight_[base + f.completed % w]) ++f.completed;
+    while (f.posted < t.nsegments && f.posted - f.completed < w) {
+        GENX_RETURN_IF_ERROR(post(i, f.posted));
+        ++f.posted;
+    }
+    *complete = f.completed == t.nsegments;
+    return Status::ok();
+}
+
+void Execution::run_ops(const StepSched& step) {
+    const size_t esize = sched_->elem_size;
+    for (size_t o = step.first_op; o < step.first_op + step.nops; ++o) {
+        const OpSched& op = sched_->ops[o];
+        for (size_t p = op.first_piece; p < op.first_piece + op.npieces; ++p) {
+            const PieceSched& piece = sched_->pieces[p];
+            unsigned char* dst = addr(piece.dst);
+            if (op.kind == OpKind::Copy) {
+                std::memcpy(dst, addr(sched_->src_locs[piece.first_src]), piece.elems * esize);
+                continue;
+            }
+            for (int k = 0; k < op.nsrcs; ++k)
+                srcs_[static_cast<size_t>(k)] = addr(sched_->src_locs[piece.first_src + static_cast<size_t>(k)]);
+            kernel_->apply(dst, srcs_.data(), op.nsrcs, piece.elems, temp_.data());
+        }
+    }
+}
+
+Status Execution::progress(bool* done) {
+    *done = false;
+    if (!error_.is_ok()) return error_;
+    if (sched_ == nullptr) return Status::internal("executor: progress() before a successful start()");
+    while (step_ < sched_->steps.size()) {
+        const StepSched& st = sched_->steps[step_];
+        const int ntransfers = st.nrecvs + st.nsends;
+        if (!posted_) {
+            for (int i = 0; i < ntransfers; ++i) flights_[static_cast<size_t>(i)] = Flight();
+            posted_ = true;
+        }
+        // The first pass over a fresh step posts each transfer's initial
+        // window, receives first (they come first in the step's list).
+        bool all = true;
+        for (int i = 0; i < ntransfers; ++i) {
+            bool complete = false;
+            Status s = advance(i, &complete);
+            if (!s.is_ok()) return fail(s);
+            all = all && complete;
+        }
+        if (!all) return Status::ok();
+        run_ops(st);
+        ++step_;
+        posted_ = false;
+    }
+    *done = true;
+    return Status::ok();
+}
+
+Status Execution::run() {
+    for (;;) {
+        bool done = false;
+        GENX_RETURN_IF_ERROR(progress(&done));
+        if (done) return Status::ok();
+        Status st = transport_->progress();
+        if (!st.is_ok()) return fail(st);
+    }
+}
+
+}  // namespace genx

@@ -1,0 +1,198 @@
+// The executor: runs one rank's program of a Plan over a Transport
+// (DESIGN.md §4; the semantics it implements are plan.hpp's header).
+//
+// Two phases, so the hot path does no planning and no allocation:
+//
+//  compile()   once per (communicator, plan, count, element size): turns the
+//              rank's program into a byte-level RankSchedule.  Each transfer
+//              becomes one message per maximal run of consecutive block
+//              indices (contiguous in the result buffer and in any slot
+//              layout alike), each message cut into segments of at most
+//              ExecOptions::segment_bytes; runs holding no bytes are skipped,
+//              identically on both sides because both derive them from the
+//              same block list and count.  Local ops become (dst, srcs,
+//              elements) pieces at resolved byte offsets; slots are packed
+//              into one scratch area (each slot 64-byte aligned).
+//
+//  Execution   a resumable state machine over a RankSchedule: start() binds
+//              the call's buffers, progress() does whatever can be done
+//              without blocking and says whether the rank is finished, run()
+//              loops progress() and the transport's progress().  Per step it
+//              posts the receives, then the sends, keeping at most
+//              ExecOptions::window segments in flight per transfer, and runs
+//              the local ops once every transfer of the step completed.
+//              Request arrays are sized on first use and reused, so a
+//              steady-state call allocates nothing.
+//
+// Why the window is per transfer (per peer and direction) and not global:
+// the transport may complete a send only when the matching receive is
+// posted (rendezvous).  With one global window, rank A could fill it with
+// segments of its send to B while B fills its own with segments of its send
+// to A; each would then wait for a receive the other never posts.  A
+// per-transfer window keeps at least one segment of every transfer posted,
+// so each transfer's segments meet their counterparts in order and a plan
+// the checker proved deadlock-free under rendezvous stays deadlock-free
+// when segmented.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/plan.hpp"
+#include "plan/registry.hpp"
+#include "plan/status.hpp"
+#include "runtime/reduce.hpp"
+#include "runtime/transport.hpp"
+
+namespace genx {
+
+constexpr size_t kDefaultSegmentBytes = size_t{1} << 20;
+constexpr int kDefaultWindow = 4;
+
+struct ExecOptions {
+    // Largest message the executor posts; 0 = no segmentation.  Rounded
+    // down to whole elements (at least one element).
+    size_t segment_bytes = kDefaultSegmentBytes;
+    // Segments in flight per transfer, >= 1.
+    int window = kDefaultWindow;
+};
+
+// Splits the user's params into the executor's keys (`segment`: bytes with
+// K/M/G suffix, 0 = unsegmented; `window`: integer >= 1) and the rest, which
+// belong to the generator.  Unset keys keep ExecOptions' defaults.
+Status split_exec_params(const ParamMap& all, ParamMap* generator_params, ExecOptions* options);
+
+// "segment=1M,window=4" (sizes with the largest exact K/M/G suffix).
+std::string format_exec_options(const ExecOptions& options);
+// "4K", "1M", "100" (bytes; largest exact binary suffix).
+std::string format_size(size_t bytes);
+
+// Where bytes live in one rank's memory.
+enum class Space : uint8_t { Result, Scratch };
+struct Loc {
+    Space space = Space::Result;
+    size_t offset = 0;  // bytes
+};
+
+struct SegmentSched {
+    Loc loc;
+    size_t bytes = 0;
+};
+
+struct TransferSched {
+    int peer = -1;
+    size_t first_segment = 0;  // into RankSchedule::segments, wire order
+    size_t nsegments = 0;      // >= 1 (transfers without bytes are dropped)
+};
+
+struct PieceSched {
+    Loc dst;
+    size_t elems = 0;
+    size_t first_src = 0;  // into RankSchedule::src_locs, OpSched::nsrcs of them
+};
+
+struct OpSched {
+    OpKind kind = OpKind::Reduce;
+    int nsrcs = 0;
+    size_t first_piece = 0;
+    size_t npieces = 0;
+};
+
+struct StepSched {
+    size_t plan_step = 0;       // index in the plan's program (for messages)
+    size_t first_transfer = 0;  // nrecvs receives, then nsends sends
+    int nrecvs = 0;
+    int nsends = 0;
+    size_t first_op = 0;
+    size_t nops = 0;
+};
+
+// One rank's program in bytes.  Depends only on (plan, rank, count,
+// elem_size, options); never on buffers, so it is cached and reused.
+struct RankSchedule {
+    std::string algorithm;
+    int rank = -1;
+    int nranks = 0;
+    size_t count = 0;
+    size_t elem_size = 0;
+    ExecOptions options;
+    std::vector<StepSched> steps;
+    std::vector<TransferSched> transfers;
+    std::vector<SegmentSched> segments;
+    std::vector<OpSched> ops;
+    std::vector<PieceSched> pieces;
+    std::vector<Loc> src_locs;
+    size_t scratch_bytes = 0;     // the call must provide this much scratch
+    int max_transfers_per_step = 0;
+    size_t max_segments_per_transfer = 0;
+    int max_srcs = 0;
+    size_t bytes_sent = 0;        // totals over the program, for tests and logs
+    size_t bytes_received = 0;
+};
+
+// Compiles rank `rank`'s program of a finalized plan for `count` elements of
+// `elem_size` bytes.  Checks what the executor relies on (peers, buffer ids,
+// block indices, slot layouts, op arity, no aliasing between an op's dst and
+// its sources) and names rank, step and item in its errors; it does not
+// re-prove what the checker proves (matching, deadlock freedom, results).
+Status compile(const Plan& plan, int rank, size_t count, size_t elem_size,
+               const ExecOptions& options, RankSchedule* out);
+
+class Execution {
+  public:
+    Execution() = default;
+    Execution(const Execution&) = delete;
+    Execution& operator=(const Execution&) = delete;
+
+    // Binds a schedule to one call and resets the state machine.  sendbuf ==
+    // nullptr (or == recvbuf) means in place; otherwise sendbuf is copied
+    // into recvbuf here.  `scratch` must hold schedule.scratch_bytes.  The
+    // schedule, buffers, kernel and transport must outlive the execution.
+    // Only grows internal arrays when this schedule needs more than any
+    // before it.
+    Status start(const RankSchedule& schedule, const void* sendbuf, void* recvbuf, void* scratch,
+                 size_t scratch_bytes, const ReduceKernel& kernel, Transport& transport);
+
+    // Non-blocking: completes finished requests, posts what the windows
+    // allow, runs the local ops of every step whose transfers are done.
+    // Sets *done when the program finished.  After an error every call
+    // returns that error; the transport may still hold posted requests
+    // (a failed collective is not recoverable).
+    Status progress(bool* done);
+
+    // Blocking: progress() and transport.progress() until done or error.
+    Status run();
+
+  private:
+    struct Flight {
+        size_t posted = 0;     // segments posted so far
+        size_t completed = 0;  // leading segments known complete
+    };
+    unsigned char* addr(const Loc& loc) const {
+        return (loc.space == Space::Result ? result_ : scratch_) + loc.offset;
+    }
+    const TransferSched& transfer(int i) const;
+    Status post(int i, size_t seg);
+    Status advance(int i, bool* complete);
+    void run_ops(const StepSched& step);
+    Status fail(Status st);
+
+    const RankSchedule* sched_ = nullptr;
+    unsigned char* result_ = nullptr;
+    unsigned char* scratch_ = nullptr;
+    const ReduceKernel* kernel_ = nullptr;
+    Transport* transport_ = nullptr;
+    size_t window_ = 1;  // ring slots per transfer: min(window, longest transfer)
+    size_t step_ = 0;
+    bool posted_ = false;
+    Status error_;
+    std::vector<Flight> flights_;       // per transfer of the current step
+    std::vector<Request> requests_;     // flights x window_ ring slots
+    std::vector<uint8_t> in_flight_;    // parallel to requests_
+    std::vector<const void*> srcs_;     // operand pointers for one piece
+    std::vector<unsigned char> temp_;   // ReduceKernel::temp_bytes()
+};
+
+}  // namespace genx

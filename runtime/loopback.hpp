@@ -1,0 +1,73 @@
+// Loopback transport: P ranks as P threads of one process (gloo's test
+// style), the workhorse of genx's executor tests.
+//
+// It is deliberately strict so that tests catch what a real network would
+// only show sometimes:
+//  * rendezvous: a send completes only once the matching receive is posted
+//    and the data copied, never from an eager buffer; a schedule that only
+//    works because sends complete early deadlocks here;
+//  * matching per ordered pair in posting order (MPI non-overtaking);
+//  * a matched send and receive of different sizes fail both requests with
+//    a message naming the ranks, sizes and message number.
+// Data is copied by whichever side posts second, under the pair's lock.
+//
+// run_ranks() is the harness: one thread per rank, the first error wins,
+// a failing rank aborts the fabric so that its peers stop waiting, and a
+// timeout reports which ranks are stuck on which unmatched operations
+// instead of hanging the test suite.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "runtime/transport.hpp"
+
+namespace genx {
+
+class LoopbackFabric {
+  public:
+    explicit LoopbackFabric(int nranks);
+    ~LoopbackFabric();
+    LoopbackFabric(const LoopbackFabric&) = delete;
+    LoopbackFabric& operator=(const LoopbackFabric&) = delete;
+
+    int size() const;
+    // The transport of one rank; valid as long as the fabric.  Each rank's
+    // transport must be used by one thread at a time.
+    Transport& transport(int rank);
+
+    // Makes every pending and future call on every rank fail with `why`
+    // (the first reason wins) and wakes ranks blocked in progress().  Once
+    // it returns, no data is copied into or out of any posted buffer, so a
+    // rank may free buffers of requests it abandoned (there is no cancel).
+    void abort(const std::string& why);
+    // First error any request hit (size mismatch, abort), or "".
+    std::string first_error() const;
+    // Unmatched posted operations per rank, for deadlock reports:
+    // "rank 2: recv from 1 (64 B); rank 3: send to 0 (128 B)".
+    std::string describe_pending() const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+using RankFn = std::function<Status(int rank, Transport& transport)>;
+
+constexpr std::chrono::milliseconds kRunRanksTimeout{60000};
+
+// Runs fn(rank, transport) on `nranks` threads over a fresh fabric and
+// returns the first error (prefixed with its rank), or ok.  An exception
+// escaping fn counts as an error.  The fabric is aborted only after a
+// failing fn returned, so a rank that fails with requests still posted must
+// keep their buffers alive beyond run_ranks (declare them outside fn): a
+// peer may still match them until the abort.  On timeout the fabric is
+// aborted, the stuck ranks and their unmatched operations are reported,
+// and threads that ignore the abort are detached (fn must not capture
+// anything it would outlive in that case: a stuck thread is a failed test).
+Status run_ranks(int nranks, const RankFn& fn,
+                 std::chrono::milliseconds timeout = kRunRanksTimeout);
+
+}  // namespace genx

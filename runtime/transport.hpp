@@ -1,0 +1,62 @@
+// The narrow point-to-point surface the executor runs on.
+//
+// Four calls are all an allreduce plan needs: post a send, post a receive,
+// ask whether a request finished, and let the transport move bytes.  The
+// executor never blocks inside a transport call, which is what lets the
+// same state machine serve blocking, non-blocking and persistent
+// collectives.  Implementations: the in-process loopback (loopback.hpp),
+// and anything the C glue supplies as genx_transport_ops (OpsTransport; the
+// glue wraps Open MPI's PML there).
+//
+// Contract (every implementation):
+//  * messages from rank a to rank b are matched with b's receives from a in
+//    posting order (MPI's non-overtaking rule on one tag);
+//  * a receive must be exactly the size of the matching send (the executor
+//    derives both sides from the same plan, so a mismatch is a bug and the
+//    transport reports it as an error rather than truncating);
+//  * test() on a finished request releases it: the handle must not be used
+//    again.  A request that was never tested to completion belongs to the
+//    transport until it is torn down.
+#pragma once
+
+#include <cstddef>
+
+#include "plan/status.hpp"
+#include "runtime/genx_core.h"
+
+namespace genx {
+
+using Request = void*;  // opaque, owned by the transport
+
+class Transport {
+  public:
+    virtual ~Transport() = default;
+    virtual Status isend(const void* buf, size_t bytes, int peer, Request* req) = 0;
+    virtual Status irecv(void* buf, size_t bytes, int peer, Request* req) = 0;
+    // Sets *done; when done (or on error) the request is released.
+    virtual Status test(Request req, bool* done) = 0;
+    // Lets the transport move data.  May block briefly when nothing can
+    // happen until another rank acts (the loopback does), so a waiting
+    // rank does not burn a core others need.
+    virtual Status progress() = 0;
+};
+
+// Adapter: the glue's C function table seen as a Transport.  The ops must
+// outlive the adapter.
+class OpsTransport final : public Transport {
+  public:
+    explicit OpsTransport(const genx_transport_ops& ops) : ops_(ops) {}
+    Status isend(const void* buf, size_t bytes, int peer, Request* req) override;
+    Status irecv(void* buf, size_t bytes, int peer, Request* req) override;
+    Status test(Request req, bool* done) override;
+    Status progress() override;
+
+  private:
+    const genx_transport_ops& ops_;
+};
+
+// The reverse adapter: a C function table whose ctx is `t`, for tools and
+// tests that drive the C API over a C++ transport (the loopback).
+genx_transport_ops transport_ops_for(Transport* t);
+
+}  // namespace genx

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# genx-bench prints OSU 7.4 osu_allreduce's table byte for byte, takes OSU's
+# options, and its validation catches a wrong element.
+set -u
+builddir=${GENX_BUILDDIR:-$(pwd)}
+bench="$builddir/bench/genx-bench"
+mpirun=${GENX_MPIRUN:-mpirun}
+mpicc=${GENX_MPICC:-mpicc}
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+[ -x "$bench" ] || skip "genx-bench is not built ($bench)"
+command -v python3 >/dev/null 2>&1 || skip "python3 is not installed (used to check the format)"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run() { timeout 120 "$mpirun" -np 2 --oversubscribe --bind-to none --mca coll ^genx "$@"; }
+
+# expect_format FILE TYPES SIZES COLUMNS: every line is what OSU's printf
+# formats would produce from the values in it.
+expect_format() {
+    python3 - "$@" <<'EOF' || exit 1
+import sys
+path, types, sizes, cols = sys.argv[1], sys.argv[2].split(","), [int(s) for s in sys.argv[3].split(",")], sys.argv[4]
+lines = open(path).read().split("\n")
+assert lines[-1] == "", "output does not end with a newline"
+lines = lines[:-1]
+want = ["", "# OSU MPI Allreduce Latency Test v7.4"]
+head = "%-10s%18s" % ("# Size", "Avg Latency(us)")
+if "f" in cols:
+    head += "%18s%18s%12s" % ("Min Latency(us)", "Max Latency(us)", "Iterations")
+if "c" in cols:
+    head += "%18s" % "Validation"
+i = 0
+def bad(msg):
+    print("FAIL: line %d %r: %s" % (i + 1, lines[i] if i < len(lines) else None, msg)); sys.exit(1)
+for w in want:
+    if i >= len(lines) or lines[i] != w: bad("expected %r" % w)
+    i += 1
+for t in types:
+    for w in ("# Datatype: %s." % t, head):
+        if i >= len(lines) or lines[i] != w: bad("expected %r" % w)
+        i += 1
+    for s in sizes:
+        if i >= len(lines): bad("missing row for size %d" % s)
+        f = lines[i].split()
+        try:
+            line = "%-10d%18.2f" % (int(f[0]), float(f[1]))
+            k = 2
+            if "f" in cols:
+                line += "%18.2f%18.2f%12d" % (float(f[2]), float(f[3]), int(f[4])); k = 5
+            if "c" in cols:
+                line += "%18s" % f[k]; k += 1
+        except (ValueError, IndexError):
+            bad("not a data row")
+        if int(f[0]) != s: bad("size %s where %d was due" % (f[0], s))
+        if line != lines[i] or k != len(f): bad("differs from OSU's format %r" % line)
+        i += 1
+if i != len(lines): bad("unexpected extra line")
+EOF
+}
+
+# 1. Defaults: MPI_CHAR, sizes doubling from 1; exactly OSU's two columns.
+run "$bench" -m 16 -i 5 -x 1 > "$tmp/default.out" 2> "$tmp/err" || fail "default run failed: $(cat "$tmp/err")"
+expect_format "$tmp/default.out" MPI_CHAR 1,2,4,8,16 ""
+echo "ok: default output is OSU's: header lines, '%-10d%18.2f' rows for 1..16 B"
+
+# 2. -f -c with two types, each its own table; a 4 B int/float is one element.
+run "$bench" -m 2:64 -i 5 -x 1 -f -c -T float,mpi_int > "$tmp/full.out" 2> "$tmp/err" || fail "-f -c run failed: $(cat "$tmp/err")"
+expect_format "$tmp/full.out" MPI_FLOAT,MPI_INT 4,8,16,32,64 fc
+grep -q " Fail$" "$tmp/full.out" && fail "validation failed on a correct MPI"
+echo "ok: -f -c -T float,mpi_int: Min/Max/Iterations/Validation columns, one table per type, all Pass"
+awk 'NR>4 && !/^#/ && $5 != 5 {exit 1}' "$tmp/full.out" || fail "-i 5 not honoured in the Iterations column"
+echo "ok: -i 5 shows as 5 iterations"
+
+# 3. -T all, in place, validated: every type passes; double needs 8 B.
+run "$bench" -m 4:32 -i 3 -x 1 -c -l -T all > "$tmp/all.out" 2> "$tmp/err" || fail "-T all -l -c failed: $(cat "$tmp/err")"
+[ "$(grep -c '^# Datatype' "$tmp/all.out")" -eq 4 ] || fail "-T all did not print four tables"
+[ "$(grep -c ' Pass$' "$tmp/all.out")" -eq 15 ] || fail "-T all -l -c: expected 15 passing rows, got: $(cat "$tmp/all.out")"
+grep -A2 'MPI_DOUBLE' "$tmp/all.out" | tail -n 1 | grep -q '^8 ' || fail "MPI_DOUBLE's first row is not 8 B"
+echo "ok: -T all -l -c: char, int, float, double in place all pass; double starts at 8 B"
+
+# 4. Extra columns only on request.
+run "$bench" -m 1K:1K -i 3 -x 1 --busbw --link-rate 200M > "$tmp/extra.out" 2> "$tmp/err" || fail "--busbw failed: $(cat "$tmp/err")"
+grep -q "Busbw(MB/s)" "$tmp/extra.out" && grep -q "Frac of bound" "$tmp/extra.out" || fail "extra columns missing"
+[ "$(awk '/^1024 /{print NF}' "$tmp/extra.out")" -eq 5 ] || fail "extra row does not have 5 fields"
+echo "ok: --busbw --link-rate add their columns (and only then)"
+
+# 5. --max-time caps the iterations of a slow size.
+run "$bench" -m 1M:1M -f --max-time 0.001 > "$tmp/cap.out" 2> "$tmp/err" || fail "--max-time failed: $(cat "$tmp/err")"
+its=$(awk '/^1048576 /{print $5}' "$tmp/cap.out")
+[ -n "$its" ] && [ "$its" -ge 1 ] && [ "$its" -lt 100 ] || fail "--max-time 0.001 ran $its iterations of 1 MiB"
+echo "ok: --max-time 0.001 ran $its timed iterations of 1 MiB instead of 100"
+
+# 6. Bad options are refused with a message and exit status 1.
+if run "$bench" -T quad > "$tmp/bad.out" 2>&1; then fail "-T quad accepted"; fi
+grep -q "unknown type 'quad'" "$tmp/bad.out" || fail "no message for -T quad: $(cat "$tmp/bad.out")"
+if run "$bench" -m 64:8 > "$tmp/bad.out" 2>&1; then fail "-m 64:8 accepted"; fi
+echo "ok: bad -T and -m are refused"
+
+# 7. Validation catches one wrong element: a PMPI shim corrupts the last
+#    element of rank 0's int results.
+cat > "$tmp/corrupt.c" <<'EOF'
+#include <mpi.h>
+int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c)
+{
+    int rc = PMPI_Allreduce(s, r, n, t, op, c), rank;
+    PMPI_Comm_rank(c, &rank);
+    if (rank == 0 && t == MPI_INT && n > 1)
+        ((int *) r)[n - 1] += 1;
+    return rc;
+}
+EOF
+"$mpicc" -shared -fPIC -o "$tmp/libcorrupt.so" "$tmp/corrupt.c" || skip "cannot build the corrupting PMPI shim with $mpicc"
+if run -x LD_PRELOAD="$tmp/libcorrupt.so" "$bench" -m 64:64 -i 2 -x 0 -c -T int > "$tmp/corrupt.out" 2> "$tmp/corrupt.err"; then
+    fail "a corrupted result passed validation (exit 0): $(cat "$tmp/corrupt.out")"
+fi
+grep -Eq '^64 +[0-9.]+ +Fail$' "$tmp/corrupt.out" || fail "no Fail row for the corrupted result: $(cat "$tmp/corrupt.out")"
+grep -q "DATA VALIDATION ERROR" "$tmp/corrupt.err" || fail "no DATA VALIDATION ERROR message"
+echo "ok: one wrong element in 16 is caught (Fail, DATA VALIDATION ERROR, exit 1)"
+echo "PASS"

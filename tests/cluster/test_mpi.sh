@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# MPI jobs run unmodified on the emulated cluster, one rank per emulated
+# host, and their traffic crosses the shaped links: Open MPI (and genx's
+# component when it is built), and MPICH when it is installed.
+set -u
+. "${srcdir:-$(dirname "$0")/../..}/tests/cluster/lib.sh"
+require_cluster_support
+command -v mpirun >/dev/null 2>&1 || skip "Open MPI's mpirun is not installed"
+builddir=${GENX_BUILDDIR:-$(pwd)}
+bench="$builddir/bench/genx-bench"
+[ -x "$bench" ] || skip "genx-bench is not built ($bench)"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+name=$(cname mp)
+tmp=$(mktemp -d)
+trap 'cleanup; rm -rf "$tmp"' EXIT
+up "$name" switch:3 --rate 100M
+
+gc() { timeout 120 python3 "$GC" --name "$name" "$@"; }
+tx() { for h in h0 h1 h2; do gc exec "$h" -- cat /sys/class/net/eth0/statistics/tx_bytes; done | tr '\n' ' '; }
+
+# Each emulated host is its own node: its own hostname, one rank each.
+names=$(gc run --timeout 60 -- mpirun -np 3 hostname | sort | tr '\n' ' ')
+[ "$names" = "h0 h1 h2 " ] || fail "ranks ran on '$names', not on h0 h1 h2"
+echo "ok: mpirun placed one rank on each emulated host: $names"
+
+# bench_over_links LABEL RUN-ARGS... -- LAUNCHER...: a validated 1 MiB allreduce
+# (1 warm-up + 3 timed calls); every host must have sent at least the
+# (P-1)/P x 1 MiB per call that any allreduce needs from it.
+bench_over_links() {
+    local label=$1; shift
+    local before after out
+    before=($(tx))
+    out=$("$@" -m 1M:1M -i 3 -x 1 -u 0 -c -T int 2>&1) || fail "$label: the run failed: $out"
+    after=($(tx))
+    echo "$out" | grep -Eq '^1048576 +[0-9.]+ +Pass$' || fail "$label: no validated 1 MiB row in: $out"
+    for i in 0 1 2; do
+        local sent=$(( after[i] - before[i] ))
+        [ "$sent" -ge $(( 4 * 2 * 1048576 / 3 )) ] ||
+            fail "$label: h$i sent only $sent bytes on its link; the ranks did not talk over the network"
+    done
+    echo "ok: $label: 1 MiB allreduce validated, each host sent >= 4 x 2/3 MiB on its link (${after[0]} - ${before[0]} on h0)"
+}
+
+bench_over_links "Open MPI" gc run --timeout 120 -- mpirun -np 3 --mca coll ^genx "$bench"
+
+so="$builddir/.libs/mca_coll_genx.so"
+if [ -e "$so" ]; then
+    path="$builddir/.libs:$(ompi_info --parsable --path pkglibdir | cut -d: -f3)"
+    bench_over_links "genx" gc run --timeout 120 -- mpirun -np 3 --mca mca_base_component_path "$path" "$bench"
+else
+    echo "note: genx's component is not built ($so): its part is not run"
+fi
+
+if command -v mpiexec.mpich >/dev/null 2>&1 && command -v mpicc.mpich >/dev/null 2>&1; then
+    mpicc.mpich -O2 -std=gnu11 -o "$tmp/genx-bench.mpich" "$top/bench/genx_bench.c" ||
+        fail "cannot build genx-bench with mpicc.mpich"
+    names=$(gc run --mpich --timeout 60 -- mpiexec.mpich -n 3 hostname | sort | tr '\n' ' ')
+    [ "$names" = "h0 h1 h2 " ] || fail "MPICH ranks ran on '$names', not on h0 h1 h2"
+    echo "ok: mpiexec.mpich placed one rank on each emulated host"
+    bench_over_links "MPICH" gc run --mpich --timeout 120 -- mpiexec.mpich -n 3 "$tmp/genx-bench.mpich"
+else
+    echo "note: MPICH (Debian packages mpich, libmpich-dev) is not installed: its part is not run"
+fi
+echo "PASS"

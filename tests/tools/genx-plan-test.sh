@@ -1,0 +1,50 @@
+#!/bin/sh
+# genx-plan's command line: outputs, exit codes and error messages.
+# Run by `make check` from the build directory (where genx-plan is built).
+set -u
+plan=${GENX_PLAN:-${GENX_BUILDDIR:-.}/genx-plan}
+fails=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# expect RC PATTERN ARGS...: exit status RC and PATTERN (grep -E) in stdout+stderr.
+expect() {
+    want_rc=$1 pattern=$2
+    shift 2
+    "$plan" "$@" >"$out" 2>&1
+    rc=$?
+    if [ "$rc" -ne "$want_rc" ] || ! grep -Eq -- "$pattern" "$out"; then
+        echo "FAIL: genx-plan $* -> exit $rc (want $want_rc), output lacks /$pattern/:"
+        sed 's/^/    /' "$out"
+        fails=$((fails + 1))
+    fi
+}
+
+expect 0 '^ring +ring reduce-scatter' --list
+expect 0 '^rank 6 step 11: recv b\[1\] from 5 -> result \| send b\[2\] to 0 from result$' \
+    --algorithm ring --ranks 7
+expect 0 '^ok: allreduce for P=7 \(order preserving: no\)$' -a ring -P 7 --check
+expect 0 '^ok: allreduce for P=1 \(order preserving: yes\)$' -a ring -P 1 --check
+# 7 one-byte elements over 7 ranks: every block is 1 byte, 12 sent per rank.
+expect 0 '"max_bytes_sent_per_rank": 12' -a ring -P 7 --bytes 7 --dtype-size 1 --json
+expect 0 '^steps: +12$' -a ring -P 7 --bytes 1K --stats
+expect 0 '"bytes": 65536' -a ring -P 3 --bytes 64k --json
+
+expect 2 "unknown algorithm 'nope'; known algorithms: ring" -a nope -P 4
+expect 2 "algorithm 'ring' has no parameter 'x'" -a ring -P 4 --param x=1
+expect 2 "item 'x' in 'x' is not key=value" -a ring -P 4 --param x
+expect 2 "key 'k' is given twice" -a ring -P 4 -p k=1 -p k=2
+expect 2 "size '3Q' has an unknown suffix" -a ring -P 4 --bytes 3Q
+expect 2 'not a multiple of --dtype-size 4' -a ring -P 4 --bytes 10
+expect 2 '--ranks must be a positive number' -a ring
+expect 2 '--algorithm is required' -P 4
+expect 2 'ranks' -a ring -P many
+
+# The JSON document alone is on stdout, even with --check.
+"$plan" -a ring -P 5 --json --check 2>/dev/null | head -n 1 | grep -q '^{$' || {
+    echo "FAIL: --json --check does not start stdout with the JSON document"
+    fails=$((fails + 1))
+}
+
+[ "$fails" -eq 0 ] && echo "genx-plan CLI: all checks passed"
+exit "$fails"

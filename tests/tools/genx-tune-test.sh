@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# genx-tune end to end on local ranks (make check runs this), with a small
+# budget and grid so it stays short:
+#   - a 3-rank run writes a rules file, a CSV and an SVG, prints the fit and
+#     its held-out error, and the rules file passes --check-rules;
+#   - its --export-tuned file is accepted by Open MPI's tuned: with the file
+#     every MPI_Allreduce succeeds, and with the last rule's algorithm
+#     replaced by an invalid id (99) exactly the sizes at and above that
+#     rule's threshold fail with MPI_ERR_ARG, so tuned really parsed it and
+#     applies its thresholds (tuned discards bad files silently: notes §1.1);
+#   - --check-rules reports a broken file with file, line and field;
+#   - --print-defaults prints a file --check-rules accepts.
+#
+# Environment: GENX_BUILDDIR (default .), GENX_MPIRUN (default: PATH).
+# Exit: 0 passed, 1 failed, 77 skipped (no mpirun).
+set -u
+
+builddir=${GENX_BUILDDIR:-.}
+mpirun=${GENX_MPIRUN:-$(command -v mpirun || true)}
+if [ -z "$mpirun" ] || ! [ -x "$mpirun" ]; then
+    echo "SKIP: mpirun not found"
+    exit 77
+fi
+builddir=$(cd "$builddir" && pwd)
+tune=$builddir/genx-tune
+if ! [ -x "$tune" ]; then
+    echo "FAIL: $tune is missing: run make first"
+    exit 1
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+
+# genx must not take allreduce in the probes: tuned is what is checked.
+run() { timeout 300 "$mpirun" --oversubscribe --mca coll '^genx' "$@"; }
+
+if ! run -np 3 "$tune" --max-time 40 -o tune.json --comm-sizes all --export-tuned tuned.rules \
+        --max-bytes 64K --p2p-max 64K --reduce-bytes 256K --reduce-max-k 6 \
+        --cps-bytes 16K,64K --target 0.05 >tune.out 2>tune.err; then
+    cat tune.out tune.err
+    echo "FAIL: genx-tune run"
+    exit 1
+fi
+for f in tune.json tune.csv tune.svg tuned.rules; do
+    [ -s "$f" ] || fail "genx-tune did not write $f"
+done
+grep -q '^held-out points: [1-9]' tune.out || fail "no held-out error printed"
+grep -q 'genx-tune .* p2p-intra' tune.err || fail "no progress on stderr"
+grep -q '^reduce,reduce k=6,' tune.csv || fail "CSV lacks the reduce benchmark"
+grep -q '^cps,cps P=3,' tune.csv || fail "CSV lacks the cps benchmark at 3 ranks"
+grep -q '<svg' tune.svg || fail "SVG is not an SVG"
+"$tune" --check-rules tune.json >check.out 2>&1 || { cat check.out; fail "--check-rules rejects genx-tune's own file"; }
+# Explicit decisions for comm sizes 2 and 3, then the model for the rest.
+grep -q '"comm_size":"2"' tune.json || fail "no rule for 2 ranks"
+grep -q '"comm_size":"3"' tune.json || fail "no rule for 3 ranks"
+
+# tuned accepts the export...
+if ! run -np 3 --mca coll_tuned_use_dynamic_rules 1 \
+        --mca coll_tuned_dynamic_rules_filename "$work/tuned.rules" \
+        "$tune" --probe-allreduce --max-bytes 64K >probe.out 2>&1; then
+    cat probe.out
+    fail "MPI_Allreduce failed with the exported tuned rules"
+fi
+# ...and applies it: poison the last rule of the last section (3 ranks).
+last=$(grep -nE '^[0-9]+ [0-9]+ 0 0' tuned.rules | tail -n 1)
+line=${last%%:*}
+threshold=$(echo "${last#*:}" | awk '{print $1}')
+sed -E "${line}s/^([0-9]+) [0-9]+ 0 0/\\1 99 0 0/" tuned.rules >poison.rules
+run -np 3 --mca coll_tuned_use_dynamic_rules 1 \
+    --mca coll_tuned_dynamic_rules_filename "$work/poison.rules" \
+    "$tune" --probe-allreduce --max-bytes 64K >poison.out 2>&1
+while read -r _ bytes _ _ rc _; do
+    if [ "$bytes" -ge "$threshold" ]; then
+        [ "$rc" = 13 ] || fail "poisoned rule (>= $threshold B) not applied at $bytes B: rc $rc"
+    else
+        [ "$rc" = 0 ] || fail "poisoned rule (>= $threshold B) applied below it at $bytes B: rc $rc"
+    fi
+done < <(grep '^allreduce' poison.out)
+grep -q '^allreduce' poison.out || { cat poison.out; fail "probe printed nothing"; }
+
+# Errors name file, line and field.
+sed 's/"bytes":"0-/"bytes":"x-/' tune.json >broken.json
+if "$tune" --check-rules broken.json >broken.out 2>&1; then
+    fail "--check-rules accepted a broken byte range"
+fi
+grep -qE '^broken.json:[0-9]+: allreduce\[[0-9]+\]\.bytes: ' broken.out || { cat broken.out; fail "error does not name file:line: field"; }
+
+"$tune" --print-defaults >defaults.json || fail "--print-defaults"
+"$tune" --check-rules defaults.json >/dev/null 2>&1 || fail "the built-in defaults do not pass --check-rules"
+
+if [ "$failed" = 0 ]; then
+    echo "PASS: genx-tune (fit, rules file, CSV, SVG, tuned export accepted and applied)"
+    sed -n '/^fitted GenModel/,/^held-out points/p' tune.out
+fi
+exit "$failed"

@@ -1,0 +1,378 @@
+// The C API end to end: genx_comm_create validation, genx_allreduce over a
+// genx_transport_ops table that wraps the loopback, cached schedules,
+// declines (and that they send nothing), errors, and the verbose log.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "plan/registry.hpp"
+#include "runtime/genx_core.h"
+#include "runtime/loopback.hpp"
+#include "runtime/reduce.hpp"
+#include "runtime/transport.hpp"
+#include "typed_data.hpp"
+
+using namespace genx;
+using namespace genx_test;
+
+namespace {
+
+struct LogSink {
+    std::vector<std::string> lines;
+};
+
+void collect(void* ctx, int /*level*/, const char* msg) { static_cast<LogSink*>(ctx)->lines.push_back(msg); }
+
+genx_config config(const char* algorithm, const char* params, int verbose, LogSink* sink) {
+    genx_config c{};
+    c.algorithm = algorithm;
+    c.params = params;
+    c.verbose = verbose;
+    c.log = sink != nullptr ? collect : nullptr;
+    c.log_ctx = sink;
+    return c;
+}
+
+std::string create_error(int rank, int size, const genx_config* cfg) {
+    char err[512] = "unset";
+    genx_comm* c = genx_comm_create(rank, size, cfg, err, sizeof err);
+    if (c != nullptr) {
+        genx_comm_destroy(c);
+        return "";
+    }
+    return err;
+}
+
+// Counts the operations posted through it.
+class CountingTransport final : public Transport {
+  public:
+    explicit CountingTransport(Transport& inner) : inner_(inner) {}
+    Status isend(const void* b, size_t n, int peer, Request* r) override {
+        ++posts;
+        return inner_.isend(b, n, peer, r);
+    }
+    Status irecv(void* b, size_t n, int peer, Request* r) override {
+        ++posts;
+        return inner_.irecv(b, n, peer, r);
+    }
+    Status test(Request r, bool* d) override { return inner_.test(r, d); }
+    Status progress() override { return inner_.progress(); }
+    int posts = 0;
+
+  private:
+    Transport& inner_;
+};
+
+Status ensure(bool cond, const std::string& what) {
+    return cond ? Status::ok() : Status::internal(what);
+}
+
+}  // namespace
+
+TEST_CASE("genx_comm_create validates the configuration", "[capi]") {
+    genx_config c = config("nosuch", "", 0, nullptr);
+    std::string e = create_error(0, 4, &c);
+    CHECK(e.find("unknown algorithm 'nosuch'") != std::string::npos);
+    CHECK(e.find("ring") != std::string::npos);
+
+    c = config("ring", "root=1", 0, nullptr);
+    e = create_error(0, 4, &c);
+    CHECK(e.find("'root'") != std::string::npos);
+
+    c = config("rb", "root=9", 0, nullptr);  // the generator rejects the value
+    e = create_error(0, 4, &c);
+    CHECK(e.find("root '9'") != std::string::npos);
+
+    c = config("ring", "segment=abc", 0, nullptr);
+    e = create_error(0, 4, &c);
+    CHECK(e.find("segment") != std::string::npos);
+
+    c = config("ring", "window", 0, nullptr);
+    CHECK(create_error(0, 4, &c).find("not key=value") != std::string::npos);
+
+    c = config("auto", "root=1", 0, nullptr);
+    CHECK(create_error(0, 4, &c).find("need a forced algorithm") != std::string::npos);
+
+    c = config("ring", "", 0, nullptr);
+    CHECK(create_error(4, 4, &c).find("rank 4 of size 4") != std::string::npos);
+
+    CHECK(create_error(0, 4, &c).empty());
+    c = config("auto", "segment=64K,window=2", 0, nullptr);
+    CHECK(create_error(1, 4, &c).empty());
+    CHECK(create_error(0, 1, nullptr).empty());
+}
+
+TEST_CASE("genx_algorithm_names lists the registry", "[capi]") {
+    std::string expect;
+    for (const GeneratorInfo& g : generators()) expect += (expect.empty() ? "" : ",") + g.name;
+    CHECK(std::string(genx_algorithm_names()) == expect);
+    CHECK(expect.find("ring") != std::string::npos);
+}
+
+TEST_CASE("genx_allreduce end to end with cached schedules and a verbose log", "[capi]") {
+    const int P = 5;
+    std::vector<LogSink> logs(P);
+    struct Call {
+        genx_dtype t;
+        genx_op op;
+        size_t count;
+        bool in_place;
+    };
+    // Repeats and a cycle of more counts than the schedule cache holds, so
+    // hits, misses and evictions all happen; results must stay right.
+    const std::vector<Call> calls = {
+        {GENX_DT_INT32, GENX_OP_SUM, 1000, false}, {GENX_DT_DOUBLE, GENX_OP_MAX, 1000, true},
+        {GENX_DT_INT32, GENX_OP_SUM, 1000, true},  {GENX_DT_UINT8, GENX_OP_BXOR, 37, false},
+        {GENX_DT_INT64, GENX_OP_PROD, 3, false},   {GENX_DT_INT64, GENX_OP_SUM, 17, true},
+        {GENX_DT_BOOL, GENX_OP_LOR, 100, false},   {GENX_DT_FLOAT, GENX_OP_MIN, 999, true},
+        {GENX_DT_INT32, GENX_OP_SUM, 1000, false},
+    };
+    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_config cfg = config("ring", "segment=256,window=2", 1, &logs[static_cast<size_t>(rank)]);
+        char err[256];
+        genx_comm* comm = genx_comm_create(rank, P, &cfg, err, sizeof err);
+        if (comm == nullptr) return Status::internal(err);
+        const genx_transport_ops ops = transport_ops_for(&t);
+        Status result;
+        for (const Call& c : calls) {
+            const size_t es = type_size(c.t);
+            std::vector<unsigned char> in = make_input(c.t, c.op, rank, c.count);
+            std::vector<unsigned char> out(c.count * es, 0xEE);
+            if (c.in_place) out = in;
+            char why[256] = "";
+            const int rc = genx_allreduce(comm, c.in_place ? nullptr : in.data(), out.data(), c.count,
+                                          c.t, es, c.op, 1, nullptr, &ops, why, sizeof why);
+            const std::string what = std::string(dtype_name(c.t)) + " " + op_name(c.op) + " " +
+                                     std::to_string(c.count);
+            if (rc != GENX_OK) {
+                result = Status::internal(what + ": rc " + std::to_string(rc) + ": " + why);
+                break;
+            }
+            const auto ref = reference_allreduce(c.t, c.op, P, c.count);
+            if (first_difference(c.t, out.data(), ref.data(), c.count) >= 0) {
+                result = Status::internal(what + ": wrong result");
+                break;
+            }
+        }
+        genx_comm_destroy(comm);
+        return result;
+    });
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    const std::string tail = " on 5 ranks: ring (segment=256,window=2) [forced by coll_genx_allreduce_algorithm]";
+    const std::vector<std::string> expect = {
+        "genx: allreduce 4000 B (size class 2K)" + tail,   // int32 x 1000
+        "genx: allreduce 8000 B (size class 4K)" + tail,   // double x 1000
+        "genx: allreduce 37 B (size class 32)" + tail,     // uint8 x 37
+        "genx: allreduce 24 B (size class 16)" + tail,     // int64 x 3
+        "genx: allreduce 136 B (size class 128)" + tail,   // int64 x 17
+        "genx: allreduce 100 B (size class 64)" + tail,    // bool x 100
+    };
+    // float x 999 = 3996 B falls in the 2K class already logged: no line.
+    CHECK(logs[0].lines == expect);
+    for (int r = 1; r < P; ++r) CHECK(logs[static_cast<size_t>(r)].lines.empty());
+}
+
+TEST_CASE("auto uses the built-in rules; verbose 2 logs on every rank", "[capi]") {
+    const int P = 3;
+    std::vector<LogSink> logs(P);
+    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_config cfg = config("auto", "", 2, &logs[static_cast<size_t>(rank)]);
+        genx_comm* comm = genx_comm_create(rank, P, &cfg, nullptr, 0);
+        if (comm == nullptr) return Status::internal("create failed");
+        const genx_transport_ops ops = transport_ops_for(&t);
+        std::vector<double> x(10, rank + 1.0);
+        char why[256] = "";
+        int rc = GENX_OK;
+        for (int i = 0; i < 2 && rc == GENX_OK; ++i)
+            rc = genx_allreduce(comm, nullptr, x.data(), x.size(), GENX_DT_DOUBLE, 8, GENX_OP_SUM, 1,
+                                nullptr, &ops, why, sizeof why);
+        genx_comm_destroy(comm);
+        GENX_RETURN_IF_ERROR(ensure(rc == GENX_OK, why));
+        // Two in-place sums: 1 + 2 + 3, then 3 x 6.
+        return ensure(x == std::vector<double>(10, 18.0), "wrong sum");
+    });
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    // The decision comes from the built-in defaults' catch-all model rule,
+    // with the model's prediction and the runner-up.
+    for (int r = 0; r < P; ++r) {
+        const auto& lines = logs[static_cast<size_t>(r)].lines;
+        REQUIRE(lines.size() == 2);
+        INFO(lines[0]);
+        CHECK(lines[0].rfind("genx: allreduce 80 B (size class 64) on 3 ranks: ", 0) == 0);
+        CHECK(lines[0].find("segment=1M,window=4) [rule built-in defaults:") != std::string::npos);
+        CHECK(lines[0].find("model predicts") != std::string::npos);
+        CHECK(lines[0].find("runner-up") != std::string::npos);
+        CHECK(lines[1] == lines[0]);
+    }
+}
+
+TEST_CASE("declines send nothing and say why", "[capi]") {
+    const int P = 3;
+    LoopbackFabric fabric(P);
+    LogSink log0;
+    genx_config cfg = config("ring", "", 1, &log0);
+    genx_comm* comm = genx_comm_create(0, P, &cfg, nullptr, 0);
+    REQUIRE(comm != nullptr);
+    CountingTransport counting(fabric.transport(0));
+    const genx_transport_ops ops = transport_ops_for(&counting);
+    char why[256];
+    std::vector<float> f(8, 1.0f);
+
+    int rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_FLOAT, 4, GENX_OP_BAND, 1,
+                            nullptr, &ops, why, sizeof why);
+    CHECK(rc == GENX_DECLINE);
+    CHECK(std::string(why).find("BAND") != std::string::npos);
+    CHECK(std::string(why).find("float") != std::string::npos);
+
+    auto noop = [](void*, const void*, void*, size_t) {};
+    genx_reduce_cb cb{nullptr, noop};
+    for (int i = 0; i < 2; ++i) {
+        rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_OTHER, 4, GENX_OP_OTHER, 0, &cb,
+                            &ops, why, sizeof why);
+        CHECK(rc == GENX_DECLINE);
+        CHECK(std::string(why).find("not commutative") != std::string::npos);
+        CHECK(std::string(why).find("ring") != std::string::npos);
+    }
+
+    rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_FLOAT, 8, GENX_OP_SUM, 1, nullptr,
+                        &ops, why, sizeof why);
+    CHECK(rc == GENX_DECLINE);
+    CHECK(std::string(why).find("element size 8") != std::string::npos);
+
+    rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_OTHER, 4, GENX_OP_OTHER, 1, nullptr,
+                        &ops, why, sizeof why);
+    CHECK(rc == GENX_DECLINE);
+    CHECK(std::string(why).find("callback") != std::string::npos);
+
+    rc = genx_allreduce(comm, nullptr, nullptr, 0, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr, &ops, why,
+                        sizeof why);
+    CHECK(rc == GENX_OK);
+    CHECK(counting.posts == 0);
+
+    // One log line per distinct reason at verbose 1 (the repeated
+    // non-commutative decline is not logged twice).
+    REQUIRE(log0.lines.size() == 4);
+    CHECK(log0.lines[0].rfind("genx: allreduce 32 B on 3 ranks declined, using the fallback: ", 0) == 0);
+    CHECK(log0.lines[0].find("BAND") != std::string::npos);
+    CHECK(log0.lines[1].find("not commutative") != std::string::npos);
+    genx_comm_destroy(comm);
+
+    CHECK(genx_allreduce(nullptr, nullptr, f.data(), 1, GENX_DT_FLOAT, 4, GENX_OP_SUM, 1, nullptr, &ops,
+                         why, sizeof why) == GENX_ERROR);
+}
+
+namespace {
+
+struct Mat {
+    uint64_t a, b, c, d;
+};
+Mat mul(const Mat& x, const Mat& y) {
+    return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
+            x.c * y.b + x.d * y.d};
+}
+void mat_cb(void* ctx, const void* in, void* inout, size_t count) {
+    static_cast<std::atomic<int>*>(ctx)->fetch_add(1);
+    const Mat* i = static_cast<const Mat*>(in);
+    Mat* io = static_cast<Mat*>(inout);
+    for (size_t e = 0; e < count; ++e) io[e] = mul(i[e], io[e]);
+}
+Mat mat_of(int rank, size_t i) {
+    const uint64_t h = mix(static_cast<uint64_t>(rank) * 977 + i);
+    return {h & 0xf, (h >> 4) & 0xf, (h >> 8) & 0xf, (h >> 12) & 0xf};
+}
+
+}  // namespace
+
+TEST_CASE("a non-commutative user op runs on an order-preserving plan", "[capi]") {
+    const int P = 6;
+    const size_t count = 123;
+    std::vector<Mat> expect(count);
+    for (size_t i = 0; i < count; ++i) {
+        expect[i] = mat_of(0, i);
+        for (int r = 1; r < P; ++r) expect[i] = mul(expect[i], mat_of(r, i));
+    }
+    std::atomic<int> calls{0};
+    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_config cfg = config("rb", "root=0,segment=1K", 0, nullptr);
+        char err[256];
+        genx_comm* comm = genx_comm_create(rank, P, &cfg, err, sizeof err);
+        if (comm == nullptr) return Status::internal(err);
+        const genx_transport_ops ops = transport_ops_for(&t);
+        std::vector<Mat> in(count), out(count);
+        for (size_t i = 0; i < count; ++i) in[i] = mat_of(rank, i);
+        genx_reduce_cb cb{&calls, mat_cb};
+        char why[256] = "";
+        const int rc = genx_allreduce(comm, in.data(), out.data(), count, GENX_DT_OTHER, sizeof(Mat),
+                                      GENX_OP_OTHER, 0, &cb, &ops, why, sizeof why);
+        genx_comm_destroy(comm);
+        GENX_RETURN_IF_ERROR(ensure(rc == GENX_OK, why));
+        return ensure(std::memcmp(out.data(), expect.data(), count * sizeof(Mat)) == 0,
+                      "product not in rank order");
+    });
+    INFO(st.message());
+    CHECK(st.is_ok());
+    CHECK(calls.load() > 0);
+}
+
+TEST_CASE("a commutative user op on an opaque type goes through the callback", "[capi]") {
+    const int P = 4;
+    const size_t count = 50;  // elements of three int32
+    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_config cfg = config("ring", "segment=20", 0, nullptr);
+        genx_comm* comm = genx_comm_create(rank, P, &cfg, nullptr, 0);
+        if (comm == nullptr) return Status::internal("create failed");
+        const genx_transport_ops ops = transport_ops_for(&t);
+        std::vector<int32_t> buf(3 * count);
+        for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<int32_t>(i) * (rank + 1);
+        auto sum3 = [](void*, const void* in, void* inout, size_t n) {
+            for (size_t e = 0; e < 3 * n; ++e)
+                static_cast<int32_t*>(inout)[e] += static_cast<const int32_t*>(in)[e];
+        };
+        genx_reduce_cb cb{nullptr, sum3};
+        char why[256] = "";
+        const int rc = genx_allreduce(comm, nullptr, buf.data(), count, GENX_DT_OTHER, 12, GENX_OP_SUM, 1,
+                                      &cb, &ops, why, sizeof why);
+        genx_comm_destroy(comm);
+        GENX_RETURN_IF_ERROR(ensure(rc == GENX_OK, why));
+        for (size_t i = 0; i < buf.size(); ++i)
+            if (buf[i] != static_cast<int32_t>(i) * (1 + 2 + 3 + 4)) return Status::internal("wrong sum");
+        return Status::ok();
+    });
+    INFO(st.message());
+    CHECK(st.is_ok());
+}
+
+TEST_CASE("a transport failure is GENX_ERROR with the transport's words", "[capi]") {
+    // Communicators (their scratch) and buffers outlive run_ranks: the
+    // failing rank leaves a receive posted that rank 1 may still match
+    // before the fabric is aborted.
+    genx_config cfg = config("ring", "", 0, nullptr);
+    genx_comm* comms[2] = {genx_comm_create(0, 2, &cfg, nullptr, 0),
+                           genx_comm_create(1, 2, &cfg, nullptr, 0)};
+    REQUIRE(comms[0] != nullptr);
+    REQUIRE(comms[1] != nullptr);
+    std::vector<std::vector<int32_t>> xs(2, std::vector<int32_t>(16, 1));
+    Status st = run_ranks(2, [&](int rank, Transport& t) -> Status {
+        genx_transport_ops ops = transport_ops_for(&t);
+        if (rank == 0) ops.isend = [](void*, const void*, size_t, int, void**) { return 5; };
+        std::vector<int32_t>& x = xs[static_cast<size_t>(rank)];
+        char why[256] = "";
+        const int rc = genx_allreduce(comms[rank], nullptr, x.data(), x.size(), GENX_DT_INT32, 4,
+                                      GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+        // Rank 0 reports what it got; its failure aborts the fabric, which
+        // turns rank 1's wait into an error instead of a hang.
+        if (rank == 0) return Status::internal("rc " + std::to_string(rc) + ": " + why);
+        return rc == GENX_ERROR ? Status::ok() : Status::internal("rank 1 finished");
+    });
+    genx_comm_destroy(comms[0]);
+    genx_comm_destroy(comms[1]);
+    CHECK(st.message().find("rank 0: rc 2: executor (ring, rank 0, step 0): transport: isend") !=
+          std::string::npos);
+    CHECK(st.message().find("failed with code 5") != std::string::npos);
+}

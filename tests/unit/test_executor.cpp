@@ -1,0 +1,524 @@
+// The executor: executor params, the compiled byte schedule (messages,
+// segments, skipped empty runs, both sides agreeing), compile errors, and
+// real data through every generator on the loopback transport, compared
+// bit for bit with a sequential rank-order reference.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plan/checker.hpp"
+#include "plan/plan.hpp"
+#include "plan/registry.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/loopback.hpp"
+#include "typed_data.hpp"
+
+using namespace genx;
+using namespace genx_test;
+
+namespace {
+
+Plan make_plan(const std::string& name, int P, const std::string& params = "") {
+    ParamMap pm;
+    REQUIRE(parse_params(params, &pm).is_ok());
+    Plan plan;
+    Status st = generate(name, P, pm, &plan);
+    INFO(name << " P=" << P << ": " << st.message());
+    REQUIRE(st.is_ok());
+    return plan;
+}
+
+ExecOptions opts(size_t segment, int window) {
+    ExecOptions o;
+    o.segment_bytes = segment;
+    o.window = window;
+    return o;
+}
+
+struct Case {
+    genx_dtype type;
+    genx_op op;
+    size_t count;
+    bool in_place;
+};
+
+std::string describe(const Case& c) {
+    return std::string(dtype_name(c.type)) + " " + op_name(c.op) + " count " +
+           std::to_string(c.count) + (c.in_place ? " in place" : " not in place");
+}
+
+// Runs every case, in order, on every rank of one loopback fabric (one
+// Execution per rank, reused across cases as the C API does) and compares
+// each rank's result with the rank-order reference.
+Status run_cases(const Plan& plan, const ExecOptions& o, const std::vector<Case>& cases) {
+    const int P = plan.nranks;
+    std::vector<std::vector<unsigned char>> expected;
+    for (const Case& c : cases) expected.push_back(reference_allreduce(c.type, c.op, P, c.count));
+    return run_ranks(P, [&](int rank, Transport& t) -> Status {
+        Execution ex;
+        for (size_t ci = 0; ci < cases.size(); ++ci) {
+            const Case& c = cases[ci];
+            const size_t es = type_size(c.type);
+            RankSchedule sched;
+            GENX_RETURN_IF_ERROR(compile(plan, rank, c.count, es, o, &sched));
+            ReduceKernel k;
+            GENX_RETURN_IF_ERROR(resolve_kernel(c.type, c.op, es, nullptr, &k));
+            const std::vector<unsigned char> input = make_input(c.type, c.op, rank, c.count);
+            std::vector<unsigned char> result(c.count * es, 0xA5);
+            std::vector<unsigned char> scratch(sched.scratch_bytes, 0x5A);
+            if (c.in_place) result = input;
+            GENX_RETURN_IF_ERROR(ex.start(sched, c.in_place ? nullptr : input.data(), result.data(),
+                                          scratch.data(), scratch.size(), k, t));
+            GENX_RETURN_IF_ERROR(ex.run());
+            const long d = first_difference(c.type, result.data(), expected[ci].data(), c.count);
+            if (d >= 0)
+                return Status::internal(plan.algorithm + " P=" + std::to_string(P) + " " +
+                                        describe(c) + ": element " + std::to_string(d) +
+                                        " differs from the reference");
+            if (!c.in_place && first_difference(c.type, input.data(),
+                                                make_input(c.type, c.op, rank, c.count).data(),
+                                                c.count) >= 0)
+                return Status::internal(describe(c) + ": sendbuf was modified");
+        }
+        return Status::ok();
+    });
+}
+
+std::vector<std::pair<genx_dtype, genx_op>> valid_pairs() {
+    std::vector<std::pair<genx_dtype, genx_op>> v;
+    for (genx_dtype t : builtin_types())
+        for (genx_op op : builtin_ops())
+            if (mpi_defines(t, op)) v.emplace_back(t, op);
+    return v;
+}
+
+std::vector<size_t> counts_for(int P) {
+    const size_t p = static_cast<size_t>(P);
+    return {0, 1, p - 1, p, p + 1, 1000, 65537};
+}
+
+// Sizes of the segments rank `from` sends to rank `to` over the whole
+// program, in posting order (or that `to` receives from `from`).
+std::vector<size_t> wire(const RankSchedule& s, int peer, bool sends) {
+    std::vector<size_t> out;
+    for (const StepSched& st : s.steps) {
+        const size_t lo = st.first_transfer + (sends ? static_cast<size_t>(st.nrecvs) : 0);
+        const size_t n = static_cast<size_t>(sends ? st.nsends : st.nrecvs);
+        for (size_t i = lo; i < lo + n; ++i) {
+            const TransferSched& t = s.transfers[i];
+            if (t.peer != peer) continue;
+            for (size_t g = 0; g < t.nsegments; ++g) out.push_back(s.segments[t.first_segment + g].bytes);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("executor params split from generator params", "[executor]") {
+    ParamMap all, gen;
+    ExecOptions o;
+    REQUIRE(split_exec_params(all, &gen, &o).is_ok());
+    CHECK(o.segment_bytes == kDefaultSegmentBytes);
+    CHECK(o.window == kDefaultWindow);
+    CHECK(format_exec_options(o) == "segment=1M,window=4");
+
+    REQUIRE(parse_params("segment=64K, window=3, root=2", &all).is_ok());
+    REQUIRE(split_exec_params(all, &gen, &o).is_ok());
+    CHECK(o.segment_bytes == 65536);
+    CHECK(o.window == 3);
+    CHECK(gen == ParamMap{{"root", "2"}});
+    CHECK(format_exec_options(o) == "segment=64K,window=3");
+
+    REQUIRE(parse_params("segment=0", &all).is_ok());
+    REQUIRE(split_exec_params(all, &gen, &o).is_ok());
+    CHECK(o.segment_bytes == 0);
+
+    for (const char* bad : {"window=0", "window=x", "window=2k", "segment=abc", "segment=-1"}) {
+        INFO(bad);
+        REQUIRE(parse_params(bad, &all).is_ok());
+        Status st = split_exec_params(all, &gen, &o);
+        CHECK(st.code() == Code::InvalidArgument);
+        CHECK(st.message().find(std::string(bad).substr(0, std::string(bad).find('='))) != std::string::npos);
+    }
+    CHECK(format_size(100) == "100");
+    CHECK(format_size(3 << 20) == "3M");
+    CHECK(format_size(1536) == "1536");
+}
+
+TEST_CASE("compile: one message per run of consecutive blocks, cut into segments", "[executor]") {
+    // Hand-made two-rank plan, 4 blocks of 2 int32: rank 0 sends blocks
+    // {0,1,3} (two runs) and receives block 2 into a slot.
+    Plan plan;
+    plan.algorithm = "hand";
+    plan.nranks = 2;
+    plan.nblocks = 4;
+    plan.programs.resize(2);
+    Step s0;
+    s0.sends.push_back(Transfer{1, {0, 1, 3}, kResult});
+    s0.recvs.push_back(Transfer{1, {2}, 0});
+    s0.ops.push_back(LocalOp{OpKind::Reduce, kResult, {0}, {2}});
+    plan.programs[0].steps.push_back(s0);
+    Step s1;
+    s1.recvs.push_back(Transfer{0, {0, 1, 3}, 0});
+    s1.sends.push_back(Transfer{0, {2}, kResult});
+    plan.programs[1].steps.push_back(s1);
+    finalize(plan);
+
+    RankSchedule s;
+    REQUIRE(compile(plan, 0, 8, 4, opts(8, 2), &s).is_ok());
+    REQUIRE(s.steps.size() == 1);
+    CHECK(s.steps[0].nrecvs == 1);
+    CHECK(s.steps[0].nsends == 1);
+    const TransferSched& send = s.transfers[s.steps[0].first_transfer + 1];
+    REQUIRE(send.nsegments == 3);  // run {0,1}: 16 B as 8+8, run {3}: 8 B
+    CHECK(s.segments[send.first_segment].loc.offset == 0);
+    CHECK(s.segments[send.first_segment + 1].loc.offset == 8);
+    CHECK(s.segments[send.first_segment + 2].loc.offset == 24);
+    CHECK(s.segments[send.first_segment + 2].loc.space == Space::Result);
+    const TransferSched& recv = s.transfers[s.steps[0].first_transfer];
+    REQUIRE(recv.nsegments == 1);
+    CHECK(s.segments[recv.first_segment].loc.space == Space::Scratch);
+    CHECK(s.segments[recv.first_segment].bytes == 8);
+    CHECK(s.scratch_bytes == 8);
+    CHECK(s.bytes_sent == 24);
+    CHECK(s.bytes_received == 8);
+
+    // Rank 1's slot packs blocks 0, 1, 3: block 3 sits right after 0 and 1.
+    RankSchedule s1c;
+    REQUIRE(compile(plan, 1, 8, 4, opts(0, 1), &s1c).is_ok());
+    CHECK(s1c.scratch_bytes == 24);
+    const TransferSched& r1 = s1c.transfers[0];
+    REQUIRE(r1.nsegments == 2);
+    CHECK(s1c.segments[r1.first_segment + 1].loc.offset == 16);
+    CHECK(wire(s, 1, true) == std::vector<size_t>{8, 8, 8});
+
+    // count 2: blocks 0 and 2 are empty ([b*2/4, (b+1)*2/4)); the empty
+    // receive and its reduce disappear, the run {0,1} carries block 1 only.
+    REQUIRE(compile(plan, 0, 2, 4, opts(0, 1), &s).is_ok());
+    REQUIRE(s.steps.size() == 1);
+    CHECK(s.steps[0].nrecvs == 0);
+    CHECK(s.steps[0].nops == 0);
+    CHECK(wire(s, 1, true) == std::vector<size_t>{4, 4});
+}
+
+TEST_CASE("compile rounds segments to whole elements", "[executor]") {
+    Plan plan = make_plan("ring", 4);
+    RankSchedule s;
+    REQUIRE(compile(plan, 0, 1000, 4, opts(64, 2), &s).is_ok());
+    CHECK(s.steps.size() == 6);
+    CHECK(s.scratch_bytes == 3 * 1000);
+    CHECK(s.bytes_sent == 6 * 1000);
+    for (const TransferSched& t : s.transfers) {
+        REQUIRE(t.nsegments == 16);  // 250 elements = 1000 B = 15 x 64 + 40
+        CHECK(s.segments[t.first_segment + 15].bytes == 40);
+    }
+    REQUIRE(compile(plan, 0, 1000, 4, opts(6, 1), &s).is_ok());
+    for (const TransferSched& t : s.transfers) CHECK(t.nsegments == 250);
+    REQUIRE(compile(plan, 0, 1000, 16, opts(3, 1), &s).is_ok());
+    for (const TransferSched& t : s.transfers) CHECK(s.segments[t.first_segment].bytes == 16);
+    REQUIRE(compile(plan, 0, 1000, 4, opts(0, 1), &s).is_ok());
+    for (const TransferSched& t : s.transfers) CHECK(t.nsegments == 1);
+}
+
+TEST_CASE("compiled schedules agree on both sides of every pair", "[executor]") {
+    for (const GeneratorInfo& g : generators()) {
+        for (int P : {1, 2, 3, 5, 8, 12}) {
+            Plan plan = make_plan(g.name, P);
+            for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) - 1, size_t{77}, size_t{1000}}) {
+                for (size_t seg : {size_t{0}, size_t{24}}) {
+                    std::vector<RankSchedule> s(static_cast<size_t>(P));
+                    for (int r = 0; r < P; ++r)
+                        REQUIRE(compile(plan, r, count, 8, opts(seg, 2), &s[static_cast<size_t>(r)]).is_ok());
+                    for (int a = 0; a < P; ++a)
+                        for (int b = 0; b < P; ++b) {
+                            INFO(g.name << " P=" << P << " count=" << count << " seg=" << seg
+                                        << " pair " << a << "->" << b);
+                            CHECK(wire(s[static_cast<size_t>(a)], b, true) ==
+                                  wire(s[static_cast<size_t>(b)], a, false));
+                        }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("compile rejects what the executor cannot run, naming rank and step", "[executor]") {
+    auto base = [] {
+        Plan p;
+        p.algorithm = "hand";
+        p.nranks = 2;
+        p.nblocks = 2;
+        p.programs.resize(2);
+        p.programs[0].steps.resize(1);
+        p.programs[1].steps.resize(1);
+        return p;
+    };
+    RankSchedule s;
+    auto expect_error = [&](Plan p, const std::string& needle) {
+        finalize(p);
+        Status st = compile(p, 0, 10, 4, ExecOptions(), &s);
+        INFO(st.message());
+        CHECK(st.code() == Code::InvalidArgument);
+        CHECK(st.message().find("rank 0 step 0") != std::string::npos);
+        CHECK(st.message().find(needle) != std::string::npos);
+    };
+    Plan p = base();
+    p.programs[0].steps[0].sends.push_back(Transfer{0, {0}, kResult});
+    expect_error(p, "peer must be another rank");
+    p = base();
+    p.programs[0].steps[0].sends.push_back(Transfer{1, {2}, kResult});
+    expect_error(p, "block 2 outside 0..1");
+    p = base();
+    p.programs[0].steps[0].sends.push_back(Transfer{1, {0}, 3});
+    p.nslots = 1;  // finalize raises nslots to 4 from the id; compile sees a layoutless slot
+    expect_error(p, "never writes");
+    p = base();
+    p.programs[0].steps[0].recvs.push_back(Transfer{1, {0}, 0});
+    p.programs[0].steps[0].ops.push_back(LocalOp{OpKind::Reduce, 0, {0}, {0}});
+    expect_error(p, "reads its own destination");
+    p = base();
+    p.programs[0].steps[0].ops.push_back(LocalOp{OpKind::Copy, kResult, {0, 1}, {0}});
+    expect_error(p, "a copy needs exactly one");
+    p = base();
+    p.programs[0].steps[0].ops.push_back(LocalOp{OpKind::Reduce, kResult, {}, {0}});
+    expect_error(p, "a reduce needs at least one");
+
+    Plan unfinalized = base();
+    unfinalized.nslots = 1;
+    Status st = compile(unfinalized, 0, 10, 4, ExecOptions(), &s);
+    CHECK(st.message().find("not finalized") != std::string::npos);
+    CHECK(compile(base(), 2, 10, 4, ExecOptions(), &s).code() == Code::InvalidArgument);
+    CHECK(compile(base(), 0, 10, 0, ExecOptions(), &s).code() == Code::InvalidArgument);
+    CHECK(compile(base(), 0, 10, 4, opts(0, 0), &s).code() == Code::InvalidArgument);
+}
+
+TEST_CASE("a hand-made plan with copies and a slot-to-slot reduce", "[executor]") {
+    // P = 2, one block: swap through slot 0, then t := own; t ⊕= peer;
+    // result := t, exercising Copy and reduce into a slot.
+    Plan plan;
+    plan.algorithm = "hand-copy";
+    plan.nranks = 2;
+    plan.nblocks = 1;
+    plan.programs.resize(2);
+    for (int r = 0; r < 2; ++r) {
+        Step st;
+        st.sends.push_back(Transfer{1 - r, {0}, kResult});
+        st.recvs.push_back(Transfer{1 - r, {0}, 0});
+        st.ops.push_back(LocalOp{OpKind::Copy, 1, {kResult}, {0}});
+        st.ops.push_back(LocalOp{OpKind::Reduce, 1, {0}, {0}});
+        st.ops.push_back(LocalOp{OpKind::Copy, kResult, {1}, {0}});
+        plan.programs[static_cast<size_t>(r)].steps.push_back(st);
+    }
+    finalize(plan);
+    REQUIRE(check_plan(plan).ok);
+    std::vector<Case> cases;
+    for (size_t count : {1, 5, 1000})
+        for (bool ip : {true, false}) cases.push_back(Case{GENX_DT_INT64, GENX_OP_SUM, count, ip});
+    Status st = run_cases(plan, opts(16, 1), cases);
+    INFO(st.message());
+    CHECK(st.is_ok());
+}
+
+TEST_CASE("ring on P = 1..16 and larger with real data", "[executor]") {
+    // Every (P, count) runs four type/op pairs, rotating through all valid
+    // pairs so each pair meets many P and counts; in place alternates.
+    const auto pairs = valid_pairs();
+    size_t next = 0;
+    for (int P : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 33}) {
+        Plan plan = make_plan("ring", P);
+        std::vector<Case> cases;
+        for (size_t count : counts_for(P)) {
+            const int per = P > 16 ? 2 : 4;
+            for (int j = 0; j < per; ++j, ++next) {
+                const auto& pr = pairs[next % pairs.size()];
+                cases.push_back(Case{pr.first, pr.second, count, next % 2 == 0});
+            }
+        }
+        Status st = run_cases(plan, ExecOptions(), cases);
+        INFO("ring P=" << P << ": " << st.message());
+        CHECK(st.is_ok());
+    }
+}
+
+TEST_CASE("every type x op through ring for every P = 1..16", "[executor]") {
+    // count P+1 gives one block of two elements and P-1 blocks of one; at
+    // P = 3, 7 and 16 also 1000 elements, in place and not.
+    for (int P = 1; P <= 16; ++P) {
+        Plan plan = make_plan("ring", P);
+        std::vector<Case> cases;
+        bool ip = P % 2 == 0;
+        for (const auto& pr : valid_pairs()) {
+            cases.push_back(Case{pr.first, pr.second, static_cast<size_t>(P) + 1, ip = !ip});
+            if (P == 3 || P == 7 || P == 16)
+                for (bool both : {true, false}) cases.push_back(Case{pr.first, pr.second, 1000, both});
+        }
+        Status st = run_cases(plan, ExecOptions(), cases);
+        INFO("ring P=" << P << ": " << st.message());
+        CHECK(st.is_ok());
+    }
+}
+
+TEST_CASE("small segments and windows 1 and 3", "[executor]") {
+    for (int window : {1, 3}) {
+        for (int P : {2, 5, 8}) {
+            Plan plan = make_plan("ring", P);
+            std::vector<Case> cases = {
+                Case{GENX_DT_INT32, GENX_OP_SUM, 1000, true},
+                Case{GENX_DT_DOUBLE, GENX_OP_MAX, static_cast<size_t>(P) + 1, false},
+                Case{GENX_DT_UINT8, GENX_OP_BXOR, 4099, false},
+            };
+            if (P == 5) cases.push_back(Case{GENX_DT_FLOAT, GENX_OP_SUM, 65537, true});
+            Status st = run_cases(plan, opts(64, window), cases);
+            INFO("ring P=" << P << " segment=64 window=" << window << ": " << st.message());
+            CHECK(st.is_ok());
+        }
+    }
+}
+
+TEST_CASE("every registered generator runs correctly on the executor", "[executor]") {
+    const auto pairs = valid_pairs();
+    size_t next = 0;
+    for (const GeneratorInfo& g : generators()) {
+        for (int P = 1; P <= 12; ++P) {
+            Plan plan = make_plan(g.name, P);
+            std::vector<Case> cases;
+            for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) + 1, size_t{1000}}) {
+                for (int j = 0; j < 2; ++j, ++next) {
+                    const auto& pr = pairs[next % pairs.size()];
+                    cases.push_back(Case{pr.first, pr.second, count, next % 2 == 1});
+                }
+            }
+            const ExecOptions o = P % 2 ? ExecOptions() : opts(40, 2);
+            Status st = run_cases(plan, o, cases);
+            INFO(g.name << " P=" << P << " (" << format_exec_options(o) << "): " << st.message());
+            CHECK(st.is_ok());
+        }
+    }
+}
+
+namespace {
+
+struct Mat {
+    uint64_t a, b, c, d;
+};
+Mat mul(const Mat& x, const Mat& y) {
+    return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
+            x.c * y.b + x.d * y.d};
+}
+void mat_cb(void*, const void* in, void* inout, size_t count) {
+    const Mat* i = static_cast<const Mat*>(in);
+    Mat* io = static_cast<Mat*>(inout);
+    for (size_t e = 0; e < count; ++e) io[e] = mul(i[e], io[e]);
+}
+Mat mat_of(int rank, size_t i) {
+    const uint64_t h = mix(static_cast<uint64_t>(rank) * 131 + i);
+    return {h & 0xf, (h >> 4) & 0xf, (h >> 8) & 0xf, (h >> 12) & 0xf};
+}
+
+}  // namespace
+
+TEST_CASE("an order-preserving plan gives a non-commutative op its rank order", "[executor]") {
+    for (int P = 1; P <= 8; ++P) {
+        Plan plan = make_plan("rb", P, "root=0");
+        REQUIRE(plan.order_preserving);
+        const size_t count = 301;
+        std::vector<Mat> expect(count);
+        for (size_t i = 0; i < count; ++i) {
+            expect[i] = mat_of(0, i);
+            for (int r = 1; r < P; ++r) expect[i] = mul(expect[i], mat_of(r, i));
+        }
+        Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+            genx_reduce_cb cb{nullptr, mat_cb};
+            ReduceKernel k;
+            GENX_RETURN_IF_ERROR(resolve_kernel(GENX_DT_OTHER, GENX_OP_OTHER, sizeof(Mat), &cb, false, &k));
+            RankSchedule sched;
+            GENX_RETURN_IF_ERROR(compile(plan, rank, count, sizeof(Mat), opts(200, 2), &sched));
+            std::vector<Mat> in(count), out(count);
+            for (size_t i = 0; i < count; ++i) in[i] = mat_of(rank, i);
+            std::vector<unsigned char> scratch(sched.scratch_bytes);
+            Execution ex;
+            GENX_RETURN_IF_ERROR(ex.start(sched, in.data(), out.data(), scratch.data(), scratch.size(), k, t));
+            GENX_RETURN_IF_ERROR(ex.run());
+            if (std::memcmp(out.data(), expect.data(), count * sizeof(Mat)) != 0)
+                return Status::internal("product not in rank order");
+            return Status::ok();
+        });
+        INFO("rb P=" << P << ": " << st.message());
+        CHECK(st.is_ok());
+    }
+}
+
+namespace {
+
+// Fails the n-th isend; passes everything else to the wrapped transport.
+class FailingTransport final : public Transport {
+  public:
+    FailingTransport(Transport& inner, int fail_at) : inner_(inner), left_(fail_at) {}
+    Status isend(const void* b, size_t n, int peer, Request* r) override {
+        if (left_-- == 0) return Status::io_error("planted isend failure");
+        return inner_.isend(b, n, peer, r);
+    }
+    Status irecv(void* b, size_t n, int peer, Request* r) override { return inner_.irecv(b, n, peer, r); }
+    Status test(Request r, bool* d) override { return inner_.test(r, d); }
+    Status progress() override { return inner_.progress(); }
+
+  private:
+    Transport& inner_;
+    int left_;
+};
+
+}  // namespace
+
+TEST_CASE("transport errors surface with algorithm, rank and step", "[executor]") {
+    Plan plan = make_plan("ring", 3);
+    // Buffers outlive run_ranks: the failing rank leaves receives posted
+    // that a peer may still match before the fabric is aborted.
+    std::vector<std::vector<int32_t>> bufs(3, std::vector<int32_t>(30));
+    std::vector<std::vector<unsigned char>> scratches(3, std::vector<unsigned char>(30 * 4));
+    Status st = run_ranks(3, [&](int rank, Transport& t) -> Status {
+        FailingTransport ft(t, rank == 1 ? 2 : 1 << 30);
+        RankSchedule sched;
+        GENX_RETURN_IF_ERROR(compile(plan, rank, 30, 4, ExecOptions(), &sched));
+        ReduceKernel k;
+        GENX_RETURN_IF_ERROR(resolve_kernel(GENX_DT_INT32, GENX_OP_SUM, 4, nullptr, &k));
+        std::vector<int32_t>& buf = bufs[static_cast<size_t>(rank)];
+        std::vector<unsigned char>& scratch = scratches[static_cast<size_t>(rank)];
+        Execution ex;
+        GENX_RETURN_IF_ERROR(ex.start(sched, nullptr, buf.data(), scratch.data(), scratch.size(), k, ft));
+        Status s = ex.run();
+        bool done = false;
+        if (!s.is_ok() && ex.progress(&done).message() != s.message())
+            return Status::internal("a failed execution must keep returning its error");
+        return s;
+    });
+    INFO(st.message());
+    CHECK_FALSE(st.is_ok());
+    CHECK(st.message().find("rank 1: executor (ring, rank 1, step 2): planted isend failure") !=
+          std::string::npos);
+}
+
+TEST_CASE("start validates buffers against the schedule", "[executor]") {
+    Plan plan = make_plan("ring", 2);
+    RankSchedule sched;
+    REQUIRE(compile(plan, 0, 10, 4, ExecOptions(), &sched).is_ok());
+    ReduceKernel k;
+    REQUIRE(resolve_kernel(GENX_DT_INT32, GENX_OP_SUM, 4, nullptr, &k).is_ok());
+    LoopbackFabric f(2);
+    std::vector<int32_t> buf(10);
+    std::vector<unsigned char> scratch(sched.scratch_bytes);
+    Execution ex;
+    CHECK(ex.start(sched, nullptr, buf.data(), scratch.data(), sched.scratch_bytes - 1, k, f.transport(0))
+              .code() == Code::InvalidArgument);
+    ReduceKernel k8;
+    REQUIRE(resolve_kernel(GENX_DT_INT64, GENX_OP_SUM, 8, nullptr, &k8).is_ok());
+    CHECK(ex.start(sched, nullptr, buf.data(), scratch.data(), scratch.size(), k8, f.transport(0))
+              .code() == Code::InvalidArgument);
+    bool done = false;
+    CHECK_FALSE(ex.progress(&done).is_ok());
+}

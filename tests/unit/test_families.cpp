@@ -1,0 +1,234 @@
+// The GenModel families (rb, cps, hcps, rhd): every P and factorisation
+// through the checker, their parameters and their structure.
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plan/checker.hpp"
+#include "plan/hcps.hpp"
+#include "plan/registry.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/loopback.hpp"
+#include "runtime/reduce.hpp"
+
+using namespace genx;
+
+namespace {
+
+Plan make(const std::string& name, int P, const std::string& params = "") {
+    ParamMap pm;
+    REQUIRE(parse_params(params, &pm).is_ok());
+    Plan plan;
+    Status st = generate(name, P, pm, &plan);
+    INFO(name << " P=" << P << " params='" << params << "': " << st.message());
+    REQUIRE(st.is_ok());
+    return plan;
+}
+
+void require_valid(const Plan& plan) {
+    CheckResult res = check_plan(plan);
+    INFO(plan.algorithm << " P=" << plan.nranks << " params='" << plan.params
+                        << "': " << res.message);
+    REQUIRE(res.ok);
+    if (plan.order_preserving) REQUIRE(res.order_preserving);
+}
+
+// Largest fan-in of any fused reduce and the number of distinct peers a
+// rank receives from in one step, over the whole plan.
+int max_reduce_inputs(const Plan& plan) {
+    size_t k = 0;
+    for (const Program& p : plan.programs)
+        for (const Step& s : p.steps)
+            for (const LocalOp& op : s.ops) k = std::max(k, op.srcs.size() + 1);
+    return static_cast<int>(k);
+}
+
+// Runs `plan` on the loopback transport with int64 sums for every count
+// in `counts` (one Execution per rank, reused) and compares every rank's
+// result with the exact sum.  Values depend on rank and element so that a
+// misplaced or double-counted block shows.
+Status run_sum(const Plan& plan, const std::vector<size_t>& counts, const ExecOptions& o) {
+    const int P = plan.nranks;
+    auto value = [](int rank, size_t i) {
+        return static_cast<int64_t>((rank + 1) * 1000003) * static_cast<int64_t>(i % 977 + 1) +
+               rank;
+    };
+    return run_ranks(P, [&](int rank, Transport& t) -> Status {
+        Execution ex;
+        ReduceKernel k;
+        GENX_RETURN_IF_ERROR(resolve_kernel(GENX_DT_INT64, GENX_OP_SUM, 8, nullptr, &k));
+        for (size_t count : counts) {
+            RankSchedule sched;
+            GENX_RETURN_IF_ERROR(compile(plan, rank, count, 8, o, &sched));
+            std::vector<int64_t> in(count), out(count, -1);
+            for (size_t i = 0; i < count; ++i) in[i] = value(rank, i);
+            std::vector<unsigned char> scratch(sched.scratch_bytes);
+            GENX_RETURN_IF_ERROR(
+                ex.start(sched, in.data(), out.data(), scratch.data(), scratch.size(), k, t));
+            GENX_RETURN_IF_ERROR(ex.run());
+            for (size_t i = 0; i < count; ++i) {
+                int64_t want = 0;
+                for (int q = 0; q < P; ++q) want += value(q, i);
+                if (out[i] != want)
+                    return Status::internal(
+                        plan.algorithm + " " + plan.params + " P=" + std::to_string(P) + " count " +
+                        std::to_string(count) + ": element " + std::to_string(i) + " is " +
+                        std::to_string(out[i]) + ", expected " + std::to_string(want));
+            }
+        }
+        return Status::ok();
+    });
+}
+
+}  // namespace
+
+TEST_CASE("rb, cps and rhd pass the checker for P = 1..64", "[families]") {
+    for (int P = 1; P <= 64; ++P) {
+        for (const char* name : {"cps", "rhd", "hcps"}) require_valid(make(name, P));
+        for (int root : {0, P / 2, P - 1}) {
+            Plan rb = make("rb", P, "root=" + std::to_string(root));
+            require_valid(rb);
+            CHECK(rb.params == "root=" + std::to_string(root));
+            // With root 0 the root folds x0 ⊕ x1 ⊕ … in rank order.
+            CHECK(check_plan(rb).order_preserving == (root == 0 || P == 1));
+        }
+    }
+}
+
+TEST_CASE("hcps passes the checker for every ordered factorisation of P = 1..64", "[families]") {
+    int plans = 0;
+    for (int P = 1; P <= 64; ++P) {
+        for (const std::vector<int>& f : ordered_factorizations(P)) {
+            if (f.empty()) continue;
+            Plan plan = make("hcps", P, "factors=" + format_factors(f));
+            require_valid(plan);
+            CHECK(plan.max_steps() == 2 * static_cast<int>(f.size()));
+            // Round i folds exactly f_i inputs at once.
+            CHECK(max_reduce_inputs(plan) == *std::max_element(f.begin(), f.end()));
+            ++plans;
+        }
+    }
+    // Sum over P <= 64 of the number of ordered factorisations.
+    CHECK(plans == 440);
+}
+
+TEST_CASE("ordered factorisations and the default hcps factors", "[families]") {
+    // 12 = 12, 6·2, 4·3, 3·4, 3·2·2, 2·6, 2·3·2, 2·2·3.
+    auto f12 = ordered_factorizations(12);
+    CHECK(f12.size() == 8);
+    CHECK(std::set<std::vector<int>>(f12.begin(), f12.end()).size() == 8);
+    CHECK(f12.front() == std::vector<int>{12});
+    // 2^6 has 2^5 compositions.
+    CHECK(ordered_factorizations(64).size() == 32);
+    CHECK(ordered_factorizations(64, 2).size() == 6);  // 64, 32·2, 16·4, 8·8, 4·16, 2·32
+    CHECK(ordered_factorizations(1) == std::vector<std::vector<int>>{{}});
+    CHECK(ordered_factorizations(13) == std::vector<std::vector<int>>{{13}});
+
+    CHECK(default_hcps_factors(1).empty());
+    CHECK(default_hcps_factors(8) == std::vector<int>{8});
+    CHECK(default_hcps_factors(12) == std::vector<int>{6, 2});
+    CHECK(default_hcps_factors(15) == std::vector<int>{5, 3});
+    CHECK(default_hcps_factors(16) == std::vector<int>{8, 2});
+    CHECK(default_hcps_factors(24) == std::vector<int>{8, 3});
+    CHECK(default_hcps_factors(64) == std::vector<int>{8, 8});
+    CHECK(default_hcps_factors(13) == std::vector<int>{13});
+    CHECK(default_hcps_factors(26) == std::vector<int>{13, 2});
+    CHECK(default_hcps_factors(1024) == std::vector<int>{8, 8, 8, 2});
+    CHECK(make("hcps", 12).params == "factors=6x2");
+}
+
+TEST_CASE("hcps groups are orthogonal and runs contiguous", "[families]") {
+    Plan plan = make("hcps", 12, "factors=6x2");
+    // Round 0: rank 7 (digits d0 = 1, d1 = 1) talks to 6, 8..11 only.
+    std::set<int> round0, round1;
+    for (const Transfer& t : plan.programs[7].steps[0].sends) round0.insert(t.peer);
+    for (const Transfer& t : plan.programs[7].steps[1].sends) round1.insert(t.peer);
+    CHECK(round0 == std::set<int>{6, 8, 9, 10, 11});
+    CHECK(round1 == std::set<int>{1});
+    // Its round-0 share is blocks 2..3 (digit 0 most significant), then
+    // block 3 after round 1; every transfer is one run of blocks.
+    CHECK(plan.programs[7].steps[0].ops.at(0).blocks == std::vector<int>{2, 3});
+    CHECK(plan.programs[7].steps[1].ops.at(0).blocks == std::vector<int>{3});
+    for (const Program& p : plan.programs)
+        for (const Step& s : p.steps)
+            for (const Transfer& t : s.sends)
+                for (size_t k = 1; k < t.blocks.size(); ++k)
+                    CHECK(t.blocks[k] == t.blocks[k - 1] + 1);
+}
+
+TEST_CASE("rhd folds non-powers of two into adjacent partners", "[families]") {
+    Plan p6 = make("rhd", 6);
+    CHECK(p6.nblocks == 4);
+    // Extra ranks 0 and 2: give everything away, get the result back.
+    for (int x : {0, 2}) {
+        REQUIRE(p6.programs[x].steps.size() == 2);
+        CHECK(p6.programs[x].steps[0].sends.at(0).peer == x + 1);
+        CHECK(p6.programs[x].steps[1].recvs.at(0).peer == x + 1);
+    }
+    // Fold targets: fold + 2·log2(4) + unfold; the others 2·log2(4).
+    CHECK(p6.programs[1].steps.size() == 6);
+    CHECK(p6.programs[4].steps.size() == 4);
+    CHECK(p6.max_steps() == 6);  // 2⌈log2 6⌉
+    CHECK(make("rhd", 16).max_steps() == 8);
+    CHECK(make("rhd", 1).max_steps() == 0);
+}
+
+TEST_CASE("family parameters are validated", "[families]") {
+    Plan plan;
+    ParamMap pm;
+    auto gen = [&](const std::string& name, int P, const std::string& params) {
+        REQUIRE(parse_params(params, &pm).is_ok());
+        return generate(name, P, pm, &plan);
+    };
+    Status st = gen("hcps", 12, "factors=5x2");
+    CHECK(st.code() == Code::InvalidArgument);
+    CHECK(st.message().find("do not multiply to the 12 ranks") != std::string::npos);
+    st = gen("hcps", 12, "factors=1x12");
+    CHECK(st.code() == Code::InvalidArgument);
+    CHECK(st.message().find("below 2") != std::string::npos);
+    st = gen("hcps", 12, "factors=6x");
+    CHECK(st.code() == Code::InvalidArgument);
+    CHECK(st.message().find("not a positive integer") != std::string::npos);
+    CHECK(gen("hcps", 12, "factors=2x2x3").is_ok());
+    CHECK(plan.params == "factors=2x2x3");
+    CHECK(gen("hcps", 1, "factors=1").is_ok());
+    st = gen("rb", 12, "root=12");
+    CHECK(st.code() == Code::InvalidArgument);
+    CHECK(st.message().find("0..11") != std::string::npos);
+    CHECK(gen("rb", 12, "root=-1").code() == Code::InvalidArgument);
+    CHECK(gen("cps", 4, "factors=2x2").code() == Code::InvalidArgument);
+}
+
+TEST_CASE("the families compute sums on the loopback transport", "[families][loopback]") {
+    // Every ordered factorisation up to P = 16 and a few larger shapes;
+    // counts below, at and above P, uneven, and segmented messages.
+    std::vector<std::pair<std::string, std::string>> runs;
+    for (int P = 2; P <= 16; ++P)
+        for (const std::vector<int>& f : ordered_factorizations(P))
+            if (f.size() >= 2)
+                runs.emplace_back("hcps:" + std::to_string(P), "factors=" + format_factors(f));
+    for (int P : {17, 24, 31, 33}) {
+        runs.emplace_back("cps:" + std::to_string(P), "");
+        runs.emplace_back("rhd:" + std::to_string(P), "");
+        runs.emplace_back("hcps:" + std::to_string(P), "");
+        runs.emplace_back("rb:" + std::to_string(P), "root=" + std::to_string(P / 3));
+    }
+    ExecOptions small;
+    small.segment_bytes = 64;
+    small.window = 2;
+    int k = 0;
+    for (const auto& r : runs) {
+        const std::string name = r.first.substr(0, r.first.find(':'));
+        const int P = std::stoi(r.first.substr(r.first.find(':') + 1));
+        Plan plan = make(name, P, r.second);
+        // A plan the checker rejects could hang the loopback until its
+        // timeout; fail fast instead.
+        REQUIRE(check_plan(plan).ok);
+        const size_t p = static_cast<size_t>(P);
+        Status st =
+            run_sum(plan, {0, 1, p - 1, p + 1, 3 * p + 5, 1000}, (k++ % 2) ? small : ExecOptions());
+        INFO(name << " " << r.second << " P=" << P << ": " << st.message());
+        CHECK(st.is_ok());
+    }
+}

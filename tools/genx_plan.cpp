@@ -1,0 +1,281 @@
+// genx-plan: generate a plan, print it, check it, and print its statistics.
+//
+//   genx-plan --algorithm ring --ranks 7                 per-rank programs
+//   genx-plan -a ring -P 7 --check                       symbolic check
+//   genx-plan -a ring -P 7 --bytes 64K --stats --json    statistics
+//   genx-plan -a butterfly -P 7 --svg b7.svg             schedule drawing
+//   genx-plan --list                                     known algorithms
+//   genx-plan -a hcps -P 12 -p factors=6x2 --model m.json --bytes 400000000
+//                                       GenModel prediction by term
+//   genx-plan -P 12 --model m.json --bytes 400000000 --candidates
+//                                       every candidate ranked (Fig. 10)
+//   ... --rank-map ppn=8 (or nodes=4, or 0,0,1,1,...)   ranks on nodes
+//
+// Exit status: 0 success, 1 the checker found a violation, 2 bad input.
+//
+// Adding an output flag: register it in add_options() and append one entry
+// to the outputs() table; each output is a function of the generated plan.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "plan/checker.hpp"
+#include "plan/print.hpp"
+#include "plan/registry.hpp"
+#include "plan/stats.hpp"
+#include "plan/svg.hpp"
+#include "tuning/cost_model.hpp"
+
+namespace {
+
+using namespace genx;
+
+struct Options {
+    std::string algorithm;
+    int ranks = 0;
+    std::vector<std::string> params;
+    std::string bytes = "1M";
+    size_t dtype_size = 4;
+    bool list = false;
+    bool programs = false;
+    bool stats = false;
+    bool json = false;
+    bool check = false;
+    bool svg = false;  // set when --svg names a file
+    std::string svg_file;
+    bool model = false;  // set when --model names a file
+    std::string model_file;
+    std::string rank_map;
+    bool candidates = false;
+};
+
+// What every output sees.  Text goes to `text`, which is stderr when --json
+// is given so that stdout stays one JSON document.
+struct Context {
+    Context(const Options& o, size_t n, std::ostream* t) : opt(o), count(n), text(t) {}
+
+    const Options& opt;
+    Plan plan;
+    size_t count;  // elements
+    std::ostream* text;
+    ModelParams model;  // loaded when --model is given
+    RankMap ranks;
+
+    const PlanStats& stats() {
+        if (!have_stats_) {
+            stats_ = compute_stats(plan, count, opt.dtype_size);
+            have_stats_ = true;
+        }
+        return stats_;
+    }
+
+  private:
+    PlanStats stats_;
+    bool have_stats_ = false;
+};
+
+int out_programs(Context& c) {
+    *c.text << format_plan(c.plan);
+    return 0;
+}
+
+int out_stats(Context& c) {
+    *c.text << format_stats(c.plan, c.stats());
+    return 0;
+}
+
+int out_json(Context& c) {
+    std::cout << stats_json(c.plan, c.stats()).dump(2) << "\n";
+    return 0;
+}
+
+int out_check(Context& c) {
+    const CheckResult r = check_plan(c.plan);
+    if (r.ok) {
+        *c.text << "ok: allreduce for P=" << c.plan.nranks
+                << " (order preserving: " << (r.order_preserving ? "yes" : "no") << ")\n";
+        return 0;
+    }
+    *c.text << "check failed: " << violation_name(r.kind) << " at rank " << r.rank << " step "
+            << r.step << " block " << r.block << "\n  " << r.message << "\n";
+    return 1;
+}
+
+int out_svg(Context& c) {
+    std::ofstream f(c.opt.svg_file, std::ios::binary);
+    f << plan_to_svg(c.plan);
+    f.close();
+    if (!f) {
+        std::cerr << "genx-plan: --svg: cannot write '" << c.opt.svg_file << "'\n";
+        return 2;
+    }
+    *c.text << "svg: wrote " << c.opt.svg_file << "\n";
+    return 0;
+}
+
+std::string describe_rank_map(const Options& o) {
+    return o.rank_map.empty() ? "single switch, one rank per node" : o.rank_map;
+}
+
+int out_model(Context& c) {
+    const Prediction p = predict(c.plan, c.count, c.opt.dtype_size, c.model, c.ranks);
+    if (!p.status) {
+        std::cerr << "genx-plan: --model: " << p.status.message() << "\n";
+        return 1;
+    }
+    *c.text << "GenModel (" << c.opt.model_file << "), " << c.count * c.opt.dtype_size
+            << " bytes, P=" << c.plan.nranks << ", " << describe_rank_map(c.opt) << "\n"
+            << format_prediction_table({{{c.plan.algorithm, c.plan.params}, p}});
+    const ModelCoefficients& k = p.coefficients;
+    *c.text << "critical path: " << p.critical_path.size() << " steps; A intra " << k.steps_intra
+            << " inter " << k.steps_inter << ", B bytes intra " << k.bytes_intra << " inter "
+            << k.bytes_inter << ", C bytes " << k.reduce_bytes << ", D bytes " << k.memory_bytes
+            << ", incast bytes intra " << k.incast_bytes_intra << " inter "
+            << k.incast_bytes_inter << "\n";
+    return 0;
+}
+
+struct Output {
+    bool Options::*flag;
+    int (*run)(Context&);
+};
+
+// In printing order.  Programs print when asked, or when nothing else is.
+const std::vector<Output>& outputs() {
+    static const std::vector<Output> table = {
+        {&Options::programs, out_programs},
+        {&Options::stats, out_stats},
+        {&Options::json, out_json},
+        {&Options::check, out_check},
+        {&Options::svg, out_svg},
+        {&Options::model, out_model},
+    };
+    return table;
+}
+
+void add_options(CLI::App& app, Options& o) {
+    app.add_option("-a,--algorithm", o.algorithm, "generator name (see --list)");
+    app.add_option("-P,--ranks", o.ranks, "number of ranks");
+    app.add_option("-p,--param", o.params,
+                   "generator parameter key=value (repeatable, or a comma list)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    app.add_option("--bytes", o.bytes, "vector size in bytes for statistics, K/M/G suffixes")
+        ->capture_default_str();
+    app.add_option("--dtype-size", o.dtype_size, "bytes per element for statistics")
+        ->capture_default_str();
+    app.add_flag("--list", o.list, "list algorithms with their summaries and parameter keys");
+    app.add_flag("--programs", o.programs,
+                 "print the per-rank programs (the default when no other output is chosen)");
+    app.add_flag("--stats", o.stats, "print a statistics summary");
+    app.add_flag("--json", o.json,
+                 "print statistics as JSON on stdout (other text goes to stderr)");
+    app.add_flag("--check", o.check, "run the symbolic checker; exit 1 on a violation");
+    app.add_option("--svg", o.svg_file, "draw the schedule (ranks x steps) as SVG into FILE")
+        ->each([&o](const std::string&) { o.svg = true; });
+    app.add_option("--model", o.model_file,
+                   "GenModel parameters (JSON, docs/model.md): print the predicted time of "
+                   "--bytes by term")
+        ->each([&o](const std::string&) { o.model = true; });
+    app.add_option("--rank-map", o.rank_map,
+                   "ranks on nodes for --model: nodes=N, ppn=K or node ids 0,0,1,1,... "
+                   "(default: one rank per node on one switch)");
+    app.add_flag("--candidates", o.candidates,
+                 "with --model: rank every candidate genx has for --ranks (no --algorithm)");
+}
+
+int list_algorithms() {
+    for (const GeneratorInfo& g : generators()) {
+        std::string keys;
+        for (const std::string& k : g.param_keys) keys += (keys.empty() ? "" : ",") + k;
+        std::printf("%-10s %s\n           params: %s\n", g.name.c_str(), g.summary.c_str(),
+                    keys.empty() ? "(none)" : keys.c_str());
+    }
+    return 0;
+}
+
+int bad_input(const std::string& message) {
+    std::cerr << "genx-plan: " << message << "\n";
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"genx-plan: generate, print, check and measure genx allreduce plans"};
+    Options opt;
+    add_options(app, opt);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return 2;
+    }
+
+    if (opt.list) return list_algorithms();
+    if (opt.algorithm.empty() && !opt.candidates)
+        return bad_input("--algorithm is required (see --list)");
+    if (opt.ranks < 1)
+        return bad_input("--ranks must be a positive number of ranks, got " +
+                         std::to_string(opt.ranks));
+
+    ParamMap params;
+    for (const std::string& text : opt.params) {
+        ParamMap more;
+        Status s = parse_params(text, &more);
+        if (!s) return bad_input(s.message());
+        for (const auto& kv : more)
+            if (!params.insert(kv).second)
+                return bad_input("--param: key '" + kv.first + "' is given twice");
+    }
+    size_t bytes = 0;
+    if (Status s = parse_size(opt.bytes, &bytes); !s) return bad_input("--bytes: " + s.message());
+    if (opt.dtype_size == 0) return bad_input("--dtype-size must be at least 1");
+    if (bytes % opt.dtype_size != 0)
+        return bad_input("--bytes " + opt.bytes + " is not a multiple of --dtype-size " +
+                         std::to_string(opt.dtype_size));
+
+    Context ctx(opt, bytes / opt.dtype_size, opt.json ? &std::cerr : &std::cout);
+    if (opt.model) {
+        if (Status s = load_model_params(opt.model_file, &ctx.model); !s)
+            return bad_input("--model: " + s.message());
+        if (Status s = parse_rank_map(opt.rank_map, opt.ranks, &ctx.ranks); !s)
+            return bad_input("--rank-map: " + s.message());
+    } else if (opt.candidates || !opt.rank_map.empty()) {
+        return bad_input("--candidates and --rank-map need --model PARAMS.json");
+    }
+    if (opt.candidates) {
+        CandidateOptions co;
+        // A by-slot map with K ranks on every node also offers the butterfly
+        // group K x (P/K).
+        const int k = static_cast<int>(
+            std::count(ctx.ranks.node.begin(), ctx.ranks.node.end(), ctx.ranks.node_of(0)));
+        if (k > 1 && ctx.ranks.node == RankMap::by_slot(opt.ranks, k).node) co.ranks_per_node = k;
+        std::vector<RankedCandidate> ranked;
+        if (Status s = best_candidates(opt.ranks, ctx.count, opt.dtype_size, ctx.model, ctx.ranks,
+                                       &ranked, co);
+            !s)
+            return bad_input(s.message());
+        *ctx.text << "GenModel (" << opt.model_file << "), " << bytes << " bytes, P=" << opt.ranks
+                  << ", " << describe_rank_map(opt) << ", fastest first\n"
+                  << format_prediction_table(ranked);
+        return 0;
+    }
+    if (opt.algorithm.empty()) return bad_input("--algorithm is required (see --list)");
+    if (Status s = generate(opt.algorithm, opt.ranks, params, &ctx.plan); !s)
+        return bad_input(s.message());
+
+    bool any = false;
+    for (const Output& o : outputs()) any = any || opt.*(o.flag);
+    if (!any) opt.programs = true;
+    int rc = 0;
+    for (const Output& o : outputs())
+        if (opt.*(o.flag)) rc = std::max(rc, o.run(ctx));
+    return rc;
+}

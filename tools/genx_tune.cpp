@@ -1,0 +1,1122 @@
+// genx-tune: fit GenModel to the cluster it runs on and write a rules file
+// (docs/genx-tune.md; Xiong et al. §3.4).
+//
+//   mpirun -np P genx-tune [-o rules.json] [--max-time 300] [--verify]
+//                          [--comm-sizes 2,4,8 | all] [--export-tuned tuned.rules]
+//   mpirun -np P genx-tune --probe-allreduce      (checks an exported tuned file)
+//   genx-tune --print-defaults                    (genx's built-in rules)
+//   genx-tune --check-rules FILE                  (checks a rules file, no MPI)
+//
+// What it does, in order (progress on stderr, rank 0):
+//  1. finds each rank's node (MPI_COMM_TYPE_SHARED);
+//  2. measures, with genx's own executor over MPI point-to-point:
+//       p2p     rank 0 and a rank on its node (intra), and one on another
+//               node (inter), swap a message, 8 B … 8 MiB;
+//       reduce  one fused k-ary reduction (genx's kernel, floats) of k = 2 …
+//               16 vectors on every rank at once (Figure 4, eq. (5));
+//       cps     the co-located PS allreduce on the first x ranks, x = 2 … P
+//               (§3.4: its fan-in x exposes ε and w_t);
+//  3. fits α, β, ε, w_t per link class and γ, δ (tuning/fit.hpp), holding
+//     every 4th measurement of each kind out, and prints the held-out error;
+//  4. prices every candidate plan for each communicator size on the grid
+//     8 B … 256 MiB, and with --verify measures the best two per point and
+//     keeps the faster (their model error is reported as well);
+//  5. writes the rules file (decisions as explicit rules per communicator
+//     shape, then "model" for every other shape), a CSV of every
+//     measurement and prediction, an SVG of measured vs predicted, and with
+//     --export-tuned the decisions restricted to Open MPI tuned's own
+//     algorithms in tuned's 4.1 dynamic-rules format.
+//
+// Every phase has a share of --max-time; a measurement that does not fit in
+// what is left is skipped and reported (a bounded run, not a partial file:
+// decisions without a verification keep the model's choice).  Rank 0 makes
+// every timing decision and broadcasts it, so all ranks stay in step.
+//
+// Exit status: 0 success, 1 a measurement or the fit failed, 2 bad input
+// (and a rules file that --check-rules rejects),
+// 3 (--probe-allreduce) MPI_Allreduce returned an error.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "plan/registry.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/reduce.hpp"
+#include "runtime/transport.hpp"
+#include "tuning/cost_model.hpp"
+#include "tuning/decision_table.hpp"
+#include "tuning/fit.hpp"
+#include "tuning/rules.hpp"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+namespace {
+
+using namespace genx;
+
+constexpr int kTag = 7411;
+
+struct Options {
+    std::string output = "genx-rules.json";
+    std::string csv;
+    std::string svg;
+    std::string export_tuned;
+    double max_time = 300;
+    bool verify = false;
+    double verify_margin = 0.05;
+    std::string comm_sizes;
+    std::string min_bytes = "8";
+    std::string max_bytes = "256M";
+    std::string p2p_max = "8M";
+    int reduce_max_k = 16;
+    // Vectors larger than the caches (the paper used 600 MB ones): the δ
+    // that matters is the one of large messages.
+    std::vector<std::string> reduce_bytes = {"8M", "16M"};
+    std::vector<std::string> cps_bytes = {"64K", "256K", "1M", "4M"};
+    int holdout_every = 4;
+    int max_hcps_levels = 3;
+    double target = 0.2;  // seconds per measurement when time allows
+    bool probe = false;
+    bool print_defaults = false;
+    std::string check_rules;
+};
+
+int g_rank = 0;
+int g_size = 1;
+double g_t0 = 0;
+
+void progress(const std::string& msg) {
+    if (g_rank != 0) return;
+    std::fprintf(stderr, "[genx-tune %6.1fs] %s\n", MPI_Wtime() - g_t0, msg.c_str());
+    std::fflush(stderr);
+}
+
+[[noreturn]] void die(const std::string& msg, int code = 1) {
+    std::fprintf(stderr, "genx-tune (rank %d): %s\n", g_rank, msg.c_str());
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::exit(code);
+}
+
+void check(const Status& st, const std::string& what) {
+    if (!st) die(what + ": " + st.message());
+}
+
+std::string size_text(size_t b) {
+    ByteRange r;
+    r.lo = b;
+    const std::string s = format_byte_range(r);
+    return s.substr(0, s.find('-'));
+}
+
+std::string time_text(double s) {
+    char buf[32];
+    if (s < 1e-3)
+        std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
+    else if (s < 1)
+        std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.3f s", s);
+    return buf;
+}
+
+std::string describe(const std::string& alg, const std::string& params) {
+    return params.empty() ? alg : alg + " " + params;
+}
+
+// ------------------------------------------------------- MPI transport
+
+// genx's Transport over the public MPI API: one tag on one communicator,
+// so MPI's non-overtaking rule gives the executor its matching order.
+class MpiTransport final : public Transport {
+  public:
+    explicit MpiTransport(MPI_Comm comm) : comm_(comm) {}
+    Status isend(const void* buf, size_t bytes, int peer, Request* req) override {
+        if (bytes > static_cast<size_t>(INT_MAX))
+            return Status::unsupported("message of " + std::to_string(bytes) + " B > INT_MAX");
+        auto* r = new MPI_Request;
+        if (MPI_Isend(const_cast<void*>(buf), static_cast<int>(bytes), MPI_BYTE, peer, kTag, comm_,
+                      r) != MPI_SUCCESS) {
+            delete r;
+            return Status::io_error("MPI_Isend failed");
+        }
+        *req = r;
+        return Status::ok();
+    }
+    Status irecv(void* buf, size_t bytes, int peer, Request* req) override {
+        if (bytes > static_cast<size_t>(INT_MAX))
+            return Status::unsupported("message of " + std::to_string(bytes) + " B > INT_MAX");
+        auto* r = new MPI_Request;
+        if (MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, peer, kTag, comm_, r) !=
+            MPI_SUCCESS) {
+            delete r;
+            return Status::io_error("MPI_Irecv failed");
+        }
+        *req = r;
+        return Status::ok();
+    }
+    Status test(Request req, bool* done) override {
+        auto* r = static_cast<MPI_Request*>(req);
+        int flag = 0;
+        if (MPI_Test(r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            delete r;
+            return Status::io_error("MPI_Test failed");
+        }
+        *done = flag != 0;
+        if (flag) delete r;
+        return Status::ok();
+    }
+    // MPI_Test drives MPI's progress engine.
+    Status progress() override { return Status::ok(); }
+
+  private:
+    MPI_Comm comm_;
+};
+
+// One rank's compiled plan with its buffers, run in place on zeros (sums
+// stay zero, so repeated runs never overflow and cost the same).
+class PlanRun {
+  public:
+    PlanRun(const Plan& plan, MPI_Comm comm, size_t count) : transport_(comm) {
+        int rank = 0;
+        MPI_Comm_rank(comm, &rank);
+        check(resolve_kernel(GENX_DT_FLOAT, GENX_OP_SUM, sizeof(float), nullptr, true, &kernel_),
+              "float SUM kernel");
+        check(compile(plan, rank, count, sizeof(float), ExecOptions{}, &schedule_),
+              "compiling " + describe(plan.algorithm, plan.params));
+        data_.assign(count, 0.0f);
+        scratch_.assign(schedule_.scratch_bytes / sizeof(float) + 1, 0.0f);
+    }
+    void run() {
+        Status st = exec_.start(schedule_, nullptr, data_.data(), scratch_.data(),
+                                scratch_.size() * sizeof(float), kernel_, transport_);
+        if (st) st = exec_.run();
+        check(st, "running " + schedule_.algorithm);
+    }
+
+  private:
+    MpiTransport transport_;
+    ReduceKernel kernel_;
+    RankSchedule schedule_;
+    Execution exec_;
+    std::vector<float> data_, scratch_;
+};
+
+// ---------------------------------------------------------------- timing
+
+struct Budget {
+    double deadline = 0;  // MPI_Wtime of world rank 0
+    double left() const { return deadline - MPI_Wtime(); }
+};
+
+// Seconds per call of `op` on every rank of `comm` (collective over comm):
+// the median over batches of the slowest rank's batch mean.  Rank 0 of
+// comm sizes the batches to at most `target` seconds and to a fair share
+// of what `budget` leaves for the `remaining` measurements of the phase
+// (this one included); returns -1 (on every rank) when not even one call
+// fits.
+double measure(MPI_Comm comm, const std::function<void()>& op, const Budget& budget,
+               double target, int remaining) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Barrier(comm);
+    double t = MPI_Wtime();
+    op();  // warm-up: plan buffers, connections
+    t = MPI_Wtime() - t;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm);
+    int plan[2] = {0, 0};  // batches, calls per batch
+    if (rank == 0) {
+        const double left = budget.left();
+        const double one = std::max(t, 1e-7);
+        target = std::min(target, left / std::max(remaining, 1));
+        if (one < left) {
+            int batches = 5;
+            int iters = std::max(1, static_cast<int>(target / batches / one));
+            iters = std::min(iters, 10000);
+            while (batches > 1 && one * iters * batches > left) --batches;
+            while (iters > 1 && one * iters * batches > left) iters /= 2;
+            plan[0] = batches;
+            plan[1] = iters;
+        }
+    }
+    MPI_Bcast(plan, 2, MPI_INT, 0, comm);
+    if (plan[0] == 0) return -1;
+    std::vector<double> means;
+    for (int b = 0; b < plan[0]; ++b) {
+        MPI_Barrier(comm);
+        const double t0 = MPI_Wtime();
+        for (int i = 0; i < plan[1]; ++i) op();
+        double mean = (MPI_Wtime() - t0) / plan[1];
+        MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_MAX, comm);
+        means.push_back(mean);
+    }
+    std::sort(means.begin(), means.end());
+    return means[means.size() / 2];
+}
+
+// Communicator of the listed world ranks (in that order); MPI_COMM_NULL
+// elsewhere.  Collective over the world.
+MPI_Comm sub_comm(const std::vector<int>& members) {
+    int color = MPI_UNDEFINED, key = 0;
+    for (size_t i = 0; i < members.size(); ++i)
+        if (members[i] == g_rank) {
+            color = 0;
+            key = static_cast<int>(i);
+        }
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, color, key, &c);
+    return c;
+}
+
+// ----------------------------------------------------------------- data
+
+struct Record {
+    std::string kind;    // p2p-intra, p2p-inter, reduce, cps, verify
+    std::string series;  // what the plot groups by
+    std::string algorithm, params;
+    int ranks = 0;
+    size_t bytes = 0;
+    double measured = 0;
+    double predicted = 0;
+    bool held_out = false;
+    int measurement = -1;  // index into the fit's measurements
+};
+
+struct Cluster {
+    std::vector<int> node;  // dense node id per world rank
+    int nodes = 1;
+    int ppn = 1;
+
+    RankMap map_of_first(int c) const {
+        RankMap m;
+        m.node.assign(node.begin(), node.begin() + c);
+        return m;
+    }
+    CommShape shape_of_first(int c) const {
+        std::map<int, int> per;
+        for (int r = 0; r < c; ++r) ++per[node[static_cast<size_t>(r)]];
+        int mx = 0;
+        for (const auto& kv : per) mx = std::max(mx, kv.second);
+        return CommShape{c, static_cast<int>(per.size()), mx};
+    }
+};
+
+Cluster discover() {
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    int leader = g_rank;
+    MPI_Bcast(&leader, 1, MPI_INT, 0, local);
+    MPI_Comm_free(&local);
+    std::vector<int> leaders(static_cast<size_t>(g_size));
+    MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    Cluster c;
+    std::map<int, int> dense;
+    std::map<int, int> count;
+    for (int l : leaders) {
+        const int id = dense.emplace(l, static_cast<int>(dense.size())).first->second;
+        c.node.push_back(id);
+        ++count[id];
+    }
+    c.nodes = static_cast<int>(dense.size());
+    c.ppn = 0;
+    for (const auto& kv : count) c.ppn = std::max(c.ppn, kv.second);
+    return c;
+}
+
+std::vector<size_t> parse_sizes(const std::vector<std::string>& texts, const char* what) {
+    std::vector<size_t> out;
+    for (const std::string& t : texts) {
+        size_t v = 0;
+        const Status st = parse_size(t, &v);
+        if (!st) die(std::string(what) + ": " + st.message(), 2);
+        if (v < sizeof(float)) die(std::string(what) + ": " + t + " is below one float", 2);
+        out.push_back(v / sizeof(float) * sizeof(float));
+    }
+    return out;
+}
+
+std::vector<size_t> pow2_grid(size_t lo, size_t hi) {
+    std::vector<size_t> g;
+    size_t v = 1;
+    while (v < lo) v *= 2;
+    for (; v <= hi; v *= 2) g.push_back(v);
+    return g;
+}
+
+std::vector<int> parse_comm_sizes(const std::string& text) {
+    std::vector<int> out;
+    if (text.empty()) return {g_size};
+    if (text == "all") {
+        for (int c = 2; c <= g_size; ++c) out.push_back(c);
+        return out;
+    }
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        CountRange r;
+        const Status st = parse_count_range(item, &r);
+        if (!st) die("--comm-sizes: " + st.message(), 2);
+        const long hi = r.hi < 0 ? g_size : r.hi;
+        for (long c = r.lo; c <= hi; ++c) {
+            if (c < 2 || c > g_size)
+                die("--comm-sizes: " + std::to_string(c) + " is not in 2.." +
+                        std::to_string(g_size) + " (the job's size)",
+                    2);
+            out.push_back(static_cast<int>(c));
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+std::string utc_now() {
+    char buf[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return buf;
+}
+
+// ------------------------------------------------------------- outputs
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+std::string xml_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '<')
+            out += "&lt;";
+        else if (c == '>')
+            out += "&gt;";
+        else if (c == '&')
+            out += "&amp;";
+        else if (c == '\'')
+            out += "&apos;";
+        else
+            out += c;
+    }
+    return out;
+}
+
+// Measured vs predicted, one panel per benchmark kind (the paper's Figure 8
+// for this cluster): a marker per measurement and a line per series through
+// the model's predictions; time on a log axis against message bytes (log),
+// or for the reduce benchmark against the fan-in k (linear, the paper's
+// Figure 4), one series per vector size.
+std::string make_svg(const std::vector<Record>& records, const std::string& title) {
+    struct Pt {
+        const Record* r;
+        double x;
+        std::string series;
+    };
+    auto point = [](const Record& r) {
+        if (r.kind == "reduce" && r.params.compare(0, 2, "k=") == 0)
+            return Pt{&r, std::atof(r.params.c_str() + 2), "vectors of " + size_text(r.bytes)};
+        return Pt{&r, static_cast<double>(r.bytes), r.series};
+    };
+    std::vector<std::string> kinds;
+    for (const Record& r : records)
+        if (std::find(kinds.begin(), kinds.end(), r.kind) == kinds.end()) kinds.push_back(r.kind);
+    const int pw = 520, ph = 360, margin = 60, legend = 240;
+    const int cols = 2;
+    const int rows = static_cast<int>((kinds.size() + cols - 1) / cols);
+    const int width = cols * (pw + legend), height = 40 + rows * (ph + 30);
+    const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+                             "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+    std::ostringstream o;
+    o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
+      << "' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' "
+         "fill='white'/>\n<text x='10' y='22' font-size='15'>"
+      << xml_escape(title) << " (markers: measured, lines: GenModel prediction)</text>\n";
+    for (size_t k = 0; k < kinds.size(); ++k) {
+        const int ox = static_cast<int>(k % cols) * (pw + legend);
+        const int oy = 40 + static_cast<int>(k / cols) * (ph + 30);
+        const bool logx = kinds[k] != "reduce";
+        double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = 0;
+        std::vector<Pt> pts;
+        for (const Record& r : records)
+            if (r.kind == kinds[k] && r.measured > 0 && r.predicted > 0) {
+                pts.push_back(point(r));
+                xlo = std::min(xlo, pts.back().x);
+                xhi = std::max(xhi, pts.back().x);
+                ylo = std::min({ylo, r.measured, r.predicted});
+                yhi = std::max({yhi, r.measured, r.predicted});
+            }
+        if (pts.empty()) continue;
+        const double x0 = logx ? std::floor(std::log10(xlo)) : 0;
+        const double x1 = logx ? std::ceil(std::log10(xhi) + 1e-9) : xhi + 1;
+        const double ly0 = std::floor(std::log10(ylo)), ly1 = std::ceil(std::log10(yhi) + 1e-9);
+        auto X = [&](double v) {
+            const double u = logx ? std::log10(v) : v;
+            return ox + margin + (u - x0) / std::max(x1 - x0, 1.0) * (pw - margin - 10);
+        };
+        auto Y = [&](double v) {
+            return oy + ph - 40 - (std::log10(v) - ly0) / std::max(ly1 - ly0, 1.0) * (ph - 60);
+        };
+        o << "<text x='" << ox + margin << "' y='" << oy + 12 << "' font-size='13'>" << kinds[k]
+          << "</text>\n";
+        o << "<rect x='" << ox + margin << "' y='" << oy + 20 << "' width='" << pw - margin - 10
+          << "' height='" << ph - 60 << "' fill='none' stroke='#888'/>\n";
+        if (logx) {
+            for (double e = x0; e <= x1; e += 1)
+                o << "<text x='" << X(std::pow(10, e)) - 10 << "' y='" << oy + ph - 25 << "'>1e"
+                  << e << "</text>\n";
+        } else {
+            for (double v = 2; v <= x1; v += 2)
+                o << "<text x='" << X(v) - 4 << "' y='" << oy + ph - 25 << "'>" << v
+                  << "</text>\n";
+        }
+        for (double e = ly0; e <= ly1; e += 1)
+            o << "<text x='" << ox + 8 << "' y='" << Y(std::pow(10, e)) + 4 << "'>1e" << e
+              << " s</text>\n";
+        o << "<text x='" << ox + margin + 130 << "' y='" << oy + ph - 8 << "'>"
+          << (logx ? "message bytes" : "fan-in k (vectors reduced in one pass)") << "</text>\n";
+        std::vector<std::string> series;
+        for (const Pt& p : pts)
+            if (std::find(series.begin(), series.end(), p.series) == series.end())
+                series.push_back(p.series);
+        for (size_t s = 0; s < series.size(); ++s) {
+            const char* color = palette[s % 10];
+            std::vector<const Pt*> line;
+            for (const Pt& p : pts)
+                if (p.series == series[s]) line.push_back(&p);
+            std::sort(line.begin(), line.end(), [](const Pt* a, const Pt* b) { return a->x < b->x; });
+            o << "<polyline fill='none' stroke='" << color << "' points='";
+            for (const Pt* p : line) o << X(p->x) << "," << Y(p->r->predicted) << " ";
+            o << "'/>\n";
+            for (const Pt* p : line)
+                o << "<circle cx='" << X(p->x) << "' cy='" << Y(p->r->measured) << "' r='3' fill='"
+                  << (p->r->held_out ? "white" : color) << "' stroke='" << color << "'><title>"
+                  << xml_escape(p->r->series) << " " << p->r->bytes << " B: measured "
+                  << time_text(p->r->measured) << ", predicted " << time_text(p->r->predicted)
+                  << (p->r->held_out ? " (held out)" : "") << "</title></circle>\n";
+            if (s < 24)
+                o << "<text x='" << ox + pw + 5 << "' y='" << oy + 30 + 13 * static_cast<int>(s)
+                  << "' fill='" << color << "'>" << xml_escape(series[s]) << "</text>\n";
+        }
+    }
+    o << "<text x='10' y='" << height - 6
+      << "'>open markers: held out of the fit (and every verify run)</text>\n</svg>\n";
+    return o.str();
+}
+
+// tuned's allreduce algorithm ids (coll_tuned_allreduce_decision.c) and the
+// genx plan that moves the same data the same way.
+struct TunedAlg {
+    int id;
+    const char* name;
+    std::string algorithm;
+    std::string params;
+};
+
+std::vector<TunedAlg> tuned_equivalents(int P) {
+    std::vector<TunedAlg> v = {{1, "basic_linear", "rb", "root=0"},
+                               {4, "ring", "ring", ""},
+                               {6, "rabenseifner", "rhd", ""}};
+    // Recursive doubling of the whole vector is butterfly over (Z_2)^k with
+    // no distribution phase; tuned's non-power-of-two pre/post steps have no
+    // genx plan, so there it is not offered.
+    if (P >= 2 && (P & (P - 1)) == 0 && find_generator("butterfly") != nullptr) {
+        int L = 0;
+        while ((1 << L) < P) ++L;
+        v.push_back({3, "recursive_doubling", "butterfly", "group=xor,r=" + std::to_string(L)});
+    }
+    return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options opt;
+    CLI::App app{"genx-tune: measure this cluster, fit GenModel, write a genx rules file"};
+    app.add_option("-o,--output", opt.output, "rules file to write")->capture_default_str();
+    app.add_option("--csv", opt.csv, "CSV of every measurement (default: OUTPUT with .csv)");
+    app.add_option("--svg", opt.svg, "SVG of measured vs predicted (default: OUTPUT with .svg)");
+    app.add_option("--export-tuned", opt.export_tuned,
+                   "also write the decisions for Open MPI tuned's algorithms (4.1 dynamic rules)");
+    app.add_option("--max-time", opt.max_time, "seconds the whole run may take")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_flag("--verify", opt.verify, "measure the model's best two at every grid point");
+    app.add_option("--verify-margin", opt.verify_margin,
+                   "--verify replaces the model's choice only when the runner-up measured this "
+                   "fraction faster")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--comm-sizes", opt.comm_sizes,
+                   "communicator sizes to decide for: list/ranges (2,4,8-16) or all (default: "
+                   "the job's size)");
+    app.add_option("--min-bytes", opt.min_bytes, "smallest grid size")->capture_default_str();
+    app.add_option("--max-bytes", opt.max_bytes, "largest grid size")->capture_default_str();
+    app.add_option("--p2p-max", opt.p2p_max, "largest p2p exchange size")->capture_default_str();
+    app.add_option("--reduce-max-k", opt.reduce_max_k, "largest fan-in of the reduce benchmark")
+        ->capture_default_str()
+        ->check(CLI::Range(2, 64));
+    app.add_option("--reduce-bytes", opt.reduce_bytes, "vector sizes of the reduce benchmark")
+        ->delimiter(',')
+        ->capture_default_str();
+    app.add_option("--cps-bytes", opt.cps_bytes, "message sizes of the co-located PS benchmark")
+        ->delimiter(',')
+        ->capture_default_str();
+    app.add_option("--holdout", opt.holdout_every, "hold every N-th measurement out of the fit")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100));
+    app.add_option("--max-hcps-levels", opt.max_hcps_levels,
+                   "hcps factorisations with at most this many factors (0 = all)")
+        ->capture_default_str();
+    app.add_option("--target", opt.target, "seconds per measurement when time allows")
+        ->capture_default_str();
+    app.add_flag("--probe-allreduce", opt.probe,
+                 "only call MPI_Allreduce at every grid size and report errors (checks that "
+                 "Open MPI accepts a rules file)");
+    app.add_flag("--print-defaults", opt.print_defaults, "print genx's built-in rules and exit");
+    app.add_option("--check-rules", opt.check_rules,
+                   "check a rules file as genx would on this host, print what is wrong, exit");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;
+    }
+    if (opt.print_defaults) {
+        std::cout << builtin_rules_text();
+        return 0;
+    }
+    if (!opt.check_rules.empty()) {
+        RulesCheck rc;
+        rc.fingerprint = local_fingerprint();
+        RulesFile f;
+        const Status st = load_rules_file(opt.check_rules, rc, &f);
+        if (!st) {
+            std::cerr << st.message() << "\n";
+            return 2;
+        }
+        std::cout << opt.check_rules << ": ok, " << f.allreduce.size() << " rules, "
+                  << (f.has_model ? "with a model" : "no model (genx uses its default model)")
+                  << "\n";
+        return 0;
+    }
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    g_t0 = MPI_Wtime();
+    MPI_Bcast(&g_t0, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+
+    size_t min_bytes = 0, max_bytes = 0, p2p_max = 0;
+    check(parse_size(opt.min_bytes, &min_bytes), "--min-bytes");
+    check(parse_size(opt.max_bytes, &max_bytes), "--max-bytes");
+    check(parse_size(opt.p2p_max, &p2p_max), "--p2p-max");
+    if (min_bytes < sizeof(float) || max_bytes < min_bytes)
+        die("--min-bytes/--max-bytes: need 4 <= min <= max", 2);
+    const std::vector<size_t> grid = pow2_grid(min_bytes, max_bytes);
+
+    if (opt.probe) {
+        // Whatever coll component Open MPI chose runs these calls; errors
+        // come back instead of aborting.
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        int failures = 0;
+        for (size_t bytes : grid) {
+            const int count = static_cast<int>(bytes / sizeof(float));
+            std::vector<float> in(static_cast<size_t>(count), 1.0f), out(in.size());
+            const int rc = MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM,
+                                         MPI_COMM_WORLD);
+            int cls = MPI_SUCCESS;
+            if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+            bool right = rc != MPI_SUCCESS ||
+                         std::all_of(out.begin(), out.end(),
+                                     [](float v) { return v == static_cast<float>(g_size); });
+            if (g_rank == 0)
+                std::printf("allreduce %10zu B: rc %d (class %d)%s\n", bytes, rc, cls,
+                            right ? "" : " WRONG RESULT");
+            failures += (rc != MPI_SUCCESS || !right) ? 1 : 0;
+        }
+        MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Finalize();
+        return failures > 0 ? 3 : 0;
+    }
+
+    if (g_size < 2) die("genx-tune needs at least 2 ranks (mpirun -np P genx-tune)", 2);
+    const std::vector<int> comm_sizes = parse_comm_sizes(opt.comm_sizes);
+    const std::vector<size_t> reduce_bytes = parse_sizes(opt.reduce_bytes, "--reduce-bytes");
+    const std::vector<size_t> cps_bytes = parse_sizes(opt.cps_bytes, "--cps-bytes");
+    const std::string stem = opt.output.size() > 5 &&
+                                     opt.output.compare(opt.output.size() - 5, 5, ".json") == 0
+                                 ? opt.output.substr(0, opt.output.size() - 5)
+                                 : opt.output;
+    if (opt.csv.empty()) opt.csv = stem + ".csv";
+    if (opt.svg.empty()) opt.svg = stem + ".svg";
+    std::string command = "genx-tune";
+    for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+
+    const Cluster cluster = discover();
+    // Fingerprints must agree: a rules file is for one kind of host.
+    const std::string fingerprint = local_fingerprint();
+    {
+        std::string fp0 = fingerprint;
+        int len = static_cast<int>(fp0.size());
+        MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        fp0.resize(static_cast<size_t>(len));
+        MPI_Bcast(&fp0[0], len, MPI_CHAR, 0, MPI_COMM_WORLD);
+        int differ = fp0 != fingerprint ? 1 : 0;
+        MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (differ)
+            die("the ranks run on different kinds of host (fingerprints differ from rank 0's \"" +
+                    fp0 + "\"); tune each kind of host separately",
+                2);
+    }
+    progress(std::to_string(g_size) + " ranks on " + std::to_string(cluster.nodes) +
+             " node(s), up to " + std::to_string(cluster.ppn) + " per node; host \"" +
+             fingerprint + "\"; budget " + std::to_string(static_cast<int>(opt.max_time)) + " s");
+
+    // Phase shares of the budget (measure / verify): without --verify the
+    // measurements get it all.
+    const double start = MPI_Wtime();
+    auto phase_end = [&](double share) { return Budget{start + share * opt.max_time}; };
+    const double share_p2p = opt.verify ? 0.10 : 0.20;
+    const double share_reduce = opt.verify ? 0.20 : 0.40;
+    const double share_cps = opt.verify ? 0.50 : 0.95;
+
+    std::vector<Record> records;
+    std::vector<Measurement> data;
+    int skipped = 0;
+    auto keep = [&](const std::string& kind, const std::string& series,
+                    std::shared_ptr<const Plan> plan, const RankMap& ranks, size_t bytes,
+                    double seconds, Measurement::Role role) {
+        Record r;
+        r.kind = kind;
+        r.series = series;
+        r.algorithm = plan->algorithm;
+        r.params = plan->params;
+        r.ranks = plan->nranks;
+        r.bytes = bytes;
+        r.measured = seconds;
+        if (seconds > 0) {
+            Measurement m;
+            m.kind = kind;
+            m.label = series + " " + size_text(bytes);
+            m.plan = std::move(plan);
+            m.ranks = ranks;
+            m.count = bytes / sizeof(float);
+            m.elem_size = sizeof(float);
+            m.seconds = seconds;
+            m.role = role;
+            r.measurement = static_cast<int>(data.size());
+            data.push_back(std::move(m));
+        } else {
+            ++skipped;
+        }
+        records.push_back(r);
+        progress(kind + " " + series + " " + size_text(bytes) + ": " +
+                 (seconds > 0 ? time_text(seconds) : std::string("skipped (time budget)")));
+    };
+
+    // ---- p2p exchange
+    {
+        auto pp = std::make_shared<Plan>(exchange_plan());
+        int intra = -1, inter = -1;
+        for (int r = 1; r < g_size; ++r) {
+            if (intra < 0 && cluster.node[static_cast<size_t>(r)] == cluster.node[0]) intra = r;
+            if (inter < 0 && cluster.node[static_cast<size_t>(r)] != cluster.node[0]) inter = r;
+        }
+        const Budget budget = phase_end(share_p2p);
+        int todo = 0;
+        for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) todo += (intra >= 0) + (inter >= 0);
+        for (int peer : {intra, inter}) {
+            if (peer < 0) continue;
+            const bool same = peer == intra;
+            MPI_Comm c = sub_comm({0, peer});
+            for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) {
+                double s = 0;
+                if (c != MPI_COMM_NULL) {
+                    PlanRun run(*pp, c, bytes / sizeof(float));
+                    s = measure(c, [&] { run.run(); }, budget, opt.target, todo);
+                }
+                --todo;
+                MPI_Bcast(&s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                RankMap m;
+                m.node = {cluster.node[0], cluster.node[static_cast<size_t>(peer)]};
+                keep(same ? "p2p-intra" : "p2p-inter", same ? "p2p intra" : "p2p inter", pp, m,
+                     bytes, s, Measurement::Role::Auto);
+            }
+            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+        }
+    }
+
+    // ---- local k-way reduction on every rank at once
+    {
+        ReduceKernel kernel;
+        check(resolve_kernel(GENX_DT_FLOAT, GENX_OP_SUM, sizeof(float), nullptr, true, &kernel),
+              "float SUM kernel");
+        const Budget budget = phase_end(share_reduce);
+        int todo = static_cast<int>(reduce_bytes.size()) * (opt.reduce_max_k - 1);
+        for (size_t bytes : reduce_bytes) {
+            const size_t n = bytes / sizeof(float);
+            std::vector<std::vector<float>> vecs(static_cast<size_t>(opt.reduce_max_k),
+                                                 std::vector<float>(n, 0.0f));
+            std::vector<const void*> srcs;
+            for (size_t i = 1; i < vecs.size(); ++i) srcs.push_back(vecs[i].data());
+            for (int k = 2; k <= opt.reduce_max_k; ++k) {
+                const double s = measure(
+                    MPI_COMM_WORLD,
+                    [&] { kernel.apply(vecs[0].data(), srcs.data(), k - 1, n); }, budget,
+                    opt.target, todo--);
+                keep("reduce", "reduce k=" + std::to_string(k),
+                     std::make_shared<Plan>(local_reduce_plan(k)), RankMap{}, bytes, s,
+                     Measurement::Role::Auto);
+            }
+        }
+    }
+
+    // ---- co-located PS over 2..P ranks
+    {
+        const Budget budget = phase_end(share_cps);
+        int todo = (g_size - 1) * static_cast<int>(cps_bytes.size());
+        for (int x = 2; x <= g_size; ++x) {
+            auto plan = std::make_shared<Plan>();
+            check(generate("cps", x, ParamMap{}, plan.get()), "cps plan");
+            std::vector<int> members;
+            for (int r = 0; r < x; ++r) members.push_back(r);
+            MPI_Comm c = sub_comm(members);
+            for (size_t bytes : cps_bytes) {
+                double s = 0;
+                if (c != MPI_COMM_NULL) {
+                    PlanRun run(*plan, c, bytes / sizeof(float));
+                    s = measure(c, [&] { run.run(); }, budget, opt.target, todo);
+                }
+                --todo;
+                MPI_Bcast(&s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                keep("cps", "cps P=" + std::to_string(x), plan, cluster.map_of_first(x), bytes, s,
+                     Measurement::Role::Auto);
+            }
+            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+        }
+    }
+
+    // ---- fit (every rank: the decisions below are computed everywhere so
+    // that --verify can run them; the fit is deterministic)
+    FitOptions fopt;
+    fopt.holdout_every = opt.holdout_every;
+    FitResult fit;
+    check(fit_model(data, fopt, &fit), "fitting the model");
+    const ModelParams& model = fit.params;
+    for (Record& r : records)
+        if (r.measurement >= 0) {
+            const FitPoint& p = fit.points[static_cast<size_t>(r.measurement)];
+            r.predicted = p.predicted;
+            r.held_out = p.held_out;
+        }
+    if (g_rank == 0) {
+        std::printf("%s", format_fit_report(data, fit).c_str());
+        std::fflush(stdout);
+    }
+    progress("fit done: held-out mean error " +
+             std::to_string(100 * fit.held_out.mean_rel).substr(0, 5) + "% over " +
+             std::to_string(fit.held_out.points) + " points");
+
+    // ---- decisions per communicator size on the grid
+    struct Point {
+        size_t bytes;
+        std::vector<std::pair<double, Candidate>> ranked;  // predicted, fastest first
+        std::string choice_alg, choice_params;
+        std::string note;
+    };
+    std::map<int, std::vector<Point>> decisions;
+    const Budget verify_budget{start + opt.max_time};
+    int verify_todo = static_cast<int>(comm_sizes.size() * grid.size() * 2);
+    for (int c : comm_sizes) {
+        const CommShape shape = cluster.shape_of_first(c);
+        const RankMap ranks = cluster.map_of_first(c);
+        CandidateOptions copt;
+        copt.max_hcps_levels = opt.max_hcps_levels;
+        copt.ranks_per_node = shape.ppn;
+        std::vector<std::pair<Candidate, std::shared_ptr<Plan>>> cands;
+        for (const Candidate& cand : enumerate_candidates(c, copt)) {
+            ParamMap pm;
+            check(parse_params(cand.params, &pm), "candidate params");
+            auto plan = std::make_shared<Plan>();
+            check(generate(cand.algorithm, c, pm, plan.get()),
+                  "candidate " + describe(cand.algorithm, cand.params));
+            cands.emplace_back(cand, plan);
+        }
+        progress("pricing " + std::to_string(cands.size()) + " candidates for " +
+                 std::to_string(c) + " ranks on " + std::to_string(grid.size()) + " sizes");
+        std::vector<Point> pts;
+        for (size_t bytes : grid) {
+            Point p;
+            p.bytes = bytes;
+            for (const auto& cp : cands) {
+                const Prediction pr = predict(*cp.second, bytes / sizeof(float), sizeof(float),
+                                              model, ranks);
+                check(pr.status, "pricing " + describe(cp.first.algorithm, cp.first.params));
+                p.ranked.emplace_back(pr.seconds, cp.first);
+                Record r;
+                r.kind = "predict";
+                r.series = describe(cp.first.algorithm, cp.first.params) + " (P=" +
+                           std::to_string(c) + ")";
+                r.algorithm = cp.first.algorithm;
+                r.params = cp.first.params;
+                r.ranks = c;
+                r.bytes = bytes;
+                r.predicted = pr.seconds;
+                records.push_back(r);
+            }
+            std::stable_sort(p.ranked.begin(), p.ranked.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            p.choice_alg = p.ranked[0].second.algorithm;
+            p.choice_params = p.ranked[0].second.params;
+            p.note = "model " + time_text(p.ranked[0].first);
+            if (p.ranked.size() > 1)
+                p.note += ", runner-up " +
+                          describe(p.ranked[1].second.algorithm, p.ranked[1].second.params) + " " +
+                          time_text(p.ranked[1].first);
+            pts.push_back(std::move(p));
+        }
+
+        if (opt.verify) {
+            std::vector<int> members;
+            for (int r = 0; r < c; ++r) members.push_back(r);
+            MPI_Comm sub = sub_comm(members);
+            for (Point& p : pts) {
+                double measured[2] = {-1, -1};
+                const size_t top = std::min<size_t>(2, p.ranked.size());
+                for (size_t i = 0; i < top; ++i) {
+                    const Candidate& cand = p.ranked[i].second;
+                    std::shared_ptr<Plan> plan;
+                    for (const auto& cp : cands)
+                        if (cp.first.algorithm == cand.algorithm && cp.first.params == cand.params)
+                            plan = cp.second;
+                    double s = 0;
+                    if (sub != MPI_COMM_NULL) {
+                        PlanRun run(*plan, sub, p.bytes / sizeof(float));
+                        s = measure(sub, [&] { run.run(); }, verify_budget, opt.target,
+                                    verify_todo);
+                    }
+                    --verify_todo;
+                    MPI_Bcast(&s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                    measured[i] = s;
+                    keep("verify", describe(cand.algorithm, cand.params) + " (P=" +
+                                       std::to_string(c) + ")",
+                         plan, ranks, p.bytes, s, Measurement::Role::HeldOut);
+                    if (s > 0)
+                        records.back().predicted = p.ranked[i].first;
+                    records.back().held_out = true;
+                }
+                if (top == 2 && measured[0] > 0 && measured[1] > 0) {
+                    // Within the margin the difference is noise, and the
+                    // model's choice keeps the decisions stable.
+                    const bool swap = measured[1] < measured[0] * (1 - opt.verify_margin);
+                    const Candidate& win = p.ranked[swap ? 1 : 0].second;
+                    p.choice_alg = win.algorithm;
+                    p.choice_params = win.params;
+                    p.note = "verified: " +
+                             describe(p.ranked[0].second.algorithm, p.ranked[0].second.params) +
+                             " " + time_text(measured[0]) + " vs " +
+                             describe(p.ranked[1].second.algorithm, p.ranked[1].second.params) +
+                             " " + time_text(measured[1]) + " measured";
+                } else if (top == 2) {
+                    p.note += " (not verified: time budget)";
+                }
+            }
+            if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
+        }
+        decisions[c] = std::move(pts);
+    }
+
+    if (g_rank == 0) {
+        // ---- the rules file
+        RulesFile rules;
+        rules.provenance.genx_version = PACKAGE_VERSION;
+        rules.provenance.date = utc_now();
+        rules.provenance.hosts = cluster.nodes;
+        rules.provenance.topology = fingerprint;
+        rules.provenance.generator = command;
+        rules.has_model = true;
+        rules.model = model;
+        int index = 0;
+        for (const auto& kv : decisions) {
+            const CommShape shape = cluster.shape_of_first(kv.first);
+            const std::vector<Point>& pts = kv.second;
+            for (size_t i = 0; i < pts.size();) {
+                size_t j = i + 1;
+                while (j < pts.size() && pts[j].choice_alg == pts[i].choice_alg &&
+                       pts[j].choice_params == pts[i].choice_params)
+                    ++j;
+                AllreduceRule r;
+                r.comm_size.any = r.nodes.any = r.ppn.any = false;
+                r.comm_size.lo = r.comm_size.hi = shape.size;
+                r.nodes.lo = r.nodes.hi = shape.nodes;
+                r.ppn.lo = r.ppn.hi = shape.ppn;
+                r.bytes.lo = i == 0 ? 0 : pts[i].bytes;
+                r.bytes.hi = j < pts.size() ? pts[j].bytes : ByteRange::kNoLimit;
+                r.algorithm = pts[i].choice_alg;
+                r.params = pts[i].choice_params;
+                r.comment = "at " + size_text(pts[i].bytes) + ": " + pts[i].note;
+                r.index = index++;
+                rules.allreduce.push_back(r);
+                i = j;
+            }
+        }
+        AllreduceRule rest;
+        rest.algorithm = kModelAlgorithm;
+        rest.comment = "other communicator shapes: the fitted model over every family";
+        rest.index = index;
+        rules.allreduce.push_back(rest);
+        const std::string text = format_rules(rules);
+        // What genx will read back must parse: the file is checked here,
+        // with this host's fingerprint, before it is written.
+        RulesFile reread;
+        RulesCheck rc;
+        rc.fingerprint = fingerprint;
+        check(parse_rules(text, opt.output, rc, &reread), "the rules file genx-tune made");
+        std::ofstream(opt.output) << text;
+        progress("wrote " + opt.output);
+
+        // ---- CSV
+        std::ofstream csv(opt.csv);
+        csv << "kind,series,algorithm,params,ranks,bytes,measured_s,predicted_s,held_out\n";
+        for (const Record& r : records) {
+            char m[32] = "", p[32] = "";
+            if (r.measured > 0) std::snprintf(m, sizeof m, "%.6e", r.measured);
+            if (r.predicted > 0) std::snprintf(p, sizeof p, "%.6e", r.predicted);
+            csv << r.kind << "," << csv_field(r.series) << "," << r.algorithm << ","
+                << csv_field(r.params) << "," << r.ranks << "," << r.bytes << "," << m << "," << p
+                << "," << (r.held_out ? 1 : 0) << "\n";
+        }
+        progress("wrote " + opt.csv);
+        std::vector<Record> plotted;
+        for (const Record& r : records)
+            if (r.kind != "predict") plotted.push_back(r);
+        std::ofstream(opt.svg) << make_svg(plotted, "genx-tune on " + std::to_string(g_size) +
+                                                        " ranks, " + fingerprint);
+        progress("wrote " + opt.svg);
+
+        // ---- summary on stdout
+        std::printf("\ndecisions (%s):\n", opt.output.c_str());
+        for (const AllreduceRule& r : rules.allreduce)
+            std::printf("  comm_size %-4s nodes %-3s ppn %-3s bytes %-10s %s  [%s]\n",
+                        format_count_range(r.comm_size).c_str(),
+                        format_count_range(r.nodes).c_str(), format_count_range(r.ppn).c_str(),
+                        format_byte_range(r.bytes).c_str(),
+                        describe(r.algorithm, r.params).c_str(), r.comment.c_str());
+        if (opt.verify) {
+            ErrorSummary e;
+            double sum = 0;
+            int agree = 0, verified = 0;
+            for (const Record& r : records)
+                if (r.kind == "verify" && r.measured > 0 && r.predicted > 0) {
+                    const double err = std::fabs(r.predicted - r.measured) / r.measured;
+                    ++e.points;
+                    sum += err;
+                    e.max_rel = std::max(e.max_rel, err);
+                }
+            for (const auto& kv : decisions)
+                for (const Point& p : kv.second) {
+                    if (p.note.compare(0, 9, "verified:") != 0) continue;
+                    ++verified;
+                    agree += p.choice_alg == p.ranked[0].second.algorithm &&
+                             p.choice_params == p.ranked[0].second.params;
+                }
+            std::printf("verification: %zu allreduce runs, model error mean %.1f%% max %.1f%%; "
+                        "the model's first choice was kept (its runner-up not measured more than "
+                        "%g%% faster) at %d of %d points\n",
+                        e.points, e.points ? 100 * sum / static_cast<double>(e.points) : 0.0,
+                        100 * e.max_rel, 100 * opt.verify_margin, agree, verified);
+        }
+        if (skipped > 0)
+            std::printf("%d measurements did not fit in --max-time %g s and were skipped\n",
+                        skipped, opt.max_time);
+
+        // ---- tuned export
+        if (!opt.export_tuned.empty()) {
+            std::ostringstream t;
+            t << "# Open MPI coll/tuned dynamic rules (4.1 format) for MPI_Allreduce, written by\n"
+              << "# genx-tune " << PACKAGE_VERSION << " on " << rules.provenance.date << "\n"
+              << "# host: " << fingerprint << "\n"
+              << "# Chosen by genx's fitted GenModel among the tuned algorithms that have a genx\n"
+              << "# plan moving the same data: 1 basic_linear = rb root=0, 3 recursive_doubling =\n"
+              << "# butterfly group=xor (powers of two only), 4 ring = ring, 6 rabenseifner = rhd.\n"
+              << "# 4 and 6 are not used below 16*P bytes, where tuned itself replaces them\n"
+              << "# (count < P).  Use: --mca coll_tuned_use_dynamic_rules 1\n"
+              << "#   --mca coll_tuned_dynamic_rules_filename THIS_FILE\n"
+              << "# A section applies to every communicator size from its own up to the next.\n"
+              << "1 # number of collectives\n"
+              << "2 # collective id: ALLREDUCE\n"
+              << decisions.size() << " # number of communicator sizes\n";
+            for (const auto& kv : decisions) {
+                const int c = kv.first;
+                const RankMap ranks = cluster.map_of_first(c);
+                const std::vector<TunedAlg> algs = tuned_equivalents(c);
+                std::vector<std::shared_ptr<Plan>> plans;
+                for (const TunedAlg& a : algs) {
+                    ParamMap pm;
+                    check(parse_params(a.params, &pm), "tuned params");
+                    auto plan = std::make_shared<Plan>();
+                    check(generate(a.algorithm, c, pm, plan.get()), "tuned equivalent " + a.algorithm);
+                    plans.push_back(plan);
+                }
+                std::vector<std::pair<size_t, size_t>> rows;  // (bytes, index into algs)
+                std::vector<double> best_t;
+                for (size_t bytes : grid) {
+                    size_t best = algs.size();
+                    double bt = 0;
+                    for (size_t a = 0; a < algs.size(); ++a) {
+                        if ((algs[a].id == 4 || algs[a].id == 6) &&
+                            bytes < 16 * static_cast<size_t>(c))
+                            continue;
+                        const double s = predict(*plans[a], bytes / sizeof(float), sizeof(float),
+                                                 model, ranks)
+                                             .seconds;
+                        if (best == algs.size() || s < bt) {
+                            best = a;
+                            bt = s;
+                        }
+                    }
+                    if (rows.empty() || rows.back().second != best) {
+                        rows.emplace_back(rows.empty() ? 0 : bytes, best);
+                        best_t.push_back(bt);
+                    }
+                }
+                t << c << " # communicator size " << c << " and up\n"
+                  << rows.size() << " # message-size rules\n";
+                for (size_t i = 0; i < rows.size(); ++i) {
+                    const TunedAlg& a = algs[rows[i].second];
+                    t << rows[i].first << " " << a.id << " 0 0 # >= " << size_text(rows[i].first)
+                      << ": " << a.name << " (model " << time_text(best_t[i]) << " at "
+                      << size_text(std::max(rows[i].first, grid.front())) << ")\n";
+                }
+            }
+            std::ofstream(opt.export_tuned) << t.str();
+            progress("wrote " + opt.export_tuned);
+        }
+        std::printf("\nrules: %s\nmeasurements: %s\nplot: %s\n", opt.output.c_str(),
+                    opt.csv.c_str(), opt.svg.c_str());
+        if (!opt.export_tuned.empty()) std::printf("tuned rules: %s\n", opt.export_tuned.c_str());
+    }
+    MPI_Finalize();
+    return 0;
+}

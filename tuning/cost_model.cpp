@@ -1,0 +1,730 @@
+// GenModel evaluation of a Plan (definitions and rationale in cost_model.hpp).
+#include "tuning/cost_model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "plan/hcps.hpp"
+#include "plan/registry.hpp"
+
+namespace genx {
+
+// ------------------------------------------------------------------ JSON
+
+namespace {
+
+Status read_number(const nlohmann::json& obj, const std::string& path, const char* key,
+                   bool required, double* out) {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+        if (required) return Status::invalid(path + "." + key + ": required field is missing");
+        return Status::ok();
+    }
+    if (!it->is_number())
+        return Status::invalid(path + "." + key + ": expected a number, got " + it->dump());
+    const double v = it->get<double>();
+    if (!std::isfinite(v) || v < 0)
+        return Status::invalid(path + "." + key + ": must be a finite number >= 0, got " +
+                               it->dump());
+    *out = v;
+    return Status::ok();
+}
+
+Status check_keys(const nlohmann::json& obj, const std::string& path,
+                  std::initializer_list<const char*> known) {
+    if (!obj.is_object()) return Status::invalid(path + ": expected an object, got " + obj.dump());
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        bool ok = false;
+        for (const char* k : known) ok = ok || it.key() == k;
+        if (!ok) {
+            std::string list;
+            for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+            return Status::invalid(path + ": unknown field '" + it.key() + "' (known: " + list +
+                                   ")");
+        }
+    }
+    return Status::ok();
+}
+
+Status link_from_json(const nlohmann::json& j, const std::string& path, LinkParams* out) {
+    GENX_RETURN_IF_ERROR(check_keys(j, path, {"alpha", "beta", "epsilon", "w_t"}));
+    LinkParams p;
+    GENX_RETURN_IF_ERROR(read_number(j, path, "alpha", true, &p.alpha));
+    GENX_RETURN_IF_ERROR(read_number(j, path, "beta", true, &p.beta));
+    GENX_RETURN_IF_ERROR(read_number(j, path, "epsilon", false, &p.epsilon));
+    GENX_RETURN_IF_ERROR(read_number(j, path, "w_t", false, &p.w_t));
+    *out = p;
+    return Status::ok();
+}
+
+nlohmann::json link_to_json(const LinkParams& p) {
+    return {{"alpha", p.alpha}, {"beta", p.beta}, {"epsilon", p.epsilon}, {"w_t", p.w_t}};
+}
+
+}  // namespace
+
+nlohmann::json model_params_to_json(const ModelParams& params) {
+    return {
+        {"links", {{"intra", link_to_json(params.intra)}, {"inter", link_to_json(params.inter)}}},
+        {"host", {{"gamma", params.host.gamma}, {"delta", params.host.delta}}}};
+}
+
+Status model_params_from_json(const nlohmann::json& j, const std::string& where, ModelParams* out) {
+    const std::string root = where.empty() ? "model" : where;
+    GENX_RETURN_IF_ERROR(check_keys(j, root, {"links", "host"}));
+    if (j.find("links") == j.end())
+        return Status::invalid(root + ".links: required field is missing");
+    if (j.find("host") == j.end())
+        return Status::invalid(root + ".host: required field is missing");
+    const nlohmann::json& links = j.at("links");
+    GENX_RETURN_IF_ERROR(check_keys(links, root + ".links", {"intra", "inter"}));
+    if (links.find("inter") == links.end())
+        return Status::invalid(root + ".links.inter: required field is missing");
+    ModelParams p;
+    GENX_RETURN_IF_ERROR(link_from_json(links.at("inter"), root + ".links.inter", &p.inter));
+    p.intra = p.inter;
+    if (links.find("intra") != links.end())
+        GENX_RETURN_IF_ERROR(link_from_json(links.at("intra"), root + ".links.intra", &p.intra));
+    const nlohmann::json& host = j.at("host");
+    GENX_RETURN_IF_ERROR(check_keys(host, root + ".host", {"gamma", "delta"}));
+    GENX_RETURN_IF_ERROR(read_number(host, root + ".host", "gamma", true, &p.host.gamma));
+    GENX_RETURN_IF_ERROR(read_number(host, root + ".host", "delta", true, &p.host.delta));
+    *out = p;
+    return Status::ok();
+}
+
+Status load_model_params(const std::string& path, ModelParams* out) {
+    std::ifstream in(path);
+    if (!in) return Status::io_error(path + ": cannot open model parameters file");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error& e) {
+        return Status::parse_error(path + ": not valid JSON (" + e.what() + ")");
+    }
+    return model_params_from_json(j, path, out);
+}
+
+// -------------------------------------------------------------- rank map
+
+int RankMap::node_of(int rank) const {
+    if (rank >= 0 && static_cast<size_t>(rank) < node.size())
+        return node[static_cast<size_t>(rank)];
+    return -1 - rank;
+}
+
+RankMap RankMap::by_slot(int nranks, int ppn) {
+    RankMap m;
+    if (ppn < 1) ppn = 1;
+    for (int r = 0; r < nranks; ++r) m.node.push_back(r / ppn);
+    return m;
+}
+
+RankMap RankMap::by_nodes(int nranks, int nnodes) {
+    if (nnodes < 1) nnodes = 1;
+    return by_slot(nranks, (nranks + nnodes - 1) / nnodes);
+}
+
+namespace {
+
+bool parse_int(const std::string& s, long* out) {
+    if (s.empty() || s.size() > 9) return false;
+    for (char c : s)
+        if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    *out = std::stol(s);
+    return true;
+}
+
+}  // namespace
+
+Status parse_rank_map(const std::string& text, int nranks, RankMap* out) {
+    std::string t;
+    for (char c : text)
+        if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+    if (t.empty()) {
+        *out = RankMap{};
+        return Status::ok();
+    }
+    const size_t eq = t.find('=');
+    if (eq != std::string::npos) {
+        const std::string key = t.substr(0, eq);
+        long v = 0;
+        if (!parse_int(t.substr(eq + 1), &v) || v < 1)
+            return Status::invalid("rank map '" + text + "': '" + t.substr(eq + 1) +
+                                   "' is not a positive integer");
+        if (key == "nodes") {
+            if (v > nranks)
+                return Status::invalid("rank map '" + text + "': " + std::to_string(v) +
+                                       " nodes for " + std::to_string(nranks) + " ranks");
+            *out = RankMap::by_nodes(nranks, static_cast<int>(v));
+            return Status::ok();
+        }
+        if (key == "ppn") {
+            *out = RankMap::by_slot(nranks, static_cast<int>(v));
+            return Status::ok();
+        }
+        return Status::invalid("rank map '" + text + "': unknown key '" + key +
+                               "' (expected nodes=N, ppn=K or a list of node ids)");
+    }
+    RankMap m;
+    size_t pos = 0;
+    while (pos <= t.size()) {
+        size_t comma = t.find(',', pos);
+        if (comma == std::string::npos) comma = t.size();
+        long v = 0;
+        const std::string item = t.substr(pos, comma - pos);
+        if (!parse_int(item, &v))
+            return Status::invalid("rank map '" + text + "': '" + item +
+                                   "' is not a node id (expected nodes=N, ppn=K or a list of "
+                                   "node ids such as 0,0,1,1)");
+        m.node.push_back(static_cast<int>(v));
+        pos = comma + 1;
+    }
+    if (m.node.size() != static_cast<size_t>(nranks))
+        return Status::invalid("rank map '" + text + "' lists " + std::to_string(m.node.size()) +
+                               " ranks, the plan has " + std::to_string(nranks));
+    *out = std::move(m);
+    return Status::ok();
+}
+
+// ------------------------------------------------------------ evaluation
+
+namespace {
+
+// Elements of blocks [lo, lo+len): the block_range() bounds telescope.
+inline size_t run_elems(size_t count, int nblocks, int lo, int len) {
+    const size_t n = static_cast<size_t>(nblocks);
+    return static_cast<size_t>(lo + len) * count / n - static_cast<size_t>(lo) * count / n;
+}
+
+// Maximal runs of consecutive ascending block indices, appended to `out`.
+template <typename Run>
+uint32_t append_runs(const std::vector<int>& blocks, std::vector<Run>* out) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+        if (i > 0 && blocks[i] == blocks[i - 1] + 1 && !out->empty()) {
+            out->back().len += 1;
+        } else {
+            Run r;
+            r.lo = blocks[i];
+            r.len = 1;
+            out->push_back(r);
+            ++n;
+        }
+    }
+    return n;
+}
+
+struct StepCost {
+    double cost = 0;
+    LinkClass link = LinkClass::None;
+    int w = 0;
+    TermTimes terms;
+    ModelCoefficients coeff;
+};
+
+StepCost price_link(const LinkParams& p, double sent, double recv, int flows_in) {
+    StepCost c;
+    const double bytes = std::max(sent, recv);
+    c.w = 1 + flows_in;
+    const double over = std::max(static_cast<double>(c.w) - p.w_t, 0.0);
+    c.terms.alpha = p.alpha;
+    c.terms.beta = p.beta * bytes;
+    c.terms.epsilon = p.epsilon * over * recv;
+    c.cost = c.terms.alpha + c.terms.beta + c.terms.epsilon;
+    return c;
+}
+
+}  // namespace
+
+Status PlanModel::build(const Plan& plan, const RankMap& ranks, PlanModel* out) {
+    const int P = plan.nranks;
+    if (P < 1 || plan.programs.size() != static_cast<size_t>(P) || plan.nblocks < 1)
+        return Status::invalid("cost model: malformed plan '" + plan.algorithm + "' (" +
+                               std::to_string(plan.programs.size()) + " programs for " +
+                               std::to_string(P) + " ranks, " + std::to_string(plan.nblocks) +
+                               " blocks)");
+    auto fail = [&](const std::string& why) {
+        return Status::invalid("cost model: plan '" + plan.algorithm + "' (P=" + std::to_string(P) +
+                               ") cannot be timed: " + why);
+    };
+    PlanModel m;
+    m.algorithm_ = plan.algorithm;
+    m.params_ = plan.params;
+    m.nranks_ = P;
+    m.nblocks_ = plan.nblocks;
+    m.max_steps_ = plan.max_steps();
+
+    // Dense node indices.
+    std::map<int, int> node_index;
+    std::vector<int> node_of(static_cast<size_t>(P));
+    for (int r = 0; r < P; ++r) {
+        auto ins = node_index.emplace(ranks.node_of(r), static_cast<int>(node_index.size()));
+        node_of[static_cast<size_t>(r)] = ins.first->second;
+    }
+    m.nnodes_ = static_cast<int>(node_index.size());
+
+    // Steps, transfers (sends then receives per step) and op runs, flat.
+    m.rank_first_step_.resize(static_cast<size_t>(P) + 1);
+    for (int r = 0; r < P; ++r) {
+        m.rank_first_step_[static_cast<size_t>(r)] = static_cast<uint32_t>(m.steps_.size());
+        const auto& steps = plan.programs[static_cast<size_t>(r)].steps;
+        for (int s = 0; s < static_cast<int>(steps.size()); ++s) {
+            const Step& st = steps[static_cast<size_t>(s)];
+            StepRec rec;
+            rec.rank = r;
+            rec.step = s;
+            rec.node = node_of[static_cast<size_t>(r)];
+            rec.first_xfer = static_cast<uint32_t>(m.xfers_.size());
+            for (int dir = 0; dir < 2; ++dir) {
+                for (const Transfer& t : dir == 0 ? st.sends : st.recvs) {
+                    if (t.peer < 0 || t.peer >= P || t.peer == r)
+                        return fail("rank " + std::to_string(r) + " step " + std::to_string(s) +
+                                    " names peer " + std::to_string(t.peer));
+                    Xfer x;
+                    x.peer = t.peer;
+                    x.recv = dir == 1;
+                    x.intra = node_of[static_cast<size_t>(t.peer)] == rec.node;
+                    x.src_node = node_of[static_cast<size_t>(t.peer)];
+                    x.first_run = static_cast<uint32_t>(m.runs_.size());
+                    x.nruns = append_runs(t.blocks, &m.runs_);
+                    m.xfers_.push_back(x);
+                }
+            }
+            rec.nxfer = static_cast<uint32_t>(m.xfers_.size()) - rec.first_xfer;
+            rec.first_op = static_cast<uint32_t>(m.op_runs_.size());
+            for (const LocalOp& op : st.ops) {
+                // stats.hpp's conventions: a k-ary reduce combines (k-1)·n and
+                // reads k·n + writes n; a copy reads n and writes n.
+                const int k = 1 + static_cast<int>(op.srcs.size());
+                const size_t first = m.op_runs_.size();
+                append_runs(op.blocks, &m.op_runs_);
+                for (size_t i = first; i < m.op_runs_.size(); ++i) {
+                    m.op_runs_[i].combine = op.kind == OpKind::Reduce ? k - 1 : 0;
+                    m.op_runs_[i].access = op.kind == OpKind::Reduce ? k + 1 : 2;
+                }
+            }
+            rec.nop = static_cast<uint32_t>(m.op_runs_.size()) - rec.first_op;
+            m.steps_.push_back(rec);
+        }
+    }
+    m.rank_first_step_[static_cast<size_t>(P)] = static_cast<uint32_t>(m.steps_.size());
+
+    // Match transfers per ordered pair (sender, receiver) in posting order:
+    // both sides sorted by (sender, receiver, step, program order), zipped.
+    struct End {
+        int from, to, step;
+        uint32_t xfer;
+    };
+    std::vector<End> sends, recvs;
+    for (const StepRec& rec : m.steps_)
+        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
+            const Xfer& x = m.xfers_[i];
+            if (x.recv)
+                recvs.push_back(End{x.peer, rec.rank, rec.step, i});
+            else
+                sends.push_back(End{rec.rank, x.peer, rec.step, i});
+        }
+    auto order = [](const End& a, const End& b) {
+        if (a.from != b.from) return a.from < b.from;
+        if (a.to != b.to) return a.to < b.to;
+        if (a.step != b.step) return a.step < b.step;
+        return a.xfer < b.xfer;
+    };
+    std::sort(sends.begin(), sends.end(), order);
+    std::sort(recvs.begin(), recvs.end(), order);
+    for (size_t i = 0, j = 0; i < sends.size() || j < recvs.size();) {
+        const bool have_s = i < sends.size(), have_r = j < recvs.size();
+        if (have_s && have_r && sends[i].from == recvs[j].from && sends[i].to == recvs[j].to) {
+            m.xfers_[sends[i].xfer].peer_step = recvs[j].step;
+            m.xfers_[recvs[j].xfer].peer_step = sends[i].step;
+            ++i;
+            ++j;
+        } else if (have_s && (!have_r || order(sends[i], recvs[j]))) {
+            return fail("rank " + std::to_string(sends[i].from) + " step " +
+                        std::to_string(sends[i].step) + " sends to rank " +
+                        std::to_string(sends[i].to) + ", which has no receive left to match it");
+        } else {
+            return fail("rank " + std::to_string(recvs[j].to) + " step " +
+                        std::to_string(recvs[j].step) + " receives from rank " +
+                        std::to_string(recvs[j].from) + ", which has no send left to match it");
+        }
+    }
+
+    // Distinct nodes sending over inter-node links into each node per step,
+    // counting every transfer (predict() recounts when empty blocks drop
+    // some).
+    m.nic_sources_.assign(static_cast<size_t>(m.nnodes_) * static_cast<size_t>(m.max_steps_), {});
+    for (const StepRec& rec : m.steps_)
+        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i)
+            if (m.xfers_[i].recv && !m.xfers_[i].intra)
+                m.nic_sources_[m.nic_index(rec.node, rec.step)].push_back(m.xfers_[i].src_node);
+    for (auto& v : m.nic_sources_) {
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+    }
+
+    // An order of the steps in which every step comes after its own
+    // predecessor and after the predecessors of the steps it exchanges data
+    // with (rendezvous progress).  It holds for any count, since empty
+    // transfers only remove dependencies.  No progress in a pass = a cycle.
+    std::vector<uint32_t> done(static_cast<size_t>(P), 0);
+    size_t remaining = m.steps_.size();
+    m.order_.reserve(remaining);
+    while (remaining > 0) {
+        size_t progressed = 0;
+        for (int r = 0; r < P; ++r) {
+            const uint32_t first = m.rank_first_step_[static_cast<size_t>(r)];
+            const uint32_t n = m.rank_first_step_[static_cast<size_t>(r) + 1] - first;
+            uint32_t& s = done[static_cast<size_t>(r)];
+            while (s < n) {
+                const StepRec& rec = m.steps_[first + s];
+                bool ready = true;
+                for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer && ready; ++i) {
+                    const Xfer& x = m.xfers_[i];
+                    ready = done[static_cast<size_t>(x.peer)] >= static_cast<uint32_t>(x.peer_step);
+                }
+                if (!ready) break;
+                m.order_.push_back(first + s);
+                ++s;
+                ++progressed;
+                --remaining;
+            }
+        }
+        if (progressed == 0) {
+            std::string stuck;
+            for (int r = 0; r < P && stuck.size() < 200; ++r)
+                if (done[static_cast<size_t>(r)] < m.rank_first_step_[static_cast<size_t>(r) + 1] -
+                                                       m.rank_first_step_[static_cast<size_t>(r)])
+                    stuck += (stuck.empty() ? "" : ", ") + std::string("rank ") +
+                             std::to_string(r) + " step " +
+                             std::to_string(done[static_cast<size_t>(r)]);
+            return fail("its steps wait on each other in a cycle (" + stuck + ")");
+        }
+    }
+    *out = std::move(m);
+    return Status::ok();
+}
+
+Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams& params) const {
+    Prediction pred;
+    const size_t nsteps = steps_.size();
+    const double es = static_cast<double>(elem_size);
+
+    // Bytes of every transfer; per step the rank's own link use and work.
+    std::vector<double> xbytes(xfers_.size());
+    struct Load {
+        double sent[2] = {0, 0};  // [0] intra, [1] inter (this rank)
+        double recv[2] = {0, 0};
+        int intra_flows_in = 0;
+        double reduce = 0, memory = 0;
+    };
+    std::vector<Load> load(nsteps);
+    struct Nic {
+        double sent = 0, recv = 0;
+    };
+    std::vector<Nic> nic(nic_sources_.size());
+    // Some blocks are empty only when count < nblocks; then empty transfers
+    // may remove a source node from a NIC's fan-in.
+    const bool empty_blocks = count < static_cast<size_t>(nblocks_);
+    std::vector<std::vector<int>> nic_sources;
+    if (empty_blocks) nic_sources.assign(nic_sources_.size(), {});
+    for (size_t k = 0; k < nsteps; ++k) {
+        const StepRec& rec = steps_[k];
+        Load& l = load[k];
+        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
+            const Xfer& x = xfers_[i];
+            size_t n = 0;
+            for (uint32_t j = x.first_run; j < x.first_run + x.nruns; ++j)
+                n += run_elems(count, nblocks_, runs_[j].lo, runs_[j].len);
+            const double b = static_cast<double>(n) * es;
+            xbytes[i] = b;
+            if (b <= 0) continue;
+            const int c = x.intra ? 0 : 1;
+            if (x.recv) {
+                l.recv[c] += b;
+                if (x.intra) l.intra_flows_in += 1;
+            } else {
+                l.sent[c] += b;
+            }
+            if (!x.intra) {
+                Nic& nc = nic[nic_index(rec.node, rec.step)];
+                (x.recv ? nc.recv : nc.sent) += b;
+                if (x.recv && empty_blocks)
+                    nic_sources[nic_index(rec.node, rec.step)].push_back(x.src_node);
+            }
+        }
+        for (uint32_t i = rec.first_op; i < rec.first_op + rec.nop; ++i) {
+            const OpRun& o = op_runs_[i];
+            const double n = static_cast<double>(run_elems(count, nblocks_, o.lo, o.len)) * es;
+            l.reduce += o.combine * n;
+            l.memory += o.access * n;
+        }
+    }
+    for (auto& v : nic_sources) {
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+    }
+
+    // The link part of step k's cost, from its own rank's (and NIC's) load.
+    auto link_price = [&](size_t k) {
+        const StepRec& rec = steps_[k];
+        const Load& l = load[k];
+        StepCost best;
+        if (l.sent[0] > 0 || l.recv[0] > 0) {
+            best = price_link(params.intra, l.sent[0], l.recv[0], l.intra_flows_in);
+            best.link = LinkClass::Intra;
+            best.coeff.steps_intra = 1;
+            best.coeff.bytes_intra = std::max(l.sent[0], l.recv[0]);
+            best.coeff.incast_bytes_intra =
+                std::max(static_cast<double>(best.w) - params.intra.w_t, 0.0) * l.recv[0];
+        }
+        if (l.sent[1] > 0 || l.recv[1] > 0) {
+            const size_t ni = nic_index(rec.node, rec.step);
+            const int sources = static_cast<int>(empty_blocks ? nic_sources[ni].size()
+                                                              : nic_sources_[ni].size());
+            StepCost e = price_link(params.inter, nic[ni].sent, nic[ni].recv, sources);
+            if (best.link == LinkClass::None || e.cost >= best.cost) {
+                best = e;
+                best.link = LinkClass::Inter;
+                best.coeff.steps_inter = 1;
+                best.coeff.bytes_inter = std::max(nic[ni].sent, nic[ni].recv);
+                best.coeff.incast_bytes_inter =
+                    std::max(static_cast<double>(e.w) - params.inter.w_t, 0.0) * nic[ni].recv;
+            }
+        }
+        return best;
+    };
+    std::vector<double> link_cost(nsteps);
+    for (size_t k = 0; k < nsteps; ++k) link_cost[k] = link_price(k).cost;
+    auto host_cost = [&](size_t k) {
+        return params.host.gamma * load[k].reduce + params.host.delta * load[k].memory;
+    };
+
+    // Times in dependency order.  pred_of[k]: the step whose end started k
+    // (its own predecessor unless a partner's came later; ties go to its
+    // own, then to the lowest rank), or -1.
+    // comm_of[k]: the step whose link cost set k's communication time — k
+    // itself, or a partner's step whose end of the transfers is busier (a
+    // transfer completes at the pace of its slower endpoint).
+    constexpr long kNone = -1;
+    std::vector<double> end(nsteps, 0), start(nsteps, 0);
+    std::vector<long> pred_of(nsteps, kNone);
+    std::vector<uint32_t> comm_of(nsteps);
+    for (uint32_t k : order_) {
+        const StepRec& rec = steps_[k];
+        double t = 0;
+        long from = kNone;
+        int from_rank = -1;
+        if (rec.step > 0) {
+            from = static_cast<long>(k) - 1;
+            t = end[k - 1];
+            from_rank = rec.rank;
+        }
+        double comm = link_cost[k];
+        uint32_t comm_step = k;
+        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
+            const Xfer& x = xfers_[i];
+            if (xbytes[i] <= 0) continue;
+            const uint32_t theirs = rank_first_step_[static_cast<size_t>(x.peer)] +
+                                    static_cast<uint32_t>(x.peer_step);
+            if (link_cost[theirs] > comm) {
+                comm = link_cost[theirs];
+                comm_step = theirs;
+            }
+            if (x.peer_step == 0) continue;
+            const long before =
+                static_cast<long>(rank_first_step_[static_cast<size_t>(x.peer)]) + x.peer_step - 1;
+            const double tb = end[static_cast<size_t>(before)];
+            if (tb > t ||
+                (tb == t && from_rank != rec.rank && from_rank >= 0 && x.peer < from_rank)) {
+                t = tb;
+                from = before;
+                from_rank = x.peer;
+            }
+        }
+        start[k] = t;
+        end[k] = t + comm + host_cost(k);
+        pred_of[k] = from;
+        comm_of[k] = comm_step;
+    }
+
+    pred.status = Status::ok();
+    long last = kNone;
+    for (int r = 0; r < nranks_; ++r) {
+        const uint32_t first = rank_first_step_[static_cast<size_t>(r)];
+        const uint32_t after = rank_first_step_[static_cast<size_t>(r) + 1];
+        if (after == first) continue;
+        if (last == kNone || end[after - 1] > end[static_cast<size_t>(last)]) last = after - 1;
+    }
+    if (last == kNone) return pred;  // no rank has a step (P = 1)
+
+    for (long k = last; k != kNone; k = pred_of[static_cast<size_t>(k)]) {
+        // Only the critical path's steps need their terms: priced again.
+        const size_t kk = static_cast<size_t>(k);
+        StepCost c = link_price(comm_of[kk]);
+        c.terms.gamma = params.host.gamma * load[kk].reduce;
+        c.terms.delta = params.host.delta * load[kk].memory;
+        c.coeff.reduce_bytes = load[kk].reduce;
+        c.coeff.memory_bytes = load[kk].memory;
+        PathStep ps;
+        ps.rank = steps_[kk].rank;
+        ps.step = steps_[kk].step;
+        ps.link_rank = steps_[comm_of[kk]].rank;
+        ps.link_step = steps_[comm_of[kk]].step;
+        ps.start = start[kk];
+        ps.end = end[kk];
+        ps.link = c.link;
+        ps.fan_in_degree = c.link == LinkClass::None ? 0 : c.w;
+        ps.terms = c.terms;
+        pred.critical_path.push_back(ps);
+        TermTimes& T = pred.terms;
+        T.alpha += c.terms.alpha;
+        T.beta += c.terms.beta;
+        T.gamma += c.terms.gamma;
+        T.delta += c.terms.delta;
+        T.epsilon += c.terms.epsilon;
+        ModelCoefficients& C = pred.coefficients;
+        C.steps_intra += c.coeff.steps_intra;
+        C.steps_inter += c.coeff.steps_inter;
+        C.bytes_intra += c.coeff.bytes_intra;
+        C.bytes_inter += c.coeff.bytes_inter;
+        C.incast_bytes_intra += c.coeff.incast_bytes_intra;
+        C.incast_bytes_inter += c.coeff.incast_bytes_inter;
+        C.reduce_bytes += c.coeff.reduce_bytes;
+        C.memory_bytes += c.coeff.memory_bytes;
+    }
+    std::reverse(pred.critical_path.begin(), pred.critical_path.end());
+    pred.seconds = end[static_cast<size_t>(last)];
+    return pred;
+}
+
+Prediction predict(const Plan& plan, size_t count, size_t elem_size, const ModelParams& params,
+                   const RankMap& ranks) {
+    PlanModel model;
+    Status st = PlanModel::build(plan, ranks, &model);
+    if (!st) {
+        Prediction p;
+        p.status = st;
+        p.seconds = std::numeric_limits<double>::infinity();
+        return p;
+    }
+    return model.predict(count, elem_size, params);
+}
+
+// ------------------------------------------------------------ candidates
+
+std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& options) {
+    std::vector<Candidate> out;
+    if (nranks < 1) return out;
+    auto wanted = [&](const std::string& family) {
+        if (find_generator(family) == nullptr) return false;
+        if (options.families.empty()) return true;
+        return std::find(options.families.begin(), options.families.end(), family) !=
+               options.families.end();
+    };
+    if (nranks == 1) {
+        if (wanted("ring")) out.push_back({"ring", ""});
+        return out;
+    }
+    // Families enumerated below with their parameter spaces; any other
+    // registered family is listed once with its defaults.
+    const std::vector<std::string> known = {"ring", "rb", "cps", "hcps", "rhd", "butterfly"};
+    if (wanted("ring")) out.push_back({"ring", ""});
+    if (wanted("rb")) out.push_back({"rb", "root=0"});
+    if (wanted("cps")) out.push_back({"cps", ""});
+    if (wanted("hcps"))
+        for (const std::vector<int>& f : ordered_factorizations(nranks, options.max_hcps_levels))
+            if (f.size() >= 2) out.push_back({"hcps", "factors=" + format_factors(f)});
+    if (wanted("rhd")) out.push_back({"rhd", ""});
+    if (wanted("butterfly")) {
+        std::vector<std::string> groups = {"cyclic"};
+        if ((nranks & (nranks - 1)) == 0) groups.push_back("xor");
+        const int ppn = options.ranks_per_node;
+        if (ppn > 1 && ppn < nranks && nranks % ppn == 0)
+            groups.push_back(std::to_string(ppn) + "x" + std::to_string(nranks / ppn));
+        for (const std::string& g : groups) {
+            // L (the reduction's step count) is half the r = 0 plan's steps.
+            Plan base;
+            ParamMap pm = {{"group", g}, {"r", "0"}};
+            if (!generate("butterfly", nranks, pm, &base)) continue;
+            const int L = base.max_steps() / 2;
+            for (int r = 0; r <= L; ++r)
+                out.push_back({"butterfly", "group=" + g + ",r=" + std::to_string(r)});
+        }
+    }
+    for (const GeneratorInfo& g : generators())
+        if (std::find(known.begin(), known.end(), g.name) == known.end() && wanted(g.name))
+            out.push_back({g.name, ""});
+    return out;
+}
+
+Status best_candidates(int nranks, size_t count, size_t elem_size, const ModelParams& params,
+                       const RankMap& ranks, std::vector<RankedCandidate>* out,
+                       const CandidateOptions& options) {
+    std::vector<RankedCandidate> rows;
+    for (const Candidate& c : enumerate_candidates(nranks, options)) {
+        ParamMap pm;
+        Status st = parse_params(c.params, &pm);
+        Plan plan;
+        if (st) st = generate(c.algorithm, nranks, pm, &plan);
+        if (!st)
+            return Status::internal("candidate " + c.algorithm + " '" + c.params + "' for P=" +
+                                    std::to_string(nranks) + " does not generate: " + st.message());
+        RankedCandidate row{c, predict(plan, count, elem_size, params, ranks)};
+        if (!row.prediction.status)
+            return Status::internal("candidate " + c.algorithm + " '" + c.params +
+                                    "': " + row.prediction.status.message());
+        rows.push_back(std::move(row));
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const RankedCandidate& a, const RankedCandidate& b) {
+                         return a.prediction.seconds < b.prediction.seconds;
+                     });
+    *out = std::move(rows);
+    return Status::ok();
+}
+
+std::string format_prediction_table(const std::vector<RankedCandidate>& rows) {
+    double top = 0;
+    for (const RankedCandidate& r : rows) top = std::max(top, r.prediction.seconds);
+    const char* unit = "s";
+    double scale = 1;
+    if (top < 1e-3) {
+        unit = "us";
+        scale = 1e6;
+    } else if (top < 1) {
+        unit = "ms";
+        scale = 1e3;
+    }
+    size_t wa = 9, wp = 6;
+    for (const RankedCandidate& r : rows) {
+        wa = std::max(wa, r.candidate.algorithm.size());
+        wp = std::max(wp, r.candidate.params.size());
+    }
+    std::string out;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %10s  %10s  %10s  %10s  %10s  %10s   (%s)\n",
+                  static_cast<int>(wa), "algorithm", static_cast<int>(wp), "params", "total",
+                  "alpha", "beta", "gamma", "delta", "epsilon", unit);
+    out += buf;
+    for (const RankedCandidate& r : rows) {
+        const TermTimes& t = r.prediction.terms;
+        std::snprintf(buf, sizeof buf,
+                      "%-*s  %-*s  %10.4f  %10.4f  %10.4f  %10.4f  %10.4f  %10.4f\n",
+                      static_cast<int>(wa), r.candidate.algorithm.c_str(), static_cast<int>(wp),
+                      r.candidate.params.empty() ? "-" : r.candidate.params.c_str(),
+                      r.prediction.seconds * scale, t.alpha * scale, t.beta * scale,
+                      t.gamma * scale, t.delta * scale, t.epsilon * scale);
+        out += buf;
+    }
+    return out;
+}
+
+}  // namespace genx

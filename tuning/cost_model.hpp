@@ -1,0 +1,318 @@
+// GenModel (Xiong et al., eq. (11)) evaluated on any Plan:
+//
+//     T = Aα + Bβ + Cγ + Dδ + max(w − w_t, 0)·B·ε
+//
+// priced step by step from the Plan's own statistics (what plan/stats.hpp
+// counts) and the links its transfers use, never from a per-family formula.
+//
+// Units (all seconds per unit, so a fit needs no element type):
+//   α  per step that moves data over a link class;
+//   β  per byte through one endpoint's link in one direction (links are
+//      full duplex: a rank that sends and receives in a step pays for the
+//      larger of the two);
+//   ε  per byte received per unit of fan-in degree above w_t;
+//   γ  per byte combined by a reduction (a k-ary reduce of n bytes combines
+//      (k−1)·n bytes: "elements_reduced" in bytes);
+//   δ  per byte read or written by local work (a k-ary reduce of n bytes
+//      reads k·n and writes n, a copy reads and writes n; §3.1).
+//
+// What one step of one rank costs
+// -------------------------------
+// The paper's step (Fig. 2): launch (α), transmit (β, ε), then aggregate
+// (γ, δ), one after the other.  For rank r's step s, transfers holding no
+// bytes are ignored (the executor drops them) and the rest are split by
+// link class with the RankMap: same node = intra, otherwise inter.
+//   intra  cost_i = α_i + β_i·max(sent_i, recv_i) + ε_i·max(w_i − w_t,i, 0)·recv_i
+//          where w_i = 1 + the number of ranks sending to r over intra links
+//          in step s;
+//   inter  the link is the node's NIC, shared by every rank of the node:
+//          sent_e and recv_e are the inter-node bytes of ALL ranks on r's
+//          node in their step s, and w_e = 1 + the number of distinct nodes
+//          sending to the node in step s (with one rank per node: 1 +
+//          senders, the paper's case);
+//          cost_e = α_e + β_e·max(sent_e, recv_e) + ε_e·max(w_e − w_t,e, 0)·recv_e.
+//          Incast is congestion at the switch port that feeds the node (PFC
+//          pauses per port): what converges there is one line-rate stream
+//          per sending node, however many of its ranks take part, because
+//          each sender's own NIC already serialises its ranks' flows.
+// A class with no transfer in the step costs 0.  The two classes are
+// different hardware (memory system vs NIC) and run concurrently, so the
+// step's link cost is max(cost_i, cost_e), with the terms of the larger
+// class.  A transfer completes at the pace of its slower endpoint, so the
+// step's communication takes the largest link cost among its own step and
+// the matched steps of the ranks it exchanges data with (a rank sending to
+// a parameter server under incast finishes with the server).  The step
+// then costs
+//   comm + γ·C + δ·D,  C, D = the rank's own elements_reduced and memory
+// reads + writes in step s, counted by stats.hpp's conventions, times
+// elem_size (PlanModel counts them from the ops' block runs so that one
+// prepared plan prices any size; the unit tests check both agree).
+// w is the paper's fan-in degree: the x of an x-to-x exchange, in which
+// each receiver has x − 1 incoming flows (§3.2), and N for the N−1 flows
+// into a parameter server (eq. (8)); hence "1 + flows".
+//
+// How steps compose: a critical path, not a sum of per-step maxima
+// ------------------------------------------------------------------
+// Rank r's step s starts when its previous step ended AND every rank it
+// exchanges data with in that step has started the matched step (the
+// rendezvous progress rule the checker proves deadlock-free), ends its cost
+// later, and the plan ends with its last rank.  The breakdown by term is
+// the sum of the terms of the steps on the critical path (the chain of
+// steps that determined the end time; ties go to the rank's own previous
+// step, then to the lowest rank), so the five terms add up to the total.
+//
+// For a plan in which every rank does the same work in every step — ring,
+// rhd for a power of two, cps, hcps, and the parameter-server root of rb,
+// whose every step is the slowest — this equals Σ_s (α + β·max_r B_{r,s}
+// + γ·max_r C_{r,s} + δ·max_r D_{r,s} + ε·max_r incast_{r,s}), the per-step
+// maximum over ranks of each term, which is exactly how the paper writes
+// Table 2 (all ranks in lock step, each step as slow as its busiest rank).
+// With unequal blocks (count not a multiple of nblocks) the critical path
+// is at most that sum: the busiest rank can differ from step to step.
+// The per-step maximum cannot price plans whose ranks have different step
+// counts (rhd folds for non-powers of two: the folded rank's "step 1" is the
+// result coming back at the very end) or whose busiest rank differs by term;
+// the critical path prices both without padding programs.
+//
+// Known limits (each is a modelling choice, documented for the fitter):
+//   * no overlap of communication with the reduction of the same step and
+//     no pipelining across segments (the executor's segment/window are not
+//     priced); one α per step and class, however many messages the step
+//     posts (the paper's A);
+//   * a step's communication lasts as long as the busiest link among its
+//     own and its partners' matched steps, each priced in full: a partner
+//     that is busy mostly with other peers still sets the pace;
+//   * NIC sharing aggregates ranks of a node by step index, which is exact
+//     for lock-step plans and an approximation where co-located ranks run
+//     different steps at the same time;
+//   * intra-node links are per rank (shared memory bandwidth between ranks
+//     of a node is not modelled), γ and δ are per rank;
+//   * the network core is non-blocking (single switch or full bisection);
+//     switch levels and cross-DC links are further link classes to add.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plan/plan.hpp"
+#include "plan/status.hpp"
+
+namespace genx {
+
+// One class of links.
+struct LinkParams {
+    double alpha = 0;    // s per step using this class
+    double beta = 0;     // s per byte
+    double epsilon = 0;  // s per byte received per unit of fan-in above w_t
+    double w_t = 0;      // incast threshold (fan-in degree; w <= w_t is free)
+};
+
+// One host (per rank).
+struct HostParams {
+    double gamma = 0;  // s per byte combined
+    double delta = 0;  // s per byte read or written
+};
+
+struct ModelParams {
+    LinkParams intra;  // ranks on the same node
+    LinkParams inter;  // ranks on different nodes, through each node's NIC
+    HostParams host;
+};
+
+// JSON form (docs/model.md):
+//   {"links": {"intra": {"alpha":…, "beta":…, "epsilon":…, "w_t":…},
+//              "inter": {…}},
+//    "host": {"gamma":…, "delta":…}}
+// "inter" and "host" are required; "intra" defaults to a copy of "inter"
+// (a cluster fitted as one switch).  In a link, alpha and beta are required
+// and epsilon, w_t default to 0.  Every value must be a finite number >= 0;
+// unknown keys are errors.  Errors name `where` (a file name or a path in a
+// larger document) and the field, e.g. "rules.json: model.links.inter.beta".
+nlohmann::json model_params_to_json(const ModelParams& params);
+Status model_params_from_json(const nlohmann::json& j, const std::string& where, ModelParams* out);
+// Reads a file holding exactly that object.
+Status load_model_params(const std::string& path, ModelParams* out);
+
+// Which node each rank runs on.  Ranks at or beyond node.size() are each
+// alone on a node of their own, so the default RankMap{} is a single-switch
+// cluster with one rank per node: every transfer is inter-node.
+struct RankMap {
+    std::vector<int> node;
+
+    // A node id; ranks without an entry get a distinct negative id.
+    int node_of(int rank) const;
+    bool same_node(int a, int b) const { return node_of(a) == node_of(b); }
+
+    // Consecutive ranks fill a node (mpirun's default by-slot mapping):
+    // rank r is on node r / ppn.
+    static RankMap by_slot(int nranks, int ppn);
+    // `nnodes` nodes, ⌈nranks / nnodes⌉ consecutive ranks on each (the last
+    // may hold fewer).
+    static RankMap by_nodes(int nranks, int nnodes);
+};
+
+// "nodes=N", "ppn=K", or an explicit list of node ids "0,0,1,1" (one per
+// rank); "" is the single-switch map.  Errors name the text and what is
+// wrong.
+Status parse_rank_map(const std::string& text, int nranks, RankMap* out);
+
+// Seconds by GenModel term.
+struct TermTimes {
+    double alpha = 0;
+    double beta = 0;
+    double gamma = 0;
+    double delta = 0;
+    double epsilon = 0;
+    double total() const { return alpha + beta + gamma + delta + epsilon; }
+};
+
+// The model's coefficients along the critical path, so that
+//   seconds = Σ_class (steps·α + bytes·β + incast_bytes·ε) + reduce_bytes·γ
+//             + memory_bytes·δ
+// (the A, B, C, D of eq. (11) and Σ max(w − w_t, 0)·B, per class).  They are
+// linear in the parameters only for a fixed critical path and fixed w_t,
+// which is what a least-squares fit iterates on.
+struct ModelCoefficients {
+    double steps_intra = 0, steps_inter = 0;
+    double bytes_intra = 0, bytes_inter = 0;
+    double incast_bytes_intra = 0, incast_bytes_inter = 0;
+    double reduce_bytes = 0;
+    double memory_bytes = 0;
+};
+
+enum class LinkClass : uint8_t { None, Intra, Inter };
+
+// One step on the critical path.
+struct PathStep {
+    int rank = -1;
+    int step = -1;
+    double start = 0;  // s, when its transfers could all start
+    double end = 0;
+    // The (rank, step) whose link load set the communication time: this
+    // step, or the matched step at the other end of one of its transfers
+    // when that end was busier.
+    int link_rank = -1;
+    int link_step = -1;
+    LinkClass link = LinkClass::None;  // the class whose cost counted
+    int fan_in_degree = 0;             // w of that class (0 without transfers)
+    TermTimes terms;
+};
+
+struct Prediction {
+    // Not ok when the plan cannot be timed (a transfer without its match, or
+    // a cycle of waits): the checker rejects such plans; seconds is then
+    // +infinity and the terms are empty.
+    Status status;
+    double seconds = 0;  // when the last rank finishes
+    TermTimes terms;     // along the critical path; terms.total() == seconds
+    ModelCoefficients coefficients;
+    std::vector<PathStep> critical_path;  // in time order
+};
+
+// Predicted time of one allreduce of `count` elements of `elem_size` bytes
+// with `plan` (which should pass the checker).  Same as PlanModel::build()
+// then PlanModel::predict(); a build error lands in Prediction::status.
+Prediction predict(const Plan& plan, size_t count, size_t elem_size, const ModelParams& params,
+                   const RankMap& ranks = RankMap{});
+
+// A plan prepared for pricing at many sizes and parameter sets (the
+// selector prices every candidate for every size class; genx-tune refits
+// the parameters many times): transfer matching, link classes and a
+// dependency order of the steps are worked out once, so predict() is one
+// linear pass over the plan.  Immutable after build(); predict() is safe to
+// call from several threads.
+class PlanModel {
+  public:
+    // Fails, naming rank and step, for a bad peer, a transfer without its
+    // match, or steps that wait on each other in a cycle.
+    static Status build(const Plan& plan, const RankMap& ranks, PlanModel* out);
+    Prediction predict(size_t count, size_t elem_size, const ModelParams& params) const;
+
+    const std::string& algorithm() const { return algorithm_; }
+    const std::string& params() const { return params_; }
+    int nranks() const { return nranks_; }
+
+  private:
+    struct Run {
+        int lo = 0, len = 0;
+    };
+    struct OpRun {
+        int lo = 0, len = 0;
+        int combine = 0;  // bytes combined per byte of the run (k-1; 0 for a copy)
+        int access = 0;   // bytes read + written per byte (k+1; 2 for a copy)
+    };
+    struct Xfer {
+        int peer = -1;
+        int peer_step = -1;  // the step of the matched transfer on `peer`
+        int src_node = -1;   // dense node index of `peer`
+        uint32_t first_run = 0, nruns = 0;
+        bool recv = false, intra = false;
+    };
+    struct StepRec {
+        int rank = -1, step = -1, node = -1;
+        uint32_t first_xfer = 0, nxfer = 0, first_op = 0, nop = 0;
+    };
+    size_t nic_index(int node, int step) const {
+        return static_cast<size_t>(node) * static_cast<size_t>(max_steps_) +
+               static_cast<size_t>(step);
+    }
+
+    std::string algorithm_, params_;
+    int nranks_ = 0, nblocks_ = 1, max_steps_ = 0, nnodes_ = 0;
+    std::vector<uint32_t> rank_first_step_;  // nranks + 1 offsets into steps_
+    std::vector<StepRec> steps_;
+    std::vector<Xfer> xfers_;
+    std::vector<Run> runs_;
+    std::vector<OpRun> op_runs_;
+    std::vector<uint32_t> order_;                // steps_ in dependency order
+    std::vector<std::vector<int>> nic_sources_;  // [nic_index] distinct sending nodes
+};
+
+// An (algorithm, params) genx can run; params in the registry's canonical
+// "k=v,k=v" text.
+struct Candidate {
+    std::string algorithm;
+    std::string params;
+};
+
+struct CandidateOptions {
+    // Families to consider; empty = every registered generator.
+    std::vector<std::string> families;
+    // hcps factorisations with at most this many factors (0 = all).  The
+    // number of ordered factorisations grows quickly (1888 for P = 720).
+    int max_hcps_levels = 0;
+    // Ranks per node, when known: adds the butterfly group ppn x (P/ppn),
+    // whose first factor stays on the node.
+    int ranks_per_node = 0;
+};
+
+// Every applicable candidate for `nranks` ranks, in a fixed order:
+//   ring; rb root=0 (every root costs the same on one switch); cps; hcps for
+//   every ordered factorisation with >= 2 factors (one factor is cps); rhd;
+//   butterfly for r = 0..L with group=cyclic, with group=xor when P is a
+//   power of two, and group=ppn x (P/ppn) when ranks_per_node divides P;
+//   any other registered family once with its default params.
+// P = 1 yields ring only (every family is the same empty plan).
+std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& options = {});
+
+struct RankedCandidate {
+    Candidate candidate;
+    Prediction prediction;
+};
+
+// Generates every candidate, predicts it, and returns them fastest first
+// (ties keep enumeration order).  Fails, naming the candidate, if one does
+// not generate or cannot be timed (a bug in a generator).
+Status best_candidates(int nranks, size_t count, size_t elem_size, const ModelParams& params,
+                       const RankMap& ranks, std::vector<RankedCandidate>* out,
+                       const CandidateOptions& options = {});
+
+// A table of predictions by term, one row per candidate (seconds with
+// engineering precision), e.g. for genx-plan --model and test output:
+//   algorithm  params        total      alpha      beta  …  incast
+std::string format_prediction_table(const std::vector<RankedCandidate>& rows);
+
+}  // namespace genx

@@ -1,0 +1,297 @@
+// Decision table construction and lookup (design in decision_table.hpp).
+#include "tuning/decision_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "plan/registry.hpp"
+
+namespace genx {
+
+RankMap rank_map_for(const CommShape& shape) {
+    if (shape.ppn > 1) return RankMap::by_slot(shape.size, shape.ppn);
+    return RankMap{};
+}
+
+namespace {
+
+// One path's line: seconds = fixed + slope · bytes.
+struct Line {
+    double fixed = 0;
+    double slope = 0;
+};
+
+Line line_of(const Prediction& p, const ModelParams& m, double bytes) {
+    const ModelCoefficients& c = p.coefficients;
+    Line l;
+    l.fixed = c.steps_intra * m.intra.alpha + c.steps_inter * m.inter.alpha;
+    const double var = c.bytes_intra * m.intra.beta + c.bytes_inter * m.inter.beta +
+                       c.incast_bytes_intra * m.intra.epsilon +
+                       c.incast_bytes_inter * m.inter.epsilon + c.reduce_bytes * m.host.gamma +
+                       c.memory_bytes * m.host.delta;
+    l.slope = bytes > 0 ? var / bytes : 0;
+    return l;
+}
+
+std::string seconds_text(double s) {
+    char buf[32];
+    if (s < 1e-3)
+        std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+    else if (s < 1)
+        std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.3g s", s);
+    return buf;
+}
+
+std::string size_text(size_t v) {
+    ByteRange r;
+    r.lo = v;
+    const std::string s = format_byte_range(r);
+    return s.substr(0, s.find('-'));
+}
+
+std::string describe(const std::string& alg, const std::string& params) {
+    return params.empty() ? alg : alg + " (" + params + ")";
+}
+
+}  // namespace
+
+Status price_candidates(const ModelParams& model, const CommShape& shape,
+                        const std::vector<std::string>& families,
+                        const std::vector<size_t>& sizes, const TableOptions& options,
+                        std::vector<PricedCandidate>* out) {
+    CandidateOptions copt;
+    copt.families = families;
+    copt.max_hcps_levels = options.max_hcps_levels;
+    copt.ranks_per_node = shape.ppn;
+    const RankMap ranks = rank_map_for(shape);
+    std::vector<PricedCandidate> result;
+    for (const Candidate& c : enumerate_candidates(shape.size, copt)) {
+        ParamMap pm;
+        Status st = parse_params(c.params, &pm);
+        Plan plan;
+        if (st) st = generate(c.algorithm, shape.size, pm, &plan);
+        if (!st)
+            return Status::internal("candidate " + describe(c.algorithm, c.params) + " for P=" +
+                                    std::to_string(shape.size) +
+                                    " does not generate: " + st.message());
+        PricedCandidate pc;
+        pc.candidate = c;
+        if (options.exact) {
+            for (size_t s : sizes) {
+                const Prediction p = predict(plan, s, 1, model, ranks);
+                if (!p.status)
+                    return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
+                                            p.status.message());
+                pc.seconds.push_back(p.seconds);
+            }
+        } else {
+            std::vector<Line> lines;
+            for (size_t per_block : {size_t{1}, size_t{4096}, size_t{1} << 20}) {
+                const size_t n = per_block * static_cast<size_t>(plan.nblocks);
+                const Prediction p = predict(plan, n, 1, model, ranks);
+                if (!p.status)
+                    return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
+                                            p.status.message());
+                lines.push_back(line_of(p, model, static_cast<double>(n)));
+            }
+            for (size_t s : sizes) {
+                double t = 0;
+                for (const Line& l : lines)
+                    t = std::max(t, l.fixed + l.slope * static_cast<double>(s));
+                pc.seconds.push_back(t);
+            }
+        }
+        result.push_back(std::move(pc));
+    }
+    *out = std::move(result);
+    return Status::ok();
+}
+
+Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
+                            const TableOptions& options, DecisionTable* out,
+                            std::vector<std::string>* warnings) {
+    if (shape.size < 1)
+        return Status::invalid("decision table: communicator size " + std::to_string(shape.size));
+    // Rules that can match this shape (their count keys), minus those whose
+    // explicit plan does not generate for it.
+    std::vector<const AllreduceRule*> live;
+    for (const AllreduceRule& r : rules.allreduce) {
+        if (!r.comm_size.contains(shape.size)) continue;
+        if (!r.nodes.any && (shape.nodes <= 0 || !r.nodes.contains(shape.nodes))) continue;
+        if (!r.ppn.any && (shape.ppn <= 0 || !r.ppn.contains(shape.ppn))) continue;
+        if (!r.by_model()) {
+            ParamMap all, gen;
+            Status st = parse_params(r.params, &all);
+            for (const auto& kv : all)
+                if (std::find(kExecParamKeys.begin(), kExecParamKeys.end(), kv.first) ==
+                    kExecParamKeys.end())
+                    gen.insert(kv);
+            Plan plan;
+            if (st) st = generate(r.algorithm, shape.size, gen, &plan);
+            if (!st) {
+                const std::string msg = rule_location(rules, r) + ": " +
+                                        describe(r.algorithm, r.params) + " cannot run on " +
+                                        std::to_string(shape.size) + " ranks: " + st.message();
+                if (options.strict) return Status::invalid(msg);
+                if (warnings != nullptr)
+                    warnings->push_back(msg + "; genx skips this rule for this communicator");
+                continue;
+            }
+        }
+        live.push_back(&r);
+    }
+
+    // Interval starts: every power of two, every live rule bound.
+    std::vector<size_t> starts = {0};
+    for (int k = 0; k <= options.max_class_log2 && k < 63; ++k) starts.push_back(size_t{1} << k);
+    for (const AllreduceRule* r : live) {
+        starts.push_back(r->bytes.lo);
+        if (r->bytes.hi != ByteRange::kNoLimit) starts.push_back(r->bytes.hi);
+    }
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    std::vector<size_t> at(starts.size());
+    for (size_t i = 0; i < starts.size(); ++i) at[i] = std::max<size_t>(starts[i], 1);
+
+    // Model prices per family list, computed when first needed.
+    std::map<std::vector<std::string>, std::vector<PricedCandidate>> priced;
+    auto prices = [&](const std::vector<std::string>& families,
+                      const std::vector<PricedCandidate>** p) -> Status {
+        auto it = priced.find(families);
+        if (it == priced.end()) {
+            std::vector<PricedCandidate> v;
+            GENX_RETURN_IF_ERROR(price_candidates(rules.model, shape, families, at, options, &v));
+            it = priced.emplace(families, std::move(v)).first;
+        }
+        *p = &it->second;
+        return Status::ok();
+    };
+    // Best and second best at interval i, skipping `exclude` (the rule's
+    // own choice when explaining it).
+    auto rank = [&](const std::vector<PricedCandidate>& v, size_t i, const Candidate* exclude,
+                    const PricedCandidate** best, const PricedCandidate** second) {
+        *best = *second = nullptr;
+        for (const PricedCandidate& c : v) {
+            if (exclude != nullptr && c.candidate.algorithm == exclude->algorithm &&
+                c.candidate.params == exclude->params)
+                continue;
+            if (*best == nullptr || c.seconds[i] < (*best)->seconds[i]) {
+                *second = *best;
+                *best = &c;
+            } else if (*second == nullptr || c.seconds[i] < (*second)->seconds[i]) {
+                *second = &c;
+            }
+        }
+    };
+
+    DecisionTable t;
+    for (size_t i = 0; i < starts.size(); ++i) {
+        const AllreduceRule* rule = nullptr;
+        for (const AllreduceRule* r : live)
+            if (r->bytes.contains(starts[i])) {
+                rule = r;
+                break;
+            }
+        Decision d;
+        d.rule = rule != nullptr ? rule->index : -1;
+        const std::string where =
+            rule != nullptr ? "rule " + rule_location(rules, *rule) : "no rule matched";
+        if (rule == nullptr || rule->by_model()) {
+            const std::vector<PricedCandidate>* v = nullptr;
+            GENX_RETURN_IF_ERROR(
+                prices(rule != nullptr ? rule->families : std::vector<std::string>{}, &v));
+            const PricedCandidate *best = nullptr, *second = nullptr;
+            rank(*v, i, nullptr, &best, &second);
+            if (best == nullptr)
+                return Status::internal("decision table: no candidate for " +
+                                        std::to_string(shape.size) + " ranks");
+            d.by_model = true;
+            d.algorithm = best->candidate.algorithm;
+            d.params = best->candidate.params;
+            d.predicted = best->seconds[i];
+            d.why = where + "; model predicts " + seconds_text(d.predicted) + " at " +
+                    size_text(at[i]) + " B";
+            if (second != nullptr) {
+                d.runner_up = second->candidate.algorithm;
+                d.runner_up_params = second->candidate.params;
+                d.runner_up_predicted = second->seconds[i];
+                d.why += ", runner-up " + describe(d.runner_up, d.runner_up_params) + " " +
+                         seconds_text(d.runner_up_predicted);
+            }
+        } else {
+            d.algorithm = rule->algorithm;
+            d.params = rule->params;
+            d.why = where;
+            if (options.explain) {
+                const std::vector<PricedCandidate>* v = nullptr;
+                GENX_RETURN_IF_ERROR(prices({}, &v));
+                const Candidate own{rule->algorithm, rule->params};
+                for (const PricedCandidate& c : *v)
+                    if (c.candidate.algorithm == own.algorithm && c.candidate.params == own.params)
+                        d.predicted = c.seconds[i];
+                const PricedCandidate *best = nullptr, *second = nullptr;
+                rank(*v, i, &own, &best, &second);
+                if (best != nullptr) {
+                    d.runner_up = best->candidate.algorithm;
+                    d.runner_up_params = best->candidate.params;
+                    d.runner_up_predicted = best->seconds[i];
+                    d.why += "; model: " +
+                             (d.predicted > 0 ? seconds_text(d.predicted) + " for it, " : "") +
+                             "best alternative " + describe(d.runner_up, d.runner_up_params) +
+                             " " + seconds_text(d.runner_up_predicted) + " at " +
+                             size_text(at[i]) + " B";
+                }
+            }
+        }
+        t.starts_.push_back(starts[i]);
+        t.decisions_.push_back(std::move(d));
+    }
+    *out = std::move(t);
+    return Status::ok();
+}
+
+const Decision& DecisionTable::lookup(size_t bytes) const {
+    // Last start <= bytes; starts_[0] == 0.
+    const auto it = std::upper_bound(starts_.begin(), starts_.end(), bytes);
+    return decisions_[static_cast<size_t>(it - starts_.begin()) - 1];
+}
+
+uint64_t DecisionTable::digest() const {
+    // FNV-1a over the text of each interval.
+    uint64_t h = 1469598103934665603ULL;
+    auto mix = [&h](const std::string& s) {
+        for (unsigned char c : s) {
+            h ^= c;
+            h *= 1099511628211ULL;
+        }
+        h ^= 0xff;
+        h *= 1099511628211ULL;
+    };
+    for (size_t i = 0; i < starts_.size(); ++i) {
+        mix(std::to_string(starts_[i]));
+        mix(decisions_[i].algorithm);
+        mix(decisions_[i].params);
+    }
+    return h;
+}
+
+std::string DecisionTable::format() const {
+    std::string out;
+    for (size_t i = 0; i < starts_.size(); ++i) {
+        ByteRange r;
+        r.lo = starts_[i];
+        r.hi = i + 1 < starts_.size() ? starts_[i + 1] : ByteRange::kNoLimit;
+        const Decision& d = decisions_[i];
+        out += format_byte_range(r) + "  " + describe(d.algorithm, d.params) + "  [" + d.why +
+               "]\n";
+    }
+    return out;
+}
+
+}  // namespace genx

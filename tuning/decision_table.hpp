@@ -1,0 +1,115 @@
+// The per-communicator decision table (DESIGN.md §5): rules first, then the
+// cost model over the applicable candidates, computed once for a
+// communicator's shape and answered per call by a binary search.
+//
+// Intervals.  The message sizes are cut at every power of two (the size
+// classes [2^k, 2^(k+1))) and at every bound of every rule that can match
+// the shape, so inside one interval the first matching rule is the same for
+// every size; each interval gets one Decision.  A class is decided at its
+// lower bound (the size genx-tune measures on its grid, so its measured
+// choices and the table agree).
+//
+// Pricing candidates.  A Plan's predicted time is, along any one critical
+// path, affine in the message size (steps·α + size·(per-byte terms)), and
+// the model's time is that of the slowest path, so the exact curve is the
+// upper envelope of the paths' lines.  Predicting every candidate at every
+// class costs seconds per communicator at P = 64 (minutes at 256), so by
+// default each candidate is predicted at three sizes that are exact
+// multiples of its block count (1, 4096 and 2^20 bytes per block, where
+// every block holds the same bytes and each path is exactly affine) and
+// priced at any size as the maximum of those three lines.  That is exact
+// wherever one of the three critical paths is the slowest; a path that is
+// critical only between them is missed (an underestimate).
+// TableOptions::exact predicts at every class instead (tests compare the
+// two; genx-tune uses exact).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/status.hpp"
+#include "tuning/cost_model.hpp"
+#include "tuning/rules.hpp"
+
+namespace genx {
+
+struct TableOptions {
+    // hcps factorisations with at most this many factors (0 = all; the
+    // count grows quickly with P).
+    int max_hcps_levels = 3;
+    // Classes up to 2^max_class_log2 bytes; larger messages use the last.
+    int max_class_log2 = 40;
+    bool exact = false;
+    // Also price the model's best alternative for rule-decided intervals
+    // (for verbose output; costs a model evaluation per interval).
+    bool explain = false;
+    // A rule whose plan cannot be generated for this communicator (e.g.
+    // hcps factors that do not multiply to its size): false = warn and treat
+    // the rule as not matching; true = fail.
+    bool strict = false;
+};
+
+struct Decision {
+    std::string algorithm;  // a registered generator
+    std::string params;     // canonical "k=v,..." (generator and executor keys)
+    int rule = -1;          // index of the deciding rule, -1 = no rule matched
+    bool by_model = false;  // the model chose (a "model" rule or no rule)
+    double predicted = 0;   // model's seconds for the choice at the interval's lower bound
+    // The next-best candidate by the model (empty when there is none or it
+    // was not priced).
+    std::string runner_up;
+    std::string runner_up_params;
+    double runner_up_predicted = 0;
+    std::string why;  // one line: rule location or "model", the times
+};
+
+class DecisionTable {
+  public:
+    // Builds the table for `shape` from `rules` (whose model prices the
+    // candidates).  Warnings (skipped rules) are appended to *warnings.
+    static Status build(const RulesFile& rules, const CommShape& shape, const TableOptions& options,
+                        DecisionTable* out, std::vector<std::string>* warnings);
+
+    // The decision for a message of `bytes` (any size).
+    const Decision& lookup(size_t bytes) const;
+
+    // One line per interval: "[lo, hi) algorithm params  why".
+    std::string format() const;
+
+    // A hash of every interval's bounds and choice: ranks whose tables
+    // differ (a rules file readable on one node only, different placement
+    // information) would run different plans and deadlock, so the glue
+    // compares digests across ranks before genx's first call.
+    uint64_t digest() const;
+
+    size_t intervals() const { return starts_.size(); }
+    size_t interval_start(size_t i) const { return starts_[i]; }
+    const Decision& decision(size_t i) const { return decisions_[i]; }
+
+  private:
+    std::vector<size_t> starts_;  // ascending, starts_[0] == 0
+    std::vector<Decision> decisions_;
+};
+
+// The rank placement the model assumes for a shape: consecutive ranks fill
+// a node (ppn known), else one rank per node.
+RankMap rank_map_for(const CommShape& shape);
+
+// A candidate priced by the model.
+struct PricedCandidate {
+    Candidate candidate;
+    std::vector<double> seconds;  // per requested size
+};
+
+// Prices every candidate enumerate_candidates() gives for `shape` (families
+// empty = all) at each of `sizes` (bytes), exactly or by the envelope (see
+// the header comment).  Fails naming a candidate that does not generate or
+// cannot be timed.
+Status price_candidates(const ModelParams& model, const CommShape& shape,
+                        const std::vector<std::string>& families,
+                        const std::vector<size_t>& sizes, const TableOptions& options,
+                        std::vector<PricedCandidate>* out);
+
+}  // namespace genx

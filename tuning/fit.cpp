@@ -1,0 +1,416 @@
+// GenModel fitting: NNLS + breakpoint search (method in fit.hpp).
+#include "tuning/fit.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include "plan/stats.hpp"
+
+namespace genx {
+
+// ------------------------------------------------------ benchmark plans
+
+Plan exchange_plan() {
+    Plan p;
+    p.algorithm = "exchange";
+    p.nranks = 2;
+    p.nblocks = 1;
+    p.nslots = 1;
+    p.programs.resize(2);
+    for (int r = 0; r < 2; ++r) {
+        Step s;
+        s.sends.push_back(Transfer{1 - r, {0}, kResult});
+        s.recvs.push_back(Transfer{1 - r, {0}, 0});
+        p.programs[static_cast<size_t>(r)].steps = {s};
+    }
+    finalize(p);
+    return p;
+}
+
+Plan local_reduce_plan(int k) {
+    Plan p;
+    p.algorithm = "local-reduce";
+    p.params = "k=" + std::to_string(k);
+    p.nranks = 1;
+    p.nblocks = 1;
+    p.nslots = std::max(k - 1, 1);
+    p.programs.resize(1);
+    Step s;
+    LocalOp op;
+    op.kind = OpKind::Reduce;
+    op.dst = kResult;
+    for (int i = 0; i + 1 < k; ++i) op.srcs.push_back(i);
+    op.blocks = {0};
+    s.ops.push_back(op);
+    p.programs[0].steps = {s};
+    finalize(p);
+    return p;
+}
+
+// ----------------------------------------------------------------- NNLS
+
+namespace {
+
+// Least squares over the columns `cols` of the m×n row-major `a` by
+// Householder QR; z has n entries, zero outside cols.  Columns whose
+// reflection leaves a negligible diagonal (dependent on earlier ones) get 0.
+void lstsq_subset(const std::vector<double>& a, size_t m, size_t n, const std::vector<double>& b,
+                  const std::vector<size_t>& cols, std::vector<double>* z) {
+    const size_t k = cols.size();
+    std::vector<double> r(m * k);  // column-major m×k
+    for (size_t j = 0; j < k; ++j)
+        for (size_t i = 0; i < m; ++i) r[j * m + i] = a[i * n + cols[j]];
+    std::vector<double> qtb = b;
+    std::vector<double> diag(k, 0);
+    double scale = 0;
+    for (double v : r) scale = std::max(scale, std::fabs(v));
+    for (size_t j = 0; j < k && j < m; ++j) {
+        double* col = &r[j * m];
+        double norm = 0;
+        for (size_t i = j; i < m; ++i) norm += col[i] * col[i];
+        norm = std::sqrt(norm);
+        if (norm <= 1e-13 * scale) {
+            diag[j] = 0;
+            continue;
+        }
+        const double alpha = col[j] > 0 ? -norm : norm;
+        // v = col[j..] - alpha e_j, stored in place.
+        col[j] -= alpha;
+        double vnorm2 = 0;
+        for (size_t i = j; i < m; ++i) vnorm2 += col[i] * col[i];
+        auto reflect = [&](double* x) {
+            double dot = 0;
+            for (size_t i = j; i < m; ++i) dot += col[i] * x[i];
+            const double f = 2 * dot / vnorm2;
+            for (size_t i = j; i < m; ++i) x[i] -= f * col[i];
+        };
+        for (size_t l = j + 1; l < k; ++l) reflect(&r[l * m]);
+        reflect(qtb.data());
+        diag[j] = alpha;
+    }
+    z->assign(n, 0.0);
+    std::vector<double> sol(k, 0.0);
+    for (size_t jj = std::min(k, m); jj-- > 0;) {
+        if (diag[jj] == 0) continue;
+        double s = qtb[jj];
+        for (size_t l = jj + 1; l < k; ++l) s -= r[l * m + jj] * sol[l];
+        sol[jj] = s / diag[jj];
+    }
+    for (size_t j = 0; j < k; ++j) (*z)[cols[j]] = sol[j];
+}
+
+}  // namespace
+
+Status nnls(const std::vector<double>& a_in, size_t m, size_t n, const std::vector<double>& b,
+            std::vector<double>* x_out) {
+    if (a_in.size() != m * n || b.size() != m)
+        return Status::invalid("nnls: matrix is " + std::to_string(a_in.size()) + " values for " +
+                               std::to_string(m) + "x" + std::to_string(n) + ", rhs " +
+                               std::to_string(b.size()));
+    // Scale columns to unit norm so the tolerances mean the same for a
+    // column of step counts and one of byte counts.
+    std::vector<double> a = a_in;
+    std::vector<double> colscale(n, 0.0);
+    for (size_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (size_t i = 0; i < m; ++i) s += a[i * n + j] * a[i * n + j];
+        colscale[j] = std::sqrt(s);
+        if (colscale[j] > 0)
+            for (size_t i = 0; i < m; ++i) a[i * n + j] /= colscale[j];
+    }
+    std::vector<double> x(n, 0.0);
+    std::vector<bool> passive(n, false);
+    auto gradient = [&](std::vector<double>* w) {
+        std::vector<double> res(m);
+        for (size_t i = 0; i < m; ++i) {
+            double s = b[i];
+            for (size_t j = 0; j < n; ++j) s -= a[i * n + j] * x[j];
+            res[i] = s;
+        }
+        w->assign(n, 0.0);
+        for (size_t j = 0; j < n; ++j)
+            for (size_t i = 0; i < m; ++i) (*w)[j] += a[i * n + j] * res[i];
+    };
+    double bnorm = 0;
+    for (double v : b) bnorm = std::max(bnorm, std::fabs(v));
+    const double tol = 1e-12 * std::max(1.0, bnorm) * static_cast<double>(std::max(m, n));
+    std::vector<double> w;
+    const int max_outer = static_cast<int>(3 * n + 10);
+    for (int outer = 0; outer < max_outer; ++outer) {
+        gradient(&w);
+        size_t t = n;
+        double wmax = tol;
+        for (size_t j = 0; j < n; ++j)
+            if (!passive[j] && colscale[j] > 0 && w[j] > wmax) {
+                wmax = w[j];
+                t = j;
+            }
+        if (t == n) break;
+        passive[t] = true;
+        for (int inner = 0; inner < max_outer; ++inner) {
+            std::vector<size_t> cols;
+            for (size_t j = 0; j < n; ++j)
+                if (passive[j]) cols.push_back(j);
+            std::vector<double> z;
+            lstsq_subset(a, m, n, b, cols, &z);
+            bool feasible = true;
+            for (size_t j : cols) feasible = feasible && z[j] > 0;
+            if (feasible) {
+                x = z;
+                break;
+            }
+            // Step from x towards z as far as feasibility allows, then drop
+            // the variables that hit zero.
+            double step = 1;
+            for (size_t j : cols)
+                if (z[j] <= 0) step = std::min(step, x[j] / (x[j] - z[j]));
+            for (size_t j = 0; j < n; ++j) x[j] += step * (z[j] - x[j]);
+            for (size_t j : cols)
+                if (x[j] <= 1e-15) {
+                    x[j] = 0;
+                    passive[j] = false;
+                }
+        }
+    }
+    for (size_t j = 0; j < n; ++j) x[j] = colscale[j] > 0 ? std::max(0.0, x[j] / colscale[j]) : 0;
+    *x_out = std::move(x);
+    return Status::ok();
+}
+
+// ------------------------------------------------------------------ fit
+
+namespace {
+
+constexpr size_t kCols = 8;
+enum Col : size_t { AlphaIntra, BetaIntra, EpsIntra, AlphaInter, BetaInter, EpsInter, Gamma, Delta };
+const char* const kColNames[kCols] = {"alpha_intra", "beta_intra", "epsilon_intra",
+                                      "alpha_inter", "beta_inter", "epsilon_inter",
+                                      "gamma",       "delta"};
+
+std::array<double, kCols> row_of(const ModelCoefficients& c) {
+    return {c.steps_intra, c.bytes_intra, c.incast_bytes_intra, c.steps_inter,
+            c.bytes_inter, c.incast_bytes_inter, c.reduce_bytes, c.memory_bytes};
+}
+
+ModelParams params_of(const std::vector<double>& x, double wt_intra, double wt_inter) {
+    ModelParams p;
+    p.intra = LinkParams{x[AlphaIntra], x[BetaIntra], x[EpsIntra], wt_intra};
+    p.inter = LinkParams{x[AlphaInter], x[BetaInter], x[EpsInter], wt_inter};
+    p.host = HostParams{x[Gamma], x[Delta]};
+    return p;
+}
+
+struct Trial {
+    double residual = std::numeric_limits<double>::infinity();
+    std::vector<double> x;
+    int wt_intra = 0, wt_inter = 0;
+    std::array<bool, kCols> has_data{};
+};
+
+void summarize(const std::vector<FitPoint>& pts, bool held_out, ErrorSummary* out) {
+    ErrorSummary s;
+    double sum = 0, sum2 = 0;
+    for (const FitPoint& p : pts) {
+        if (p.held_out != held_out) continue;
+        const double e = std::fabs(p.predicted - p.measured) / p.measured;
+        ++s.points;
+        sum += e;
+        sum2 += e * e;
+        s.max_rel = std::max(s.max_rel, e);
+    }
+    if (s.points > 0) {
+        s.mean_rel = sum / static_cast<double>(s.points);
+        s.rms_rel = std::sqrt(sum2 / static_cast<double>(s.points));
+    }
+    *out = s;
+}
+
+}  // namespace
+
+Status fit_model(const std::vector<Measurement>& data, const FitOptions& options, FitResult* out) {
+    // Which points fit and which are held out.
+    std::vector<bool> held(data.size(), false);
+    std::vector<size_t> fit_idx;
+    std::map<std::string, int> seen_of_kind;
+    for (size_t i = 0; i < data.size(); ++i) {
+        const Measurement& m = data[i];
+        if (!m.plan || !(m.seconds > 0) || !std::isfinite(m.seconds))
+            return Status::invalid("fit: measurement " + std::to_string(i) + " (" + m.label +
+                                   ") has no plan or no positive time");
+        bool h = m.role == Measurement::Role::HeldOut;
+        if (m.role == Measurement::Role::Auto) {
+            const int seen = ++seen_of_kind[m.kind];
+            h = options.holdout_every > 0 && seen % options.holdout_every == 0;
+        }
+        held[i] = h;
+        if (!h) fit_idx.push_back(i);
+    }
+    if (fit_idx.empty())
+        return Status::invalid("fit: no measurement is left for fitting (" +
+                               std::to_string(data.size()) + " given, all held out)");
+
+    // Largest fan-in degree (1 + receives in a step) in the fitted data.
+    int max_w = 2;
+    for (size_t i : fit_idx) {
+        const PlanStats st = compute_stats(*data[i].plan, data[i].count, data[i].elem_size);
+        max_w = std::max(max_w, st.max_incast + 1);
+    }
+    if (options.max_w_t > 0) max_w = std::min(max_w, std::max(options.max_w_t, 2));
+
+    const size_t m = fit_idx.size();
+    ModelParams current;
+    current.intra = LinkParams{1e-6, 1e-9, 0, static_cast<double>(max_w)};
+    current.inter = current.intra;
+    current.host = HostParams{1e-10, 1e-10};
+
+    // Rows for thresholds (wi, we) with the current parameters' critical
+    // paths; then NNLS.
+    auto evaluate = [&](int wi, int we, Trial* t) -> Status {
+        ModelParams p = current;
+        p.intra.w_t = wi;
+        p.inter.w_t = we;
+        std::vector<double> a(m * kCols), b(m, 1.0);
+        Trial trial;
+        trial.wt_intra = wi;
+        trial.wt_inter = we;
+        for (size_t r = 0; r < m; ++r) {
+            const Measurement& ms = data[fit_idx[r]];
+            const Prediction pr = predict(*ms.plan, ms.count, ms.elem_size, p, ms.ranks);
+            if (!pr.status)
+                return Status::invalid("fit: " + ms.label + ": " + pr.status.message());
+            const auto row = row_of(pr.coefficients);
+            for (size_t c = 0; c < kCols; ++c) {
+                a[r * kCols + c] = row[c] / ms.seconds;
+                trial.has_data[c] = trial.has_data[c] || row[c] != 0;
+            }
+        }
+        GENX_RETURN_IF_ERROR(nnls(a, m, kCols, b, &trial.x));
+        double res = 0;
+        for (size_t r = 0; r < m; ++r) {
+            double s = -1;
+            for (size_t c = 0; c < kCols; ++c) s += a[r * kCols + c] * trial.x[c];
+            res += s * s;
+        }
+        trial.residual = res;
+        *t = std::move(trial);
+        return Status::ok();
+    };
+
+    Trial best;
+    int iterations = 0;
+    int wi = max_w, we = max_w;
+    for (; iterations < std::max(options.max_iterations, 1); ++iterations) {
+        Trial round;
+        GENX_RETURN_IF_ERROR(evaluate(wi, we, &round));
+        // Coordinate descent over the two thresholds, twice: the classes
+        // interact only through shared critical paths.
+        for (int pass = 0; pass < 2; ++pass) {
+            for (int cls = 0; cls < 2; ++cls) {
+                for (int w = 2; w <= max_w; ++w) {
+                    Trial t;
+                    GENX_RETURN_IF_ERROR(evaluate(cls == 0 ? w : round.wt_intra,
+                                                  cls == 0 ? round.wt_inter : w, &t));
+                    if (t.residual < round.residual * (1 - 1e-12)) round = std::move(t);
+                }
+            }
+        }
+        const ModelParams next = params_of(round.x, round.wt_intra, round.wt_inter);
+        auto rel = [](double a, double b) {
+            return std::fabs(a - b) / std::max({std::fabs(a), std::fabs(b), 1e-300});
+        };
+        const bool same = iterations > 0 && round.wt_intra == best.wt_intra &&
+                          round.wt_inter == best.wt_inter && [&] {
+                              for (size_t c = 0; c < kCols; ++c)
+                                  if (rel(round.x[c], best.x[c]) > 1e-9) return false;
+                              return true;
+                          }();
+        best = round;
+        current = next;
+        wi = round.wt_intra;
+        we = round.wt_inter;
+        if (same) {
+            ++iterations;
+            break;
+        }
+    }
+
+    FitResult result;
+    result.iterations = iterations;
+    ModelParams p = params_of(best.x, best.wt_intra, best.wt_inter);
+    // ε = 0: no incast seen up to the largest degree measured; say so with
+    // the threshold rather than leave the searched value, which then means
+    // nothing.
+    if (p.intra.epsilon == 0) p.intra.w_t = max_w;
+    if (p.inter.epsilon == 0) p.inter.w_t = max_w;
+    for (size_t c = 0; c < kCols; ++c)
+        (best.has_data[c] ? result.identified : result.unidentified).push_back(kColNames[c]);
+    const bool intra_data = best.has_data[AlphaIntra] || best.has_data[BetaIntra];
+    const bool inter_data = best.has_data[AlphaInter] || best.has_data[BetaInter];
+    if (!intra_data && inter_data) {
+        p.intra = p.inter;
+        result.intra_copied = true;
+    } else if (!inter_data && intra_data) {
+        p.inter = p.intra;
+        result.inter_copied = true;
+    }
+    result.params = p;
+
+    for (size_t i = 0; i < data.size(); ++i) {
+        const Measurement& ms = data[i];
+        const Prediction pr = predict(*ms.plan, ms.count, ms.elem_size, p, ms.ranks);
+        if (!pr.status) return Status::invalid("fit: " + ms.label + ": " + pr.status.message());
+        result.points.push_back(FitPoint{i, held[i], ms.seconds, pr.seconds});
+    }
+    summarize(result.points, false, &result.fit);
+    summarize(result.points, true, &result.held_out);
+    *out = std::move(result);
+    return Status::ok();
+}
+
+std::string format_fit_report(const std::vector<Measurement>& data, const FitResult& r) {
+    std::string out;
+    char buf[256];
+    auto link = [&](const char* name, const LinkParams& l, bool copied) {
+        std::snprintf(buf, sizeof buf,
+                      "  %-5s alpha %.3e s  beta %.3e s/B (%.3g GB/s)  epsilon %.3e s/B  w_t %g%s\n",
+                      name, l.alpha, l.beta, l.beta > 0 ? 1e-9 / l.beta : 0.0, l.epsilon, l.w_t,
+                      copied ? "  (not measured: copied from the other class)" : "");
+        out += buf;
+    };
+    out += "fitted GenModel parameters:\n";
+    link("intra", r.params.intra, r.intra_copied);
+    link("inter", r.params.inter, r.inter_copied);
+    std::snprintf(buf, sizeof buf, "  host  gamma %.3e s/B  delta %.3e s/B\n", r.params.host.gamma,
+                  r.params.host.delta);
+    out += buf;
+    if (!r.unidentified.empty()) {
+        out += "  no data for:";
+        for (const std::string& s : r.unidentified) out += " " + s;
+        out += "\n";
+    }
+    auto line = [&](const char* what, const ErrorSummary& e) {
+        std::snprintf(buf, sizeof buf,
+                      "%s: %zu points, mean |error| %.2f%%, rms %.2f%%, max %.2f%%\n", what,
+                      e.points, 100 * e.mean_rel, 100 * e.rms_rel, 100 * e.max_rel);
+        out += buf;
+    };
+    line("fitted points", r.fit);
+    line("held-out points", r.held_out);
+    // Held-out error per kind.
+    std::map<std::string, std::vector<FitPoint>> by_kind;
+    for (const FitPoint& p : r.points)
+        if (p.held_out && p.index < data.size()) by_kind[data[p.index].kind].push_back(p);
+    for (const auto& kv : by_kind) {
+        ErrorSummary e;
+        summarize(kv.second, true, &e);
+        const std::string what = "  held-out " + kv.first;
+        line(what.c_str(), e);
+    }
+    return out;
+}
+
+}  // namespace genx

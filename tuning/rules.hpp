@@ -1,0 +1,176 @@
+// Rules files: the per-cluster file that tells genx which allreduce to run
+// (DESIGN.md §5; schema in docs/rules.md and docs/rules.schema.json).
+//
+// A rules file is JSON:
+//
+//   {"format": "genx-rules", "version": 1,
+//    "provenance": {"genx_version": "0.1.0", "date": "2026-11-22T10:00:00Z",
+//                   "hosts": 4, "topology": "x86_64; <cpu model>; 64 cpus"},
+//    "model": {...},                       // ModelParams (cost_model.hpp)
+//    "allreduce": [                        // ordered, first match wins
+//      {"comm_size": "2-8", "bytes": "0-64K", "algorithm": "rhd"},
+//      {"nodes": "2-inf", "ppn": 4, "bytes": "1M-inf",
+//       "algorithm": "hcps", "params": "factors=4x2"},
+//      {"algorithm": "model"}]}
+//
+// Matching.  A rule matches a call when every key it has matches; a missing
+// key matches anything.  comm_size, nodes and ppn are inclusive count ranges
+// (an integer, "N", "LO-HI" or "LO-inf"); bytes is a half-open byte range
+// "LO-HI" = [LO, HI) with binary K/M/G suffixes and "inf", so consecutive
+// ranges ("0-64K", "64K-1M", "1M-inf") tile the sizes without overlap.
+// "model" chooses by the cost model among the applicable candidates (all
+// families, or the rule's "families").  When no rule matches, genx chooses by
+// the model, as if the list ended with {"algorithm": "model"}.
+//
+// Why the loader is strict and loud (no silently ignored keys or files):
+// Open MPI's tuned reader discards a bad file without a word (notes §0.3),
+// which is how clusters end up running defaults they think they replaced.
+// Every error names the file, the line, the field and what genx does about
+// it: with rules_strict off genx warns and uses its built-in defaults (never
+// half a file), with rules_strict on the caller aborts.
+//
+// genx's own defaults are a rules file in the same format (default_rules.cpp),
+// parsed by the same code.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plan/status.hpp"
+#include "tuning/cost_model.hpp"
+
+namespace genx {
+
+constexpr int kRulesFormatVersion = 1;
+// The value of the "format" key: tells a rules file from the other JSON
+// files a user may pass by mistake (a bare model, tuned's JSON rules).
+constexpr const char* kRulesFormatName = "genx-rules";
+// The "algorithm" value that asks the cost model to choose.
+constexpr const char* kModelAlgorithm = "model";
+// Executor keys a rule's params may carry besides the generator's own
+// (runtime/executor.hpp split_exec_params; a unit test keeps them in sync).
+extern const std::vector<std::string> kExecParamKeys;
+
+// Inclusive range of counts; hi < 0 means no upper bound.
+struct CountRange {
+    long lo = 1;
+    long hi = -1;
+    bool any = true;  // the key was absent
+    bool contains(long v) const { return any || (v >= lo && (hi < 0 || v <= hi)); }
+};
+
+// Half-open byte range [lo, hi); hi == kNoLimit means no upper bound.
+struct ByteRange {
+    static constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
+    size_t lo = 0;
+    size_t hi = kNoLimit;
+    bool contains(size_t v) const { return v >= lo && (hi == kNoLimit || v < hi); }
+};
+
+struct AllreduceRule {
+    CountRange comm_size;
+    CountRange nodes;
+    CountRange ppn;
+    ByteRange bytes;
+    std::string algorithm;              // a registered generator or "model"
+    std::string params;                 // canonical "k=v,..." (generator + executor keys)
+    std::vector<std::string> families;  // "model" only: candidate families, empty = all
+    std::string comment;
+    int index = 0;  // position in the "allreduce" list
+    int line = 0;   // line of the rule in its file
+
+    bool by_model() const { return algorithm == kModelAlgorithm; }
+};
+
+struct Provenance {
+    std::string genx_version;
+    std::string date;
+    int hosts = 0;          // 0 = not recorded
+    std::string topology;   // fingerprint; "" or "*" = any cluster
+    std::string generator;  // the tool (and command) that wrote the file, free text
+};
+
+struct RulesFile {
+    std::string source;  // file name, or "built-in defaults"
+    int version = kRulesFormatVersion;
+    Provenance provenance;
+    bool has_model = false;  // false: "model" rules use the built-in defaults' model
+    ModelParams model;
+    std::vector<AllreduceRule> allreduce;
+};
+
+// What the caller knows about the cluster it runs on, for the checks that
+// depend on it.
+struct RulesCheck {
+    // This cluster's fingerprint (local_fingerprint()); "" skips the check.
+    std::string fingerprint;
+};
+
+// The communicator a call is on.  nodes / ppn 0 = unknown: a rule that
+// constrains an unknown value does not match.  ppn is the largest number of
+// the communicator's ranks on one node.
+struct CommShape {
+    int size = 1;
+    int nodes = 0;
+    int ppn = 0;
+};
+
+// Parses rules text; `source` names it in messages.  Errors:
+//   "<source>:<line>: <field>: <what was wrong>"
+// (ParseError for JSON syntax, InvalidArgument for the rest).  The error
+// says only what is wrong; what genx does about it is the caller's policy
+// (load_rules_or_defaults adds it).
+Status parse_rules(const std::string& text, const std::string& source, const RulesCheck& check,
+                   RulesFile* out);
+// Reads and parses a file (IoError naming the path when it cannot be read).
+Status load_rules_file(const std::string& path, const RulesCheck& check, RulesFile* out);
+
+// genx's built-in defaults: the text (default_rules.cpp) and the file parsed
+// from it, once (a parse failure there is a bug that unit tests catch; it
+// yields an empty rule list, i.e. the model over all families).
+const std::string& builtin_rules_text();
+const RulesFile& builtin_rules();
+
+// The policy of DESIGN.md §5 for `path` ("" = no file: the defaults):
+//   * the file loads: *out is it, *warning empty, Ok;
+//   * it does not, strict off: *out is the built-in defaults, *warning is
+//     the error plus "genx ignores this file and uses its built-in
+//     defaults", Ok;
+//   * it does not, strict on: returns the error plus "aborting because
+//     rules_strict is set".
+// A file without a "model" gets the built-in defaults' model.
+Status load_rules_or_defaults(const std::string& path, bool strict, const RulesCheck& check,
+                              RulesFile* out, std::string* warning);
+
+// First rule that matches, or nullptr.
+const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes);
+
+// Text forms, as written in files: "64K-1M", "0-inf", "2-8", "4", "".
+std::string format_byte_range(const ByteRange& r);
+std::string format_count_range(const CountRange& r);
+Status parse_byte_range(const std::string& text, ByteRange* out);
+Status parse_count_range(const std::string& text, CountRange* out);
+// "file:line" of a rule, for verbose output ("built-in defaults:14").
+std::string rule_location(const RulesFile& rules, const AllreduceRule& rule);
+
+// Serialises a RulesFile.  format_rules() writes the layout genx-tune uses:
+// one rule per line, so files diff well and error line numbers point at
+// the rule.
+nlohmann::json rules_to_json(const RulesFile& rules);
+std::string format_rules(const RulesFile& rules);
+
+// The model in `path`, for tools that price plans (genx-plan --model): a
+// rules file's "model" (the built-in defaults' model when it has none), or a
+// file holding only a model object (cost_model.hpp's format).  The host
+// fingerprint is not checked: pricing a plan for another cluster is fine.
+Status load_model_file(const std::string& path, ModelParams* out);
+
+// This host's fingerprint: "<machine>; <cpu model>; <n> cpus".  It is what
+// genx-tune records and what the component compares against, so a file
+// fitted on one kind of host is not applied to another.
+std::string local_fingerprint();
+
+}  // namespace genx
