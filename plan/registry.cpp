@@ -1,6 +1,7 @@
 // Generator registry and the params / size text formats (contracts in
 // registry.hpp).
 #include "plan/registry.hpp"
+#include "plan/text_util.hpp"
 
 #include <cctype>
 #include <limits>
@@ -13,23 +14,6 @@
 #include "plan/ring.hpp"
 
 namespace genx {
-
-namespace {
-
-std::string trim(const std::string& s) {
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-    return s.substr(b, e - b);
-}
-
-std::string join(const std::vector<std::string>& items) {
-    std::string out;
-    for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-    return out.empty() ? "(none)" : out;
-}
-
-}  // namespace
 
 Status parse_params(const std::string& text, ParamMap* out) {
     ParamMap result;
@@ -132,14 +116,14 @@ Status generate(const std::string& name, int nranks, const ParamMap& params, Pla
         std::vector<std::string> names;
         for (const GeneratorInfo& g : generators()) names.push_back(g.name);
         return Status::not_found("unknown algorithm '" + name + "'; known algorithms: " +
-                                 join(names));
+                                 join(names, "(none)"));
     }
     for (const auto& kv : params) {
         bool known = false;
         for (const std::string& k : gen->param_keys) known = known || k == kv.first;
         if (!known)
             return Status::invalid("algorithm '" + name + "' has no parameter '" + kv.first +
-                                   "'; accepted keys: " + join(gen->param_keys));
+                                   "'; accepted keys: " + join(gen->param_keys, "(none)"));
     }
     if (nranks < 1)
         return Status::invalid("algorithm '" + name + "': number of ranks must be >= 1, got " +

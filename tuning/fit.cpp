@@ -225,8 +225,34 @@ void summarize(const std::vector<FitPoint>& pts, bool held_out, ErrorSummary* ou
     if (s.points > 0) {
         s.mean_rel = sum / static_cast<double>(s.points);
         s.rms_rel = std::sqrt(sum2 / static_cast<double>(s.points));
+        std::vector<double> errs;
+        for (const FitPoint& p : pts)
+            if (p.held_out == held_out) errs.push_back(std::fabs(p.predicted - p.measured) / p.measured);
+        std::sort(errs.begin(), errs.end());
+        s.median_rel = errs.size() % 2 == 1
+                           ? errs[errs.size() / 2]
+                           : (errs[errs.size() / 2 - 1] + errs[errs.size() / 2]) / 2;
     }
     *out = s;
+}
+
+// Tukey's bisquare weights of relative residuals, scaled by their median
+// absolute value (×1.4826, the normal-consistent MAD) but never below 1%:
+// points within a few percent of the fit keep full weight, points many
+// scales away (a measurement hit by another process) get none.
+std::vector<double> bisquare_weights(const std::vector<double>& rel) {
+    std::vector<double> a;
+    for (double r : rel) a.push_back(std::fabs(r));
+    std::vector<double> sorted = a;
+    std::sort(sorted.begin(), sorted.end());
+    const double mad = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+    const double scale = 4.685 * std::max(1.4826 * mad, 0.01);
+    std::vector<double> w;
+    for (double v : a) {
+        const double u = v / scale;
+        w.push_back(u < 1 ? (1 - u * u) * (1 - u * u) : 0.0);
+    }
+    return w;
 }
 
 }  // namespace
@@ -262,6 +288,7 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
     if (options.max_w_t > 0) max_w = std::min(max_w, std::max(options.max_w_t, 2));
 
     const size_t m = fit_idx.size();
+    std::vector<double> weight(m, 1.0);
     ModelParams current;
     current.intra = LinkParams{1e-6, 1e-9, 0, static_cast<double>(max_w)};
     current.inter = current.intra;
@@ -273,7 +300,7 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
         ModelParams p = current;
         p.intra.w_t = wi;
         p.inter.w_t = we;
-        std::vector<double> a(m * kCols), b(m, 1.0);
+        std::vector<double> a(m * kCols), b(weight);
         Trial trial;
         trial.wt_intra = wi;
         trial.wt_inter = we;
@@ -284,14 +311,14 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
                 return Status::invalid("fit: " + ms.label + ": " + pr.status.message());
             const auto row = row_of(pr.coefficients);
             for (size_t c = 0; c < kCols; ++c) {
-                a[r * kCols + c] = row[c] / ms.seconds;
+                a[r * kCols + c] = row[c] / ms.seconds * weight[r];
                 trial.has_data[c] = trial.has_data[c] || row[c] != 0;
             }
         }
         GENX_RETURN_IF_ERROR(nnls(a, m, kCols, b, &trial.x));
         double res = 0;
         for (size_t r = 0; r < m; ++r) {
-            double s = -1;
+            double s = -b[r];
             for (size_t c = 0; c < kCols; ++c) s += a[r * kCols + c] * trial.x[c];
             res += s * s;
         }
@@ -328,11 +355,24 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
                                   if (rel(round.x[c], best.x[c]) > 1e-9) return false;
                               return true;
                           }();
+        // Outliers: reweight from this round's relative residuals.
+        bool weights_same = true;
+        if (options.robust) {
+            std::vector<double> rel(m);
+            for (size_t r = 0; r < m; ++r) {
+                const Measurement& ms = data[fit_idx[r]];
+                const Prediction pr = predict(*ms.plan, ms.count, ms.elem_size, next, ms.ranks);
+                rel[r] = pr.seconds / ms.seconds - 1;
+            }
+            const std::vector<double> w = bisquare_weights(rel);
+            for (size_t r = 0; r < m; ++r) weights_same = weights_same && std::fabs(w[r] - weight[r]) < 1e-6;
+            weight = w;
+        }
         best = round;
         current = next;
         wi = round.wt_intra;
         we = round.wt_inter;
-        if (same) {
+        if (same && weights_same) {
             ++iterations;
             break;
         }
@@ -340,6 +380,8 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
 
     FitResult result;
     result.iterations = iterations;
+    for (size_t r = 0; r < m; ++r)
+        if (weight[r] == 0) result.outliers.push_back(fit_idx[r]);
     ModelParams p = params_of(best.x, best.wt_intra, best.wt_inter);
     // ε = 0: no incast seen up to the largest degree measured; say so with
     // the threshold rather than leave the searched value, which then means
@@ -394,8 +436,9 @@ std::string format_fit_report(const std::vector<Measurement>& data, const FitRes
     }
     auto line = [&](const char* what, const ErrorSummary& e) {
         std::snprintf(buf, sizeof buf,
-                      "%s: %zu points, mean |error| %.2f%%, rms %.2f%%, max %.2f%%\n", what,
-                      e.points, 100 * e.mean_rel, 100 * e.rms_rel, 100 * e.max_rel);
+                      "%s: %zu points, |error| mean %.2f%%, median %.2f%%, rms %.2f%%, max %.2f%%\n",
+                      what, e.points, 100 * e.mean_rel, 100 * e.median_rel, 100 * e.rms_rel,
+                      100 * e.max_rel);
         out += buf;
     };
     line("fitted points", r.fit);
@@ -409,6 +452,14 @@ std::string format_fit_report(const std::vector<Measurement>& data, const FitRes
         summarize(kv.second, true, &e);
         const std::string what = "  held-out " + kv.first;
         line(what.c_str(), e);
+    }
+    if (!r.outliers.empty()) {
+        std::snprintf(buf, sizeof buf, "outliers (weight 0 in the fit): %zu of %zu fitted points:",
+                      r.outliers.size(), r.fit.points);
+        out += buf;
+        for (size_t i = 0; i < r.outliers.size() && i < 8; ++i)
+            out += (i == 0 ? " " : ", ") + data[r.outliers[i]].label;
+        out += r.outliers.size() > 8 ? ", ...\n" : "\n";
     }
     return out;
 }

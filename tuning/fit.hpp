@@ -12,7 +12,12 @@
 //     relative residuals (pred − meas)/meas, so a 256 MiB point and an 8 B
 //     point weigh alike; the pair with the smallest residual wins;
 //   * repeated with the coefficients recomputed from the new parameters
-//     until the critical paths stop changing.
+//     until the critical paths stop changing;
+//   * robustly (FitOptions::robust): each round reweights the points by
+//     Tukey's bisquare of their relative residuals (scale: 1.4826 × the
+//     median |residual|, at least 1%), so a measurement that another
+//     process slowed down tenfold stops pulling the fit; such points are
+//     reported as outliers.  Error figures always count every point.
 // Why relative residuals: measurements span seven orders of magnitude; an
 // absolute fit would ignore every latency-bound point.
 // Why w_t starts at 2: the smallest fan-in degree of any exchange is 2
@@ -79,7 +84,9 @@ struct FitOptions {
     // Role::Auto measurements: every holdout_every-th of each kind (in the
     // order given, starting with the holdout_every-th) is held out; 0 = none.
     int holdout_every = 4;
-    int max_iterations = 8;
+    int max_iterations = 20;
+    // Bisquare reweighting of outliers (see above); false = plain NNLS.
+    bool robust = true;
     // Largest w_t tried; 0 = the largest fan-in degree in the fitted data.
     int max_w_t = 0;
 };
@@ -87,6 +94,7 @@ struct FitOptions {
 struct ErrorSummary {
     size_t points = 0;
     double mean_rel = 0;  // mean |pred − meas| / meas
+    double median_rel = 0;
     double rms_rel = 0;
     double max_rel = 0;
 };
@@ -106,6 +114,7 @@ struct FitResult {
     bool intra_copied = false;  // intra α/β/ε/w_t copied from inter (no intra data)
     bool inter_copied = false;
     int iterations = 0;
+    std::vector<size_t> outliers;  // fitted measurements that ended with weight 0
     std::vector<FitPoint> points;  // one per measurement, in input order
     ErrorSummary fit;              // on the points used for fitting
     ErrorSummary held_out;         // on the others

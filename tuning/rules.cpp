@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "plan/registry.hpp"
+#include "plan/text_util.hpp"
 
 namespace genx {
 
@@ -185,18 +186,6 @@ std::string lower(std::string s) {
     return s;
 }
 
-std::string trim(const std::string& s) {
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-    return s.substr(b, e - b);
-}
-
-std::string join(const std::vector<std::string>& items) {
-    std::string out;
-    for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-    return out;
-}
 
 std::string algorithm_names() {
     std::vector<std::string> names;

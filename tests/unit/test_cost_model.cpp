@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "tests/unit/make_plan.hpp"
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
 #include "tuning/cost_model.hpp"
@@ -15,15 +16,6 @@ using namespace genx;
 
 namespace {
 
-Plan make(const std::string& name, int P, const std::string& params = "") {
-    ParamMap pm;
-    REQUIRE(parse_params(params, &pm).is_ok());
-    Plan plan;
-    Status st = generate(name, P, pm, &plan);
-    INFO(name << " P=" << P << " " << params << ": " << st.message());
-    REQUIRE(st.is_ok());
-    return plan;
-}
 
 ModelParams single_switch(double a, double b, double g, double d, double e, double wt) {
     ModelParams m;
@@ -77,16 +69,16 @@ TEST_CASE("Table 2: ring, co-located PS and rhd (power of two) exactly", "[cost_
 
                 const double ring = 2 * (n - 1) * a + 2 * (n - 1) * S / n * b +
                                     (n - 1) * S / n * g + 3 * (n - 1) * S / n * d;
-                CHECK(close(predict(make("ring", N), count, 4, m).seconds, ring));
+                CHECK(close(predict(make_plan("ring", N), count, 4, m).seconds, ring));
 
                 const double cps = 2 * a + 2 * (n - 1) * S / n * b + (n - 1) * S / n * g +
                                    (n + 1) * S / n * d + 2 * (n - 1) * S / n * pos(n - wt) * e;
-                CHECK(close(predict(make("cps", N), count, 4, m).seconds, cps));
+                CHECK(close(predict(make_plan("cps", N), count, 4, m).seconds, cps));
 
                 if ((N & (N - 1)) == 0) {
                     const double rhd = 2 * ceil_log2(N) * a + 2 * (n - 1) * S / n * b +
                                        (n - 1) * S / n * g + 3 * (n - 1) * S / n * d;
-                    CHECK(close(predict(make("rhd", N), count, 4, m).seconds, rhd));
+                    CHECK(close(predict(make_plan("rhd", N), count, 4, m).seconds, rhd));
                 }
             }
         }
@@ -112,7 +104,7 @@ TEST_CASE("Table 2: reduce-broadcast, and its double-counted incast", "[cost_mod
                 const double genx = common + (n - 1) * S * pos(n - wt) * e;
                 for (int root : {0, N - 1}) {
                     Prediction p =
-                        predict(make("rb", N, "root=" + std::to_string(root)), count, 4, m);
+                        predict(make_plan("rb", N, "root=" + std::to_string(root)), count, 4, m);
                     CHECK(close(p.seconds, genx));
                     CHECK(close(paper, p.seconds + (n - 1) * S * pos(n - wt) * e));
                 }
@@ -135,7 +127,7 @@ TEST_CASE("Table 2: rhd for P not a power of two runs its core on p' ranks", "[c
                                      (n - 1) * S / n * g + 3 * (n - 1) * S / n * d + extra;
                 const double genx = 2 * ceil_log2(N) * a + 2 * (q - 1) * S / q * b +
                                     (q - 1) * S / q * g + 3 * (q - 1) * S / q * d + extra;
-                Prediction p = predict(make("rhd", N), count, 4, m);
+                Prediction p = predict(make_plan("rhd", N), count, 4, m);
                 CHECK(close(p.seconds, genx));
                 // Table 2 writes the halving/doubling core with N; it runs on
                 // the p' = 2^⌊log2 N⌋ ranks left after folding, each moving
@@ -166,7 +158,7 @@ TEST_CASE("Table 2: two-level hierarchical co-located PS", "[cost_model]") {
                     const double incast =
                         2 * (pos(f0 - wt) * (f0 - 1) / f0 + pos(f1 - wt) * (f1 - 1) / n) * S * e;
                     Prediction p = predict(
-                        make("hcps", N, "factors=" + std::to_string(f0) + "x" + std::to_string(f1)),
+                        make_plan("hcps", N, "factors=" + std::to_string(f0) + "x" + std::to_string(f1)),
                         count, 4, m);
                     CHECK(close(p.seconds, no_incast + incast));
                     // Table 2's HCPS ε term, read as Σ max(0, f_i - w_t)(f_i - 1)
@@ -190,7 +182,7 @@ TEST_CASE("Table 2's HCPS memory term takes the wrong suffix products for m >= 3
     ModelParams m = single_switch(0, 0, 0, 1e-10, 0, 9);
     const size_t count = 720720;
     const double S = 4.0 * count;
-    Prediction p = predict(make("hcps", 12, "factors=2x3x2"), count, 4, m);
+    Prediction p = predict(make_plan("hcps", 12, "factors=2x3x2"), count, 4, m);
     CHECK(close(p.coefficients.memory_bytes, 29.0 / 12 * S));
     CHECK(close(p.seconds, 29.0 / 12 * S * 1e-10));
     const double printed = (2.0 * (3 + 3 * 2) + 12 + 1) / 12 * S;
@@ -208,7 +200,7 @@ TEST_CASE("the critical path equals the per-step maxima on lock-step plans", "[c
         for (int P : {4, 6, 8, 12, 16}) {
             if (std::string(name) == "rhd" && (P & (P - 1)) != 0) continue;
             for (size_t count : {size_t{720720}, size_t{720720 + 7}, size_t{5}}) {
-                Plan plan = make(name, P);
+                Plan plan = make_plan(name, P);
                 const PlanStats st = compute_stats(plan, count, 8);
                 double sum = 0;
                 for (int s = 0; s < st.steps; ++s) {
@@ -240,7 +232,7 @@ TEST_CASE("the breakdown adds up and the coefficients reproduce the time", "[cos
     const ModelParams m = single_switch(3e-5, 8e-10, 2.5e-11, 1e-10, 3e-11, 5);
     for (const char* name : {"ring", "rb", "cps", "hcps", "rhd"}) {
         for (int P : {1, 2, 7, 12, 13}) {
-            Prediction p = predict(make(name, P), 1000003, 4, m);
+            Prediction p = predict(make_plan(name, P), 1000003, 4, m);
             REQUIRE(p.status.is_ok());
             CHECK(close(p.terms.total(), p.seconds));
             const ModelCoefficients& c = p.coefficients;
@@ -253,7 +245,7 @@ TEST_CASE("the breakdown adds up and the coefficients reproduce the time", "[cos
             // Every priced step's C and D are what stats.hpp counts, and its
             // B is the bytes of the step whose link set the pace.
             for (size_t count : {size_t{1000003}, size_t{5}, size_t{0}}) {
-                Plan plan = make(name, P);
+                Plan plan = make_plan(name, P);
                 const PlanStats st = compute_stats(plan, count, 4);
                 Prediction q = predict(plan, count, 4, m);
                 for (const PathStep& ps : q.critical_path) {
@@ -269,7 +261,7 @@ TEST_CASE("the breakdown adds up and the coefficients reproduce the time", "[cos
         }
     }
     // count = 0: the executor moves nothing, so nothing is charged.
-    CHECK(predict(make("ring", 8), 0, 4, m).seconds == 0);
+    CHECK(predict(make_plan("ring", 8), 0, 4, m).seconds == 0);
 }
 
 TEST_CASE("link classes: hierarchical plans are priced per level", "[cost_model]") {
@@ -284,7 +276,7 @@ TEST_CASE("link classes: hierarchical plans are priced per level", "[cost_model]
     // hcps 4x2: round 0 is a four-rank mesh inside each node, round 1 pairs
     // across nodes; each NIC carries four ranks' S/8, all from one node
     // (w = 2: no incast).
-    Prediction h = predict(make("hcps", 8, "factors=4x2"), count, 4, m, two_nodes);
+    Prediction h = predict(make_plan("hcps", 8, "factors=4x2"), count, 4, m, two_nodes);
     const double intra_round = 1e-6 + 1e-10 * 3 * S / 4;
     const double inter_round = 1e-5 + 1e-9 * 4 * S / 8;
     const double host = 2e-11 * (3 * S / 4 + S / 8) + 5e-11 * (5 * S / 4 + 3 * S / 8);
@@ -301,7 +293,7 @@ TEST_CASE("link classes: hierarchical plans are priced per level", "[cost_model]
     // way) and round 1 stays inside.
     RankMap round_robin;
     REQUIRE(parse_rank_map("0,1,0,1,0,1,0,1", 8, &round_robin).is_ok());
-    Prediction h2 = predict(make("hcps", 8, "factors=4x2"), count, 4, m, round_robin);
+    Prediction h2 = predict(make_plan("hcps", 8, "factors=4x2"), count, 4, m, round_robin);
     CHECK(close(h2.seconds, 2 * (1e-5 + 1e-9 * 4 * 2 * S / 4) + 2 * (1e-6 + 1e-10 * S / 8) + host));
     CHECK(h2.critical_path[0].link == LinkClass::Inter);
     CHECK(h2.critical_path[1].link == LinkClass::Intra);
@@ -309,7 +301,7 @@ TEST_CASE("link classes: hierarchical plans are priced per level", "[cost_model]
 
     // Incast counts sending nodes, not ranks: cps over 4 nodes x 2 ranks has
     // 3 remote nodes feeding each NIC (w = 4 > w_t = 3).
-    Prediction c = predict(make("cps", 8), count, 4, m, RankMap::by_slot(8, 2));
+    Prediction c = predict(make_plan("cps", 8), count, 4, m, RankMap::by_slot(8, 2));
     bool incast_seen = false;
     for (const PathStep& ps : c.critical_path)
         if (ps.link == LinkClass::Inter) {
@@ -320,12 +312,12 @@ TEST_CASE("link classes: hierarchical plans are priced per level", "[cost_model]
     CHECK(incast_seen);
 
     // Ring over two nodes: one flow per NIC per step, priced inter (slower).
-    Prediction r = predict(make("ring", 8), count, 4, m, two_nodes);
+    Prediction r = predict(make_plan("ring", 8), count, 4, m, two_nodes);
     const double step = 1e-5 + 1e-9 * S / 8;
     CHECK(close(r.seconds, 14 * step + 2e-11 * 7 * S / 8 + 5e-11 * 21 * S / 8));
 
     // All ranks on one node: only the intra class is used.
-    Prediction one = predict(make("cps", 8), count, 4, m, RankMap::by_slot(8, 8));
+    Prediction one = predict(make_plan("cps", 8), count, 4, m, RankMap::by_slot(8, 8));
     CHECK(one.coefficients.steps_inter == 0);
     CHECK(
         close(one.seconds, 2 * (1e-6 + 1e-10 * 7 * S / 8) + 2e-11 * 7 * S / 8 + 5e-11 * 9 * S / 8));
@@ -349,7 +341,7 @@ TEST_CASE("a transfer completes at the pace of its busier end", "[cost_model]") 
     m.host = HostParams{0, 0};
     const size_t count = 1 << 20;
     const double S = 4.0 * count;
-    Prediction p = predict(make("rhd", 6), count, 4, m, RankMap::by_slot(6, 2));
+    Prediction p = predict(make_plan("rhd", 6), count, 4, m, RankMap::by_slot(6, 2));
     REQUIRE(p.critical_path.size() == 6);  // fold, 4 core steps, unfold
     const PathStep& first_core = p.critical_path[1];
     CHECK(first_core.rank == 1);
@@ -357,7 +349,7 @@ TEST_CASE("a transfer completes at the pace of its busier end", "[cost_model]") 
     CHECK(close(first_core.terms.beta, 1e-9 * S));  // node 2 moves 2 × S/2
     CHECK(p.critical_path.back().link == LinkClass::Intra);  // unfold on node 0
     // rb: a sender into the parameter server finishes with the server.
-    Prediction rb = predict(make("rb", 4), count, 4, m);
+    Prediction rb = predict(make_plan("rb", 4), count, 4, m);
     CHECK(close(rb.seconds, 2 * (1e-5 + 1e-9 * 3 * S)));
 }
 
@@ -597,7 +589,7 @@ TEST_CASE("Figure 10's ordering of the memory, latency and incast terms at N = 1
                                                                     {"ring", ""}};
     std::vector<RankedCandidate> rows;
     for (const auto& c : order)
-        rows.push_back({{c.first, c.second}, predict(make(c.first, 12, c.second), count, 4, m)});
+        rows.push_back({{c.first, c.second}, predict(make_plan(c.first, 12, c.second), count, 4, m)});
     std::cout << "\nFigure 10 as a table: N = 12, 1e8 floats, 10 Gb/s, w_t = 9, ε = 3e-11 s/B\n"
               << format_prediction_table(rows);
     for (size_t i = 1; i < rows.size(); ++i) {

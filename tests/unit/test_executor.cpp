@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/unit/make_plan.hpp"
 #include "plan/checker.hpp"
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
@@ -23,15 +24,6 @@ using namespace genx_test;
 
 namespace {
 
-Plan make_plan(const std::string& name, int P, const std::string& params = "") {
-    ParamMap pm;
-    REQUIRE(parse_params(params, &pm).is_ok());
-    Plan plan;
-    Status st = generate(name, P, pm, &plan);
-    INFO(name << " P=" << P << ": " << st.message());
-    REQUIRE(st.is_ok());
-    return plan;
-}
 
 ExecOptions opts(size_t segment, int window) {
     ExecOptions o;

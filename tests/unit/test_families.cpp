@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/make_plan.hpp"
 #include "plan/checker.hpp"
 #include "plan/hcps.hpp"
 #include "plan/registry.hpp"
@@ -16,15 +17,6 @@ using namespace genx;
 
 namespace {
 
-Plan make(const std::string& name, int P, const std::string& params = "") {
-    ParamMap pm;
-    REQUIRE(parse_params(params, &pm).is_ok());
-    Plan plan;
-    Status st = generate(name, P, pm, &plan);
-    INFO(name << " P=" << P << " params='" << params << "': " << st.message());
-    REQUIRE(st.is_ok());
-    return plan;
-}
 
 void require_valid(const Plan& plan) {
     CheckResult res = check_plan(plan);
@@ -85,9 +77,9 @@ Status run_sum(const Plan& plan, const std::vector<size_t>& counts, const ExecOp
 
 TEST_CASE("rb, cps and rhd pass the checker for P = 1..64", "[families]") {
     for (int P = 1; P <= 64; ++P) {
-        for (const char* name : {"cps", "rhd", "hcps"}) require_valid(make(name, P));
+        for (const char* name : {"cps", "rhd", "hcps"}) require_valid(make_plan(name, P));
         for (int root : {0, P / 2, P - 1}) {
-            Plan rb = make("rb", P, "root=" + std::to_string(root));
+            Plan rb = make_plan("rb", P, "root=" + std::to_string(root));
             require_valid(rb);
             CHECK(rb.params == "root=" + std::to_string(root));
             // With root 0 the root folds x0 ⊕ x1 ⊕ … in rank order.
@@ -101,7 +93,7 @@ TEST_CASE("hcps passes the checker for every ordered factorisation of P = 1..64"
     for (int P = 1; P <= 64; ++P) {
         for (const std::vector<int>& f : ordered_factorizations(P)) {
             if (f.empty()) continue;
-            Plan plan = make("hcps", P, "factors=" + format_factors(f));
+            Plan plan = make_plan("hcps", P, "factors=" + format_factors(f));
             require_valid(plan);
             CHECK(plan.max_steps() == 2 * static_cast<int>(f.size()));
             // Round i folds exactly f_i inputs at once.
@@ -135,11 +127,11 @@ TEST_CASE("ordered factorisations and the default hcps factors", "[families]") {
     CHECK(default_hcps_factors(13) == std::vector<int>{13});
     CHECK(default_hcps_factors(26) == std::vector<int>{13, 2});
     CHECK(default_hcps_factors(1024) == std::vector<int>{8, 8, 8, 2});
-    CHECK(make("hcps", 12).params == "factors=6x2");
+    CHECK(make_plan("hcps", 12).params == "factors=6x2");
 }
 
 TEST_CASE("hcps groups are orthogonal and runs contiguous", "[families]") {
-    Plan plan = make("hcps", 12, "factors=6x2");
+    Plan plan = make_plan("hcps", 12, "factors=6x2");
     // Round 0: rank 7 (digits d0 = 1, d1 = 1) talks to 6, 8..11 only.
     std::set<int> round0, round1;
     for (const Transfer& t : plan.programs[7].steps[0].sends) round0.insert(t.peer);
@@ -158,7 +150,7 @@ TEST_CASE("hcps groups are orthogonal and runs contiguous", "[families]") {
 }
 
 TEST_CASE("rhd folds non-powers of two into adjacent partners", "[families]") {
-    Plan p6 = make("rhd", 6);
+    Plan p6 = make_plan("rhd", 6);
     CHECK(p6.nblocks == 4);
     // Extra ranks 0 and 2: give everything away, get the result back.
     for (int x : {0, 2}) {
@@ -170,8 +162,8 @@ TEST_CASE("rhd folds non-powers of two into adjacent partners", "[families]") {
     CHECK(p6.programs[1].steps.size() == 6);
     CHECK(p6.programs[4].steps.size() == 4);
     CHECK(p6.max_steps() == 6);  // 2⌈log2 6⌉
-    CHECK(make("rhd", 16).max_steps() == 8);
-    CHECK(make("rhd", 1).max_steps() == 0);
+    CHECK(make_plan("rhd", 16).max_steps() == 8);
+    CHECK(make_plan("rhd", 1).max_steps() == 0);
 }
 
 TEST_CASE("family parameters are validated", "[families]") {
@@ -221,7 +213,7 @@ TEST_CASE("the families compute sums on the loopback transport", "[families][loo
     for (const auto& r : runs) {
         const std::string name = r.first.substr(0, r.first.find(':'));
         const int P = std::stoi(r.first.substr(r.first.find(':') + 1));
-        Plan plan = make(name, P, r.second);
+        Plan plan = make_plan(name, P, r.second);
         // A plan the checker rejects could hang the loopback until its
         // timeout; fail fast instead.
         REQUIRE(check_plan(plan).ok);

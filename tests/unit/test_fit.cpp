@@ -3,6 +3,7 @@
 // synthetic measurements with noise, with the held-out error reported.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -216,6 +217,37 @@ TEST_CASE("no incast in the data: epsilon 0 and w_t at the largest degree seen",
     CHECK(r.params.inter.epsilon == 0);
     CHECK(r.params.intra.w_t == 12);  // cps up to x = 12: degree 12
     CHECK(rel_close(r.params.host.delta, want.host.delta, 1e-6));
+}
+
+TEST_CASE("robust fit: a few measurements slowed down by other processes", "[fit]") {
+    // Every 9th fitted measurement 3x to 20x too slow, as when another job
+    // takes the core: the plain fit is pulled off, the robust one is not,
+    // and flags them.
+    const ModelParams want = truth();
+    std::vector<Measurement> data = synthetic(want, 0.01, true);
+    size_t planted = 0;
+    for (size_t i = 0; i < data.size(); i += 9) {
+        data[i].seconds *= 3.0 + static_cast<double>(i % 17);
+        data[i].role = Measurement::Role::Fit;
+        ++planted;
+    }
+    FitOptions plain;
+    plain.robust = false;
+    FitResult a, r;
+    REQUIRE(fit_model(data, plain, &a).is_ok());
+    REQUIRE(fit_model(data, FitOptions{}, &r).is_ok());
+    std::cout << "plain fit with " << planted << " outliers:\n"
+              << format_fit_report(data, a) << "robust fit:\n"
+              << format_fit_report(data, r);
+    check_recovered(r.params, want, 0.05, 0.25);
+    CHECK(r.outliers.size() >= planted);
+    CHECK(r.outliers.size() <= planted + 3);
+    for (size_t i = 0; i < data.size(); i += 9)
+        CHECK(std::find(r.outliers.begin(), r.outliers.end(), i) != r.outliers.end());
+    // Held-out points are clean here: the robust fit predicts them well,
+    // the plain one does not.
+    CHECK(r.held_out.median_rel < 0.02);
+    CHECK(a.held_out.median_rel > 2 * r.held_out.median_rel);
 }
 
 TEST_CASE("fit input errors", "[fit]") {

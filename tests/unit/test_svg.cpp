@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "tests/unit/make_plan.hpp"
 #include "plan/registry.hpp"
 #include "plan/svg.hpp"
 
@@ -16,15 +17,6 @@ size_t occurrences(const std::string& s, const std::string& what) {
     return n;
 }
 
-Plan make(const std::string& name, int P, const std::string& params) {
-    ParamMap pm;
-    REQUIRE(parse_params(params, &pm).is_ok());
-    Plan plan;
-    const Status s = generate(name, P, pm, &plan);
-    INFO(s.message());
-    REQUIRE(s.is_ok());
-    return plan;
-}
 
 }  // namespace
 
@@ -32,7 +24,7 @@ TEST_CASE("plan_to_svg draws ranks, steps, messages and reduces", "[svg]") {
     for (const auto& c :
          {std::make_pair(7, std::string("r=0")), std::make_pair(7, std::string("r=2")),
           std::make_pair(8, std::string("r=1,group=xor"))}) {
-        const Plan plan = make("butterfly", c.first, c.second);
+        const Plan plan = make_plan("butterfly", c.first, c.second);
         const std::string svg = plan_to_svg(plan);
         INFO("P=" << c.first << " " << c.second);
         CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
