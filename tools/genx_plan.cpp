@@ -29,6 +29,7 @@
 #include "plan/stats.hpp"
 #include "plan/svg.hpp"
 #include "tuning/cost_model.hpp"
+#include "tuning/rules.hpp"
 
 namespace {
 
@@ -132,7 +133,8 @@ int out_model(Context& c) {
             << format_prediction_table({{{c.plan.algorithm, c.plan.params}, p}});
     const ModelCoefficients& k = p.coefficients;
     *c.text << "critical path: " << p.critical_path.size() << " steps; A intra " << k.steps_intra
-            << " inter " << k.steps_inter << ", B bytes intra " << k.bytes_intra << " inter "
+            << " inter " << k.steps_inter << ", extra messages intra " << k.extra_msgs_intra
+            << " inter " << k.extra_msgs_inter << ", B bytes intra " << k.bytes_intra << " inter "
             << k.bytes_inter << ", C bytes " << k.reduce_bytes << ", D bytes " << k.memory_bytes
             << ", incast bytes intra " << k.incast_bytes_intra << " inter "
             << k.incast_bytes_inter << "\n";
@@ -178,8 +180,8 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--svg", o.svg_file, "draw the schedule (ranks x steps) as SVG into FILE")
         ->each([&o](const std::string&) { o.svg = true; });
     app.add_option("--model", o.model_file,
-                   "GenModel parameters (JSON, docs/model.md): print the predicted time of "
-                   "--bytes by term")
+                   "a rules file (docs/rules.md, e.g. from genx-tune) or a GenModel parameter "
+                   "file (docs/model.md): print the predicted time of --bytes by term")
         ->each([&o](const std::string&) { o.model = true; });
     app.add_option("--rank-map", o.rank_map,
                    "ranks on nodes for --model: nodes=N, ppn=K or node ids 0,0,1,1,... "
@@ -243,12 +245,12 @@ int main(int argc, char** argv) {
 
     Context ctx(opt, bytes / opt.dtype_size, opt.json ? &std::cerr : &std::cout);
     if (opt.model) {
-        if (Status s = load_model_params(opt.model_file, &ctx.model); !s)
+        if (Status s = load_model_file(opt.model_file, &ctx.model); !s)
             return bad_input("--model: " + s.message());
         if (Status s = parse_rank_map(opt.rank_map, opt.ranks, &ctx.ranks); !s)
             return bad_input("--rank-map: " + s.message());
     } else if (opt.candidates || !opt.rank_map.empty()) {
-        return bad_input("--candidates and --rank-map need --model PARAMS.json");
+        return bad_input("--candidates and --rank-map need --model FILE (a rules file or a model file)");
     }
     if (opt.candidates) {
         CandidateOptions co;

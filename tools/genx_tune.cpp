@@ -94,7 +94,7 @@ struct Options {
     // Vectors larger than the caches (the paper used 600 MB ones): the δ
     // that matters is the one of large messages.
     std::vector<std::string> reduce_bytes = {"8M", "16M"};
-    std::vector<std::string> cps_bytes = {"64K", "1M", "16M", "64M"};
+    std::vector<std::string> cps_bytes = {"4K", "64K", "1M", "16M", "64M"};
     int holdout_every = 4;
     int max_hcps_levels = 3;
     double target = 0.2;  // seconds per measurement when time allows

@@ -53,18 +53,23 @@ Status check_keys(const nlohmann::json& obj, const std::string& path,
 }
 
 Status link_from_json(const nlohmann::json& j, const std::string& path, LinkParams* out) {
-    GENX_RETURN_IF_ERROR(check_keys(j, path, {"alpha", "beta", "epsilon", "w_t"}));
+    GENX_RETURN_IF_ERROR(check_keys(j, path, {"alpha", "beta", "epsilon", "w_t", "alpha_msg"}));
     LinkParams p;
     GENX_RETURN_IF_ERROR(read_number(j, path, "alpha", true, &p.alpha));
     GENX_RETURN_IF_ERROR(read_number(j, path, "beta", true, &p.beta));
     GENX_RETURN_IF_ERROR(read_number(j, path, "epsilon", false, &p.epsilon));
     GENX_RETURN_IF_ERROR(read_number(j, path, "w_t", false, &p.w_t));
+    GENX_RETURN_IF_ERROR(read_number(j, path, "alpha_msg", false, &p.alpha_msg));
     *out = p;
     return Status::ok();
 }
 
 nlohmann::json link_to_json(const LinkParams& p) {
-    return {{"alpha", p.alpha}, {"beta", p.beta}, {"epsilon", p.epsilon}, {"w_t", p.w_t}};
+    return {{"alpha", p.alpha},
+            {"beta", p.beta},
+            {"epsilon", p.epsilon},
+            {"w_t", p.w_t},
+            {"alpha_msg", p.alpha_msg}};
 }
 
 }  // namespace
@@ -225,16 +230,20 @@ struct StepCost {
     double cost = 0;
     LinkClass link = LinkClass::None;
     int w = 0;
+    int extra_msgs = 0;
     TermTimes terms;
     ModelCoefficients coeff;
 };
 
-StepCost price_link(const LinkParams& p, double sent, double recv, int flows_in) {
+// `msgs`: the larger of the messages the rank sends and receives over the
+// class in the step (>= 1 when there is any transfer).
+StepCost price_link(const LinkParams& p, double sent, double recv, int flows_in, int msgs) {
     StepCost c;
     const double bytes = std::max(sent, recv);
     c.w = 1 + flows_in;
     const double over = std::max(static_cast<double>(c.w) - p.w_t, 0.0);
-    c.terms.alpha = p.alpha;
+    c.extra_msgs = std::max(msgs - 1, 0);
+    c.terms.alpha = p.alpha + p.alpha_msg * c.extra_msgs;
     c.terms.beta = p.beta * bytes;
     c.terms.epsilon = p.epsilon * over * recv;
     c.cost = c.terms.alpha + c.terms.beta + c.terms.epsilon;
@@ -422,6 +431,8 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
     struct Load {
         double sent[2] = {0, 0};  // [0] intra, [1] inter (this rank)
         double recv[2] = {0, 0};
+        int nsent[2] = {0, 0};  // messages, same classes
+        int nrecv[2] = {0, 0};
         int intra_flows_in = 0;
         double reduce = 0, memory = 0;
     };
@@ -449,9 +460,11 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
             const int c = x.intra ? 0 : 1;
             if (x.recv) {
                 l.recv[c] += b;
+                l.nrecv[c] += 1;
                 if (x.intra) l.intra_flows_in += 1;
             } else {
                 l.sent[c] += b;
+                l.nsent[c] += 1;
             }
             if (!x.intra) {
                 Nic& nc = nic[nic_index(rec.node, rec.step)];
@@ -478,9 +491,11 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         const Load& l = load[k];
         StepCost best;
         if (l.sent[0] > 0 || l.recv[0] > 0) {
-            best = price_link(params.intra, l.sent[0], l.recv[0], l.intra_flows_in);
+            best = price_link(params.intra, l.sent[0], l.recv[0], l.intra_flows_in,
+                              std::max(l.nsent[0], l.nrecv[0]));
             best.link = LinkClass::Intra;
             best.coeff.steps_intra = 1;
+            best.coeff.extra_msgs_intra = best.extra_msgs;
             best.coeff.bytes_intra = std::max(l.sent[0], l.recv[0]);
             best.coeff.incast_bytes_intra =
                 std::max(static_cast<double>(best.w) - params.intra.w_t, 0.0) * l.recv[0];
@@ -489,11 +504,13 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
             const size_t ni = nic_index(rec.node, rec.step);
             const int sources = static_cast<int>(empty_blocks ? nic_sources[ni].size()
                                                               : nic_sources_[ni].size());
-            StepCost e = price_link(params.inter, nic[ni].sent, nic[ni].recv, sources);
+            StepCost e = price_link(params.inter, nic[ni].sent, nic[ni].recv, sources,
+                                    std::max(l.nsent[1], l.nrecv[1]));
             if (best.link == LinkClass::None || e.cost >= best.cost) {
                 best = e;
                 best.link = LinkClass::Inter;
                 best.coeff.steps_inter = 1;
+                best.coeff.extra_msgs_inter = e.extra_msgs;
                 best.coeff.bytes_inter = std::max(nic[ni].sent, nic[ni].recv);
                 best.coeff.incast_bytes_inter =
                     std::max(static_cast<double>(e.w) - params.inter.w_t, 0.0) * nic[ni].recv;
@@ -593,6 +610,8 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         ModelCoefficients& C = pred.coefficients;
         C.steps_intra += c.coeff.steps_intra;
         C.steps_inter += c.coeff.steps_inter;
+        C.extra_msgs_intra += c.coeff.extra_msgs_intra;
+        C.extra_msgs_inter += c.coeff.extra_msgs_inter;
         C.bytes_intra += c.coeff.bytes_intra;
         C.bytes_inter += c.coeff.bytes_inter;
         C.incast_bytes_intra += c.coeff.incast_bytes_intra;

@@ -28,7 +28,8 @@ struct Line {
 Line line_of(const Prediction& p, const ModelParams& m, double bytes) {
     const ModelCoefficients& c = p.coefficients;
     Line l;
-    l.fixed = c.steps_intra * m.intra.alpha + c.steps_inter * m.inter.alpha;
+    l.fixed = c.steps_intra * m.intra.alpha + c.steps_inter * m.inter.alpha +
+              c.extra_msgs_intra * m.intra.alpha_msg + c.extra_msgs_inter * m.inter.alpha_msg;
     const double var = c.bytes_intra * m.intra.beta + c.bytes_inter * m.inter.beta +
                        c.incast_bytes_intra * m.intra.epsilon +
                        c.incast_bytes_inter * m.inter.epsilon + c.reduce_bytes * m.host.gamma +

@@ -6,9 +6,10 @@
 // chooses by the model, with parameters of a typical current cluster:
 // inter-node 3 µs per step and 10 GB/s per NIC (100 Gb/s class), an incast
 // threshold of 8 concurrent senders (the paper measured < 10 on RoCE,
-// §3.4) with a mild penalty beyond; shared-memory steps of 1 µs at 5 GB/s per
-// rank pair without incast; reduction at 20 GB/s combined and memory
-// traffic at 10 GB/s per core.  What matters for the choice is the ratios
+// §3.4) with a mild penalty beyond, 1 µs per extra message in a step
+// (posting and completing a send or receive); shared-memory steps of 1 µs
+// at 5 GB/s per rank pair without incast, 0.3 µs per extra message;
+// reduction at 20 GB/s combined and memory traffic at 10 GB/s per core.  What matters for the choice is the ratios
 // (latency vs bandwidth vs memory passes), which these keep realistic;
 // genx-tune replaces them with measured values.
 //
@@ -30,8 +31,8 @@ const std::string& builtin_rules_text() {
                  "generator": "hand-written defaults (tuning/default_rules.cpp)"},
   "model": {
     "links": {
-      "intra": {"alpha": 1e-6, "beta": 2e-10, "epsilon": 0, "w_t": 0},
-      "inter": {"alpha": 3e-6, "beta": 1e-10, "epsilon": 1e-11, "w_t": 8}
+      "intra": {"alpha": 1e-6, "beta": 2e-10, "epsilon": 0, "w_t": 0, "alpha_msg": 3e-7},
+      "inter": {"alpha": 3e-6, "beta": 1e-10, "epsilon": 1e-11, "w_t": 8, "alpha_msg": 1e-6}
     },
     "host": {"gamma": 5e-11, "delta": 1e-10}
   },

@@ -185,21 +185,33 @@ Status nnls(const std::vector<double>& a_in, size_t m, size_t n, const std::vect
 
 namespace {
 
-constexpr size_t kCols = 8;
-enum Col : size_t { AlphaIntra, BetaIntra, EpsIntra, AlphaInter, BetaInter, EpsInter, Gamma, Delta };
-const char* const kColNames[kCols] = {"alpha_intra", "beta_intra", "epsilon_intra",
-                                      "alpha_inter", "beta_inter", "epsilon_inter",
-                                      "gamma",       "delta"};
+constexpr size_t kCols = 10;
+enum Col : size_t {
+    AlphaIntra,
+    BetaIntra,
+    EpsIntra,
+    MsgIntra,
+    AlphaInter,
+    BetaInter,
+    EpsInter,
+    MsgInter,
+    Gamma,
+    Delta
+};
+const char* const kColNames[kCols] = {
+    "alpha_intra", "beta_intra", "epsilon_intra", "alpha_msg_intra", "alpha_inter",
+    "beta_inter",  "epsilon_inter", "alpha_msg_inter", "gamma",     "delta"};
 
 std::array<double, kCols> row_of(const ModelCoefficients& c) {
-    return {c.steps_intra, c.bytes_intra, c.incast_bytes_intra, c.steps_inter,
-            c.bytes_inter, c.incast_bytes_inter, c.reduce_bytes, c.memory_bytes};
+    return {c.steps_intra,  c.bytes_intra,  c.incast_bytes_intra, c.extra_msgs_intra,
+            c.steps_inter,  c.bytes_inter,  c.incast_bytes_inter, c.extra_msgs_inter,
+            c.reduce_bytes, c.memory_bytes};
 }
 
 ModelParams params_of(const std::vector<double>& x, double wt_intra, double wt_inter) {
     ModelParams p;
-    p.intra = LinkParams{x[AlphaIntra], x[BetaIntra], x[EpsIntra], wt_intra};
-    p.inter = LinkParams{x[AlphaInter], x[BetaInter], x[EpsInter], wt_inter};
+    p.intra = LinkParams{x[AlphaIntra], x[BetaIntra], x[EpsIntra], wt_intra, x[MsgIntra]};
+    p.inter = LinkParams{x[AlphaInter], x[BetaInter], x[EpsInter], wt_inter, x[MsgInter]};
     p.host = HostParams{x[Gamma], x[Delta]};
     return p;
 }
@@ -418,8 +430,10 @@ std::string format_fit_report(const std::vector<Measurement>& data, const FitRes
     char buf[256];
     auto link = [&](const char* name, const LinkParams& l, bool copied) {
         std::snprintf(buf, sizeof buf,
-                      "  %-5s alpha %.3e s  beta %.3e s/B (%.3g GB/s)  epsilon %.3e s/B  w_t %g%s\n",
-                      name, l.alpha, l.beta, l.beta > 0 ? 1e-9 / l.beta : 0.0, l.epsilon, l.w_t,
+                      "  %-5s alpha %.3e s  alpha_msg %.3e s  beta %.3e s/B (%.3g GB/s)  "
+                      "epsilon %.3e s/B  w_t %g%s\n",
+                      name, l.alpha, l.alpha_msg, l.beta, l.beta > 0 ? 1e-9 / l.beta : 0.0,
+                      l.epsilon, l.w_t,
                       copied ? "  (not measured: copied from the other class)" : "");
         out += buf;
     };

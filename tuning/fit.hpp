@@ -2,8 +2,9 @@
 //
 // Every measurement is a Plan that was run (an allreduce, or one of the
 // micro-benchmark plans below) with its size, rank placement and measured
-// seconds.  The model's prediction for it is linear in the eight parameters
-//   α_intra, β_intra, ε_intra, α_inter, β_inter, ε_inter, γ, δ
+// seconds.  The model's prediction for it is linear in the ten parameters
+//   α_intra, β_intra, ε_intra, α_m,intra, α_inter, β_inter, ε_inter,
+//   α_m,inter, γ, δ
 // once the thresholds w_t (intra, inter) and the critical path are fixed
 // (cost_model.hpp ModelCoefficients), so the fit is:
 //   * for each pair of thresholds (breakpoint search over the integers
@@ -27,8 +28,9 @@
 // What the benchmarks identify (why genx-tune runs three of them): the
 // pairwise exchange gives α and β per link class; the local k-way reduction gives γ
 // and δ (eq. (5): (k−1)·S combined, (k+1)·S read or written); the co-located
-// PS over x = 2 … P ranks gives ε and w_t (its fan-in is x) and, with the
-// others, keeps β and γ apart (alone it only fixes 2β + γ, §3.4).
+// PS over x = 2 … P ranks gives ε and w_t (its fan-in is x), α_m (at small
+// sizes it posts x − 1 messages per step where the exchange posts one) and,
+// with the others, keeps β and γ apart (alone it only fixes 2β + γ, §3.4).
 //
 // A parameter whose column has no data (e.g. the inter-node class on a
 // single node) is unidentified: it is reported as such, and a link class

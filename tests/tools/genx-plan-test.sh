@@ -5,7 +5,8 @@ set -u
 plan=${GENX_PLAN:-${GENX_BUILDDIR:-.}/genx-plan}
 fails=0
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+dir=$(mktemp -d)
+trap 'rm -rf "$out" "$dir"' EXIT
 
 # expect RC PATTERN ARGS...: exit status RC and PATTERN (grep -E) in stdout+stderr.
 expect() {
@@ -39,6 +40,28 @@ expect 2 'not a multiple of --dtype-size 4' -a ring -P 4 --bytes 10
 expect 2 '--ranks must be a positive number' -a ring
 expect 2 '--algorithm is required' -P 4
 expect 2 'ranks' -a ring -P many
+
+# --model takes a rules file (its model) or a bare model file.  Latency only:
+# cps on 4 ranks is 2 steps of 3 messages each way, 2*(alpha + 2*alpha_msg) = 28 us.
+cat >"$dir/rules.json" <<'EOF'
+{"format": "genx-rules", "version": 1,
+ "provenance": {"genx_version": "test", "topology": "*"},
+ "model": {"links": {"inter": {"alpha": 1e-5, "beta": 0, "alpha_msg": 2e-6}},
+           "host": {"gamma": 0, "delta": 0}},
+ "allreduce": [{"algorithm": "model"}]}
+EOF
+cat >"$dir/model.json" <<'EOF'
+{"links": {"inter": {"alpha": 1e-5, "beta": 0}}, "host": {"gamma": 0, "delta": 0}}
+EOF
+expect 0 '^cps +- +28\.0000 +28\.0000 +0\.0000' -a cps -P 4 --model "$dir/rules.json" --bytes 1K
+expect 0 'extra messages intra 0 inter 4,' -a cps -P 4 --model "$dir/rules.json" --bytes 1K
+expect 0 '^ring +- +60\.0000 +60\.0000' -a ring -P 4 --model "$dir/model.json" --bytes 1K
+expect 0 '^butterfly +group=cyclic,r=2 +20\.0000' -P 4 --model "$dir/rules.json" --bytes 8 --candidates
+echo '{"format": "genx-rules", "version": 1, "model": {"links": {"inter": {"alpha": 1}}}}' \
+    >"$dir/bad.json"
+expect 2 'bad\.json:1: model\.host: required field is missing' -a cps -P 4 --model "$dir/bad.json"
+expect 2 'cannot open' -a cps -P 4 --model "$dir/missing.json"
+expect 2 '--candidates and --rank-map need --model' -P 4 --candidates
 
 # The JSON document alone is on stdout, even with --check.
 "$plan" -a ring -P 5 --json --check 2>/dev/null | head -n 1 | grep -q '^{$' || {

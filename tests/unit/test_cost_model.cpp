@@ -386,11 +386,59 @@ TEST_CASE("predict rejects plans it cannot time", "[cost_model]") {
     CHECK(p.status.message().find("cycle") != std::string::npos);
 }
 
+TEST_CASE("alpha_msg: every message beyond the first in a step costs alpha_msg", "[cost_model]") {
+    // One switch, latency only (β = γ = δ = ε = 0), so the prediction is
+    // exactly Σ over the critical path of α + α_m·(m − 1).
+    const double a = 3e-5, am = 2e-5;
+    ModelParams m = single_switch(a, 0, 0, 0, 0, 0);
+    m.inter.alpha_msg = am;
+    for (int P : {2, 3, 4, 5, 7, 8, 12}) {
+        CAPTURE(P);
+        // cps: 2 steps, P − 1 messages each way in each.
+        const Prediction cps = predict(make_plan("cps", P), 1024 * P, 4, m);
+        REQUIRE(cps.status.is_ok());
+        CHECK(cps.seconds == Approx(2 * (a + (P - 2) * am)).epsilon(1e-12));
+        CHECK(cps.coefficients.extra_msgs_inter == 2 * (P - 2));
+        CHECK(cps.terms.alpha == Approx(cps.seconds).epsilon(1e-12));
+        // ring: 2(P − 1) steps of one message each way: α_m never counts.
+        const Prediction ring = predict(make_plan("ring", P), 1024 * P, 4, m);
+        REQUIRE(ring.status.is_ok());
+        CHECK(ring.seconds == Approx(2 * (P - 1) * a).epsilon(1e-12));
+        CHECK(ring.coefficients.extra_msgs_inter == 0);
+        // rb: the root receives P − 1 messages in one step and sends P − 1 in
+        // the next.
+        const Prediction rb = predict(make_plan("rb", P), 1024 * P, 4, m);
+        REQUIRE(rb.status.is_ok());
+        CHECK(rb.seconds == Approx(2 * (a + (P - 2) * am)).epsilon(1e-12));
+    }
+    // α_m = 0 is the paper's model: cps and butterfly r=L tie at P = 4 on
+    // latency (2 steps each); with α_m the butterfly (one message each way
+    // per step) wins, the choice measured on the emulated switch:4.
+    ModelParams paper = single_switch(a, 0, 0, 0, 0, 0);
+    std::vector<RankedCandidate> ranked;
+    REQUIRE(best_candidates(4, 2, 4, m, RankMap{}, &ranked).is_ok());
+    CHECK(ranked.front().candidate.algorithm == "butterfly");
+    CHECK(ranked.front().prediction.seconds == Approx(2 * a).epsilon(1e-12));
+    const Prediction cps_paper = predict(make_plan("cps", 4), 8, 4, paper);
+    const Prediction bfly_paper = predict(make_plan("butterfly", 4, "r=2"), 8, 4, paper);
+    CHECK(cps_paper.seconds == Approx(bfly_paper.seconds).epsilon(1e-12));
+    // The messages of the other class do not count: two ranks per node, cps
+    // over 4 ranks sends one intra and two inter messages per step.
+    ModelParams two = m;
+    two.intra = LinkParams{a, 0, 0, 0, 0};
+    const Prediction mixed = predict(make_plan("cps", 4), 1024, 4, two, RankMap::by_slot(4, 2));
+    REQUIRE(mixed.status.is_ok());
+    CHECK(mixed.coefficients.extra_msgs_inter == 2);
+    CHECK(mixed.coefficients.extra_msgs_intra == 0);
+}
+
 TEST_CASE("ModelParams JSON round trip and errors", "[cost_model]") {
     ModelParams m = single_switch(5e-5, 8e-10, 2.5e-11, 1e-10, 3e-11, 9);
+    m.inter.alpha_msg = 7e-6;
     ModelParams back;
     REQUIRE(model_params_from_json(model_params_to_json(m), "x", &back).is_ok());
     CHECK(back.inter.alpha == m.inter.alpha);
+    CHECK(back.inter.alpha_msg == 7e-6);
     CHECK(back.inter.w_t == 9);
     CHECK(back.intra.beta == m.intra.beta);
     CHECK(back.host.delta == m.host.delta);
@@ -408,6 +456,7 @@ TEST_CASE("ModelParams JSON round trip and errors", "[cost_model]") {
                 .is_ok());
     CHECK(only.intra.alpha == 1);
     CHECK(only.inter.epsilon == 0);
+    CHECK(only.inter.alpha_msg == 0);
     CHECK(err(R"({"links":{"inter":{"alpha":1}},"host":{"gamma":3,"delta":4}})") ==
           "m.json.links.inter.beta: required field is missing");
     CHECK(err(R"({"links":{"inter":{"alpha":1,"beta":-2}},"host":{"gamma":3,"delta":4}})")

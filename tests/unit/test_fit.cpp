@@ -1,5 +1,5 @@
 // GenModel fitting: NNLS on known problems, the benchmark plans' costs, and
-// recovery of known parameters (α, β, ε, w_t per link class, γ, δ) from
+// recovery of known parameters (α, α_m, β, ε, w_t per link class, γ, δ) from
 // synthetic measurements with noise, with the held-out error reported.
 #include <catch2/catch.hpp>
 
@@ -23,8 +23,8 @@ bool rel_close(double got, double want, double tol) {
 
 ModelParams truth() {
     ModelParams p;
-    p.intra = LinkParams{2e-6, 2e-10, 5e-11, 4};
-    p.inter = LinkParams{8e-6, 8e-10, 2e-10, 6};
+    p.intra = LinkParams{2e-6, 2e-10, 5e-11, 4, 5e-7};
+    p.inter = LinkParams{8e-6, 8e-10, 2e-10, 6, 4e-6};
     p.host = HostParams{3e-11, 1.2e-10};
     return p;
 }
@@ -63,7 +63,7 @@ std::vector<Measurement> synthetic(const ModelParams& p, double amp, bool with_i
     }
     for (int x = 2; x <= 12; ++x) {
         auto cps = plan_of("cps", x);
-        for (size_t bytes : {size_t{64} << 10, size_t{1} << 20, size_t{16} << 20}) {
+        for (size_t bytes : {size_t{4} << 10, size_t{64} << 10, size_t{1} << 20, size_t{16} << 20}) {
             const std::string tag = "P=" + std::to_string(x) + " " + std::to_string(bytes);
             add("cps-intra", "cps intra " + tag, cps, RankMap::by_slot(x, x), bytes);
             if (with_inter) add("cps-inter", "cps inter " + tag, cps, RankMap{}, bytes);
@@ -82,10 +82,12 @@ std::vector<Measurement> synthetic(const ModelParams& p, double amp, bool with_i
 void check_recovered(const ModelParams& got, const ModelParams& want, double tol,
                      double gamma_tol) {
     CHECK(rel_close(got.intra.alpha, want.intra.alpha, tol));
+    CHECK(rel_close(got.intra.alpha_msg, want.intra.alpha_msg, tol));
     CHECK(rel_close(got.intra.beta, want.intra.beta, tol));
     CHECK(rel_close(got.intra.epsilon, want.intra.epsilon, tol));
     CHECK(got.intra.w_t == want.intra.w_t);
     CHECK(rel_close(got.inter.alpha, want.inter.alpha, tol));
+    CHECK(rel_close(got.inter.alpha_msg, want.inter.alpha_msg, tol));
     CHECK(rel_close(got.inter.beta, want.inter.beta, tol));
     CHECK(rel_close(got.inter.epsilon, want.inter.epsilon, tol));
     CHECK(got.inter.w_t == want.inter.w_t);
@@ -200,7 +202,8 @@ TEST_CASE("one node: the inter class is unidentified and copied from intra", "[f
     REQUIRE(fit_model(data, FitOptions{}, &r).is_ok());
     CHECK(r.inter_copied);
     CHECK_FALSE(r.intra_copied);
-    CHECK(r.unidentified == std::vector<std::string>{"alpha_inter", "beta_inter", "epsilon_inter"});
+    CHECK(r.unidentified == std::vector<std::string>{"alpha_inter", "beta_inter", "epsilon_inter",
+                                                     "alpha_msg_inter"});
     CHECK(rel_close(r.params.intra.beta, want.intra.beta, 1e-6));
     CHECK(r.params.inter.beta == r.params.intra.beta);
     CHECK(r.params.inter.w_t == r.params.intra.w_t);
