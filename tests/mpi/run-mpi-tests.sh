@@ -8,6 +8,13 @@
 #     forced and no --mca coll list, i.e. genx is chosen by its priority;
 #     the verbose log shows genx running ring and falling back (with the
 #     reason) for the non-commutative op and the MPI_Type_vector datatype;
+#   - butterfly (several r and groups) and the GenModel families forced;
+#   - selection: the built-in defaults' decisions name the model's
+#     prediction and runner-up; a rules file's rules are applied and cited
+#     by file:line, sizes without a rule fall through to the model; a bad
+#     file is reported by file:line (defaults used) or aborts the job with
+#     coll_genx_rules_strict=1; ranks whose decisions differ (a file on
+#     half of them) make genx step aside;
 #   - an explicit component list naming genx works the same way (with small
 #     segments, so that many messages per pair are in flight);
 #   - the reference communicator of allreduce_check (info key
@@ -184,6 +191,95 @@ for spec in rb:3:root=0 rb:5:root=2 cps:4: cps:7: hcps:6:factors=3x2 hcps:8:fact
     fi
 done
 
+# -------------------------------------- rules files and selection (issue 4)
+# require_lines NAME LOG RC PATTERN WHY [PATTERN WHY ...]: the run passed and
+# genx's lines match every PATTERN (grep BRE); else fail with its WHY.
+require_lines() {
+    local name=$1 log=$2 rc=$3
+    shift 3
+    check_passed "$name" "$log" "$rc" || return 0
+    while [ $# -ge 2 ]; do
+        if ! genx_lines "$log" | grep -q -- "$1"; then
+            fail "$name" "$2" "$log"
+            return 0
+        fi
+        shift 2
+    done
+    pass "$name"
+}
+
+# auto with the built-in defaults: every decision line names the model's
+# prediction and the runner-up; on 4 ranks the latency-bound sizes go to
+# the butterfly (one message each way per step), not to cps.
+log=$logdir/rules-defaults.log
+run "$log" 4 --mca coll_genx_verbose 1
+require_lines "P=4 auto: built-in defaults, model choice and runner-up" "$log" $? \
+    'model predicts .*, runner-up ' "no decision line names the model's prediction and the runner-up" \
+    '(size class 8) on 4 ranks: butterfly ' "size class 8 on 4 ranks did not go to the butterfly"
+
+rules_dir=$(mktemp -d)
+trap 'rm -rf "$rules_dir"' EXIT
+# Line numbers matter: the decision lines cite the rule by file:line.
+cat > "$rules_dir/good.json" <<'JSON'
+{"format": "genx-rules", "version": 1,
+ "provenance": {"genx_version": "test", "topology": "*"},
+ "allreduce": [
+  {"comm_size": 4, "bytes": "0-1K", "algorithm": "rhd"},
+  {"comm_size": 4, "algorithm": "ring", "params": "segment=64K"},
+  {"algorithm": "model"}
+ ]}
+JSON
+log=$logdir/rules-good.log
+run "$log" 4 --mca coll_genx_rules "$rules_dir/good.json" --mca coll_genx_verbose 1
+require_lines "P=4 coll_genx_rules: explicit rules by size, cited by file:line" "$log" $? \
+    '(size class 8) on 4 ranks: rhd (.*\[rule .*good\.json:4 ' \
+    "size class 8 did not run rhd citing good.json:4" \
+    'on 4 ranks: ring (segment=64K.*\[rule .*good\.json:5 ' \
+    "large sizes did not run ring (segment=64K) citing good.json:5"
+# The same file on 3 ranks: no rule for 3 but the last, so the model decides.
+log=$logdir/rules-fallthrough.log
+run "$log" 3 --mca coll_genx_rules "$rules_dir/good.json" --mca coll_genx_verbose 1
+require_lines "P=3 coll_genx_rules: rules for another size fall through to the model" "$log" $? \
+    'on 3 ranks: .*good\.json:6 .*model predicts ' "decisions on 3 ranks do not cite the model rule good.json:6"
+
+cat > "$rules_dir/bad.json" <<'JSON'
+{"format": "genx-rules", "version": 1,
+ "allreduce": [
+  {"comm_size": 4, "algoritm": "rhd"}
+ ]}
+JSON
+log=$logdir/rules-bad.log
+run "$log" 3 --mca coll_genx_rules "$rules_dir/bad.json"
+require_lines "P=3 coll_genx_rules: a bad file is reported with file:line and the defaults used" \
+    "$log" $? \
+    'bad\.json:3: allreduce\[0\]\.algoritm: unknown key' "no error naming bad.json:3 and the unknown key" \
+    'built-in defaults' "the error does not say genx continues with its built-in defaults"
+
+name="P=3 coll_genx_rules_strict=1: a bad file aborts the job"
+log=$logdir/rules-strict.log
+run "$log" 3 --mca coll_genx_rules "$rules_dir/bad.json" --mca coll_genx_rules_strict 1
+rc=$?
+if [ "$rc" -eq 0 ]; then
+    fail "$name" "the job succeeded" "$log"
+elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    fail "$name" "mpirun did not finish within ${limit}s" "$log"
+elif ! genx_lines "$log" | grep -q "bad\.json:3: .*aborting because rules_strict is set"; then
+    fail "$name" "no error naming the file and the strict abort" "$log"
+else
+    pass "$name"
+fi
+
+# Ranks that decide differently (a rules file on some nodes only) would
+# run different plans and hang: genx must notice and step aside.  Two app
+# contexts, one with the file and one without.
+log=$logdir/rules-disagree.log
+echo "+ $mpirun -np 2 -x OMPI_MCA_coll_genx_rules=good.json $prog : -np 2 $prog" > "$log"
+timeout -k 10 "$limit" "$mpirun" "${base[@]}" --mca coll_genx_verbose 1 \
+    -np 2 -x OMPI_MCA_coll_genx_rules="$rules_dir/good.json" "$prog" : -np 2 "$prog" >> "$log" 2>&1
+require_lines "P=4 rules on half the ranks: decisions differ, genx steps aside" "$log" $? \
+    "decisions differ .*leaves this communicator's MPI_Allreduce to" \
+    "no line saying the decisions differ and genx steps aside"
+
 # ----------------------------------------- explicit component list
 # Small segments also put many messages in flight per pair over the PML.
 name="P=4 --mca coll self,basic,libnbc,tuned,genx, segment=4K"
@@ -267,7 +363,7 @@ log=$logdir/ompi_info.log
 OMPI_MCA_mca_base_component_path="$component_path" \
     "$ompi_info" --param coll genx --level 9 > "$log" 2>&1
 missing=""
-for p in priority verbose allreduce_algorithm allreduce_params; do
+for p in priority verbose allreduce_algorithm allreduce_params rules rules_strict; do
     grep -q "MCA coll genx: parameter \"coll_genx_$p\"" "$log" || missing="$missing coll_genx_$p"
 done
 if [ -n "$missing" ]; then
