@@ -90,10 +90,11 @@
 // messages each way per step) and recursive doubling (⌈log2 P⌉ steps, one
 // message each) cost the same latency at P = 4, and the model picks cps for
 // small messages.  Measured on the emulated switch:4 (TCP, bench/RESULTS.md)
-// cps took 2.6× as long as recursive doubling at 16 B–1 KiB while genx's
-// butterfly r=L (the same steps as recursive doubling) matched tuned's: each
-// extra message costs about as much as a step there.  On RDMA NICs it is
-// smaller (a work request and a completion, ~0.1–1 µs) but never zero.  The
+// cps took 2.6× as long as tuned's recursive doubling at 16 B–1 KiB, and
+// genx-tune's fits on the emulated clusters put α_m at 20–27 µs against an
+// α of 18–21 µs: each extra message costs about as much as a step there.
+// On RDMA NICs it is smaller (a work request and a completion, ~0.1–1 µs)
+// but never zero.  The
 // term is in the latency column of the breakdown (TermTimes::alpha, which
 // is then "α·steps + α_m·extra messages"); α_m = 0 gives the paper's model
 // exactly, which the Table 2 tests use.

@@ -413,7 +413,7 @@ TEST_CASE("alpha_msg: every message beyond the first in a step costs alpha_msg",
     }
     // α_m = 0 is the paper's model: cps and butterfly r=L tie at P = 4 on
     // latency (2 steps each); with α_m the butterfly (one message each way
-    // per step) wins, the choice measured on the emulated switch:4.
+    // per step) wins.
     ModelParams paper = single_switch(a, 0, 0, 0, 0, 0);
     std::vector<RankedCandidate> ranked;
     REQUIRE(best_candidates(4, 2, 4, m, RankMap{}, &ranked).is_ok());
