@@ -90,9 +90,9 @@
 // messages each way per step) and recursive doubling (⌈log2 P⌉ steps, one
 // message each) cost the same latency at P = 4, and the model picks cps for
 // small messages.  Measured on the emulated switch:4 (TCP, bench/RESULTS.md)
-// cps took 2.6× as long as tuned's recursive doubling at 16 B–1 KiB, and
-// genx-tune's fits on the emulated clusters put α_m at 20–27 µs against an
-// α of 18–21 µs: each extra message costs about as much as a step there.
+// cps took 2.1–2.3× as long as tuned's recursive doubling at 16 B–1 KiB,
+// and genx-tune's fits on the emulated clusters put α_m at 3–16 µs against
+// an α of 10–17 µs: an extra message costs a good part of a step there.
 // On RDMA NICs it is smaller (a work request and a completion, ~0.1–1 µs)
 // but never zero.  The
 // term is in the latency column of the breakdown (TermTimes::alpha, which

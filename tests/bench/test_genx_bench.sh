@@ -118,4 +118,18 @@ fi
 grep -Eq '^64 +[0-9.]+ +Fail$' "$tmp/corrupt.out" || fail "no Fail row for the corrupted result: $(cat "$tmp/corrupt.out")"
 grep -q "DATA VALIDATION ERROR" "$tmp/corrupt.err" || fail "no DATA VALIDATION ERROR message"
 echo "ok: one wrong element in 16 is caught (Fail, DATA VALIDATION ERROR, exit 1)"
+# 8. compare: a forced algorithm's parameters may hold commas (the params
+#    MCA value is key=value,...): each reaches mpirun whole.
+compare="$(dirname "$0")/../../bench/compare"
+if [ -e "$builddir/.libs/mca_coll_genx.so" ] && [ -f "$compare" ]; then
+    python3 "$compare" --build "$builddir" -n 3 --dry-run -o "$tmp/cmp" \
+        --genx-algorithms 'ring,butterfly:group=3,r=1,rhd' \
+        --configs 'genx-butterfly:group=3,r=1,genx-rhd' > "$tmp/cmp.out" 2>&1 ||
+        fail "compare --dry-run failed: $(cat "$tmp/cmp.out")"
+    [ "$(grep -c 'genx-bench' "$tmp/cmp.out")" = 2 ] || fail "compare ran not 2 configurations: $(cat "$tmp/cmp.out")"
+    grep -q -- '--mca coll_genx_allreduce_algorithm butterfly --mca coll_genx_allreduce_params group=3,r=1 ' "$tmp/cmp.out" ||
+        fail "butterfly's params did not reach mpirun whole: $(cat "$tmp/cmp.out")"
+    grep -q -- '--mca coll_genx_allreduce_algorithm rhd ' "$tmp/cmp.out" || fail "rhd not run: $(cat "$tmp/cmp.out")"
+    echo "ok: compare keeps 'butterfly:group=3,r=1' whole in --genx-algorithms and --configs"
+fi
 echo "PASS"
