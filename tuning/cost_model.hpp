@@ -94,10 +94,9 @@
 // and genx-tune's fits on the emulated clusters put α_m at 3–16 µs against
 // an α of 10–17 µs: an extra message costs a good part of a step there.
 // On RDMA NICs it is smaller (a work request and a completion, ~0.1–1 µs)
-// but never zero.  The
-// term is in the latency column of the breakdown (TermTimes::alpha, which
-// is then "α·steps + α_m·extra messages"); α_m = 0 gives the paper's model
-// exactly, which the Table 2 tests use.
+// but never zero.  The term is in the latency column of the breakdown
+// (TermTimes::alpha, which is then "α·steps + α_m·extra messages"); α_m = 0
+// gives the paper's model exactly, which the Table 2 tests use.
 //
 // Known limits (each is a modelling choice, documented for the fitter):
 //   * no overlap of communication with the reduction of the same step and
