@@ -8,12 +8,14 @@
 // and every r; nothing below depends on P being prime, odd or a power of
 // two.
 #include "plan/butterfly.hpp"
+#include "plan/symmetry.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,56 +24,7 @@ namespace genx {
 
 namespace {
 
-// Finite abelian group Z_n1 × ... × Z_nk; element x is the rank
-// x1 + n1·(x2 + n2·(...)).
-struct Group {
-    std::vector<int> radix;
-    std::vector<int> stride;
-    int order = 1;
-    bool binary = true;  // all factors 2: + is XOR
-
-    explicit Group(std::vector<int> r) : radix(std::move(r)) {
-        for (int n : radix) {
-            stride.push_back(order);
-            order *= n;
-            binary = binary && n == 2;
-        }
-    }
-    int digit(int x, size_t k) const { return (x / stride[k]) % radix[k]; }
-    int add(int a, int b) const {
-        if (binary) return a ^ b;
-        if (radix.size() == 1) return a + b < order ? a + b : a + b - order;
-        int out = 0;
-        for (size_t k = 0; k < radix.size(); ++k)
-            out += ((digit(a, k) + digit(b, k)) % radix[k]) * stride[k];
-        return out;
-    }
-    int neg(int a) const {
-        if (binary) return a;
-        if (radix.size() == 1) return (order - a) % order;
-        int out = 0;
-        for (size_t k = 0; k < radix.size(); ++k)
-            out += ((radix[k] - digit(a, k)) % radix[k]) * stride[k];
-        return out;
-    }
-    // Block index of element x: its digits reversed (x1 most significant).
-    // The reduction folds Z_n1 first, so every step's block set is then one
-    // range of indices (two where a cyclic range wraps) and goes on the
-    // wire as one or two messages; with x1 least significant the sets would
-    // be strided, one message per block.  For xor this is the bit reversal
-    // of recursive halving with distance 1 first.
-    int block_of(int x) const {
-        if (radix.size() <= 1) return x;
-        int out = 0;
-        for (size_t k = 0; k < radix.size(); ++k) out = out * radix[k] + digit(x, k);
-        return out;
-    }
-    int sub(int a, int b) const {
-        if (binary) return a ^ b;
-        if (radix.size() == 1) return a >= b ? a - b : a - b + order;
-        return add(a, neg(b));
-    }
-};
+using Group = RankGroup;
 
 // One step of the base (J = {0}) reduction: live placements A, the sent
 // ones B ⊆ A, the operator d (B + d ⊆ A \ B).
@@ -333,84 +286,45 @@ Status parse_group(const std::string& text, int P, std::vector<int>* radix) {
                 std::to_string(P) + "; use group=cyclic (any P) instead");
         return Status::ok();
     }
+    std::vector<int> factors;
+    Status st = parse_factors(text, &factors);
     long long product = 1;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        size_t x = text.find('x', pos);
-        if (x == std::string::npos) x = text.size();
-        const std::string f = text.substr(pos, x - pos);
-        pos = x + 1;
-        char* end = nullptr;
-        errno = 0;
-        const long v = f.empty() ? 0 : std::strtol(f.c_str(), &end, 10);
-        if (f.empty() || errno != 0 || *end != '\0' || v < 2 || v > P)
-            return Status::invalid("butterfly: group='" + text + "' has factor '" + f +
-                                   "'; expected cyclic, xor or factors >= 2 joined by 'x' "
-                                   "(e.g. 4x3)");
-        radix->push_back(static_cast<int>(v));
-        product *= v;
+    for (int f : factors) {
+        if (!st) break;
+        if (f < 2 || f > P)
+            st = Status::invalid("factor " + std::to_string(f) + " is outside 2.." +
+                                 std::to_string(P));
+        product *= f;
         if (product > P) break;
     }
+    if (!st)
+        return Status::invalid("butterfly: group='" + text + "': " + st.message() +
+                               "; expected cyclic, xor or factors >= 2 joined by 'x' (e.g. 4x3)");
     if (product != P)
         return Status::invalid("butterfly: group='" + text + "' has order " +
                                std::to_string(product) + " but there are P=" + std::to_string(P) +
                                " ranks; the factors must multiply to P");
+    *radix = std::move(factors);
     return Status::ok();
 }
 
-Status parse_double(const ParamMap& params, const std::string& key, double def, double* out) {
-    auto it = params.find(key);
-    if (it == params.end()) {
-        *out = def;
-        return Status::ok();
-    }
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(it->second.c_str(), &end);
-    if (errno != 0 || *end != '\0' || !std::isfinite(v) || v < 0)
-        return Status::invalid("butterfly: " + key + "='" + it->second +
-                               "' is not a non-negative number (seconds, or seconds per byte)");
-    *out = v;
-    return Status::ok();
+// L = Σ ⌈log2 ni⌉: the reduction's step count (one halving per step).
+int fold_steps(const std::vector<int>& radix) {
+    int L = 0;
+    for (int n : radix)
+        for (int N = n; N > 1; N = (N + 1) / 2) ++L;
+    return L;
 }
 
-// The paper's predicted time for r: eq. (36) for r < L, eq. (44) for r = L.
-double paper_time(int r, int L, int P, double m, double alpha, double beta, double gamma) {
-    const double u = m / P;
-    if (r >= L) return L * alpha + P * L * u * beta + P * (2.0 * L - 2.0) * u * gamma;
-    const double extra = std::ldexp(1.0, r) - 1.0;
-    return (2.0 * L - r) * alpha + (2.0 * (P - 1) + extra * (L - 1)) * u * beta +
-           ((P - 1) + extra * (2.0 * L - 2.0)) * u * gamma;
-}
-
-// Eq. (37): the stationary point of (36), whose two integer neighbours in
-// [0, L-1] are the best r < L because (36) is convex in r; then the cheaper
-// of those and r = L, priced by (44).
-int auto_r(int L, int P, double m, double alpha, double beta, double gamma) {
-    if (L == 0) return 0;
-    std::vector<int> candidates = {L};
-    if (L == 1 || alpha == 0) {
-        // (37) is undefined (L - 1 = 0, or log 0); the only r < L worth
-        // pricing is 0 (for alpha = 0, (36) only grows with r).
-        candidates.push_back(0);
-    } else if (m > 0) {
-        const double r_star = std::log2(alpha / (m * (beta + 2.0 * gamma))) +
-                              std::log2(P / ((L - 1) * std::log(2.0)));
-        const double c = std::min(std::max(r_star, 0.0), static_cast<double>(L - 1));
-        candidates.push_back(static_cast<int>(std::floor(c)));
-        candidates.push_back(static_cast<int>(std::ceil(c)));
-    }
-    int best = candidates[0];
-    for (int r : candidates)
-        if (paper_time(r, L, P, m, alpha, beta, gamma) <
-            paper_time(best, L, P, m, alpha, beta, gamma))
-            best = r;
-    return best;
-}
+// The rank-independent part: rank 0's schedule as placements.
+struct Schedule {
+    Group group;
+    std::vector<AbstractStep> steps;
+};
 
 }  // namespace
 
-Status generate_butterfly(const GenRequest& req, Plan* out) {
+Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
     const int P = req.nranks;
     if (P < 1)
         return Status::invalid("butterfly: number of ranks must be >= 1, got " + std::to_string(P));
@@ -420,48 +334,29 @@ Status generate_butterfly(const GenRequest& req, Plan* out) {
     const std::string group_name = git == params.end() ? "cyclic" : git->second;
     std::vector<int> radix;
     GENX_RETURN_IF_ERROR(parse_group(group_name, P, &radix));
-    const Group group(radix);
+    auto sched = std::make_shared<Schedule>();
+    sched->group = Group(radix);
+    const Group& group = sched->group;
     const std::vector<FoldStep> fold = fold_schedule(group);
     const int L = static_cast<int>(fold.size());
 
     auto rit = params.find("r");
     const std::string r_text = rit == params.end() ? "0" : rit->second;
-    int r = 0;
-    if (r_text == "auto") {
-        auto bit = params.find("bytes");
-        if (bit == params.end())
-            return Status::invalid(
-                "butterfly: r=auto needs bytes=<message size> (e.g. bytes=64K) "
-                "to evaluate eq. (37)");
-        size_t bytes = 0;
-        GENX_RETURN_IF_ERROR(parse_size(bit->second, &bytes));
-        double alpha, beta, gamma;
-        GENX_RETURN_IF_ERROR(parse_double(params, "alpha", 3e-5, &alpha));
-        GENX_RETURN_IF_ERROR(parse_double(params, "beta", 1e-8, &beta));
-        GENX_RETURN_IF_ERROR(parse_double(params, "gamma", 2e-10, &gamma));
-        if (beta + 2 * gamma <= 0)
-            return Status::invalid("butterfly: r=auto needs beta + 2*gamma > 0");
-        r = auto_r(L, P, static_cast<double>(bytes), alpha, beta, gamma);
-    } else {
-        for (const char* k : {"bytes", "alpha", "beta", "gamma"})
-            if (params.count(k) != 0)
-                return Status::invalid(std::string("butterfly: ") + k +
-                                       " only applies with r=auto (r=" + r_text + " was given)");
-        char* end = nullptr;
-        errno = 0;
-        const long v = std::strtol(r_text.c_str(), &end, 10);
-        if (r_text.empty() || errno != 0 || *end != '\0' || v < 0 || v > L)
-            return Status::invalid("butterfly: r='" + r_text + "' must be auto or an integer 0.." +
-                                   std::to_string(L) + " for P=" + std::to_string(P) +
-                                   " with group=" + group_name);
-        r = static_cast<int>(v);
-    }
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(r_text.c_str(), &end, 10);
+    if (r_text.empty() || errno != 0 || *end != '\0' || v < 0 || v > L)
+        return Status::invalid("butterfly: r='" + r_text + "' must be an integer 0.." +
+                               std::to_string(L) + " for P=" + std::to_string(P) +
+                               " with group=" + group_name +
+                               " (the selector picks r with the cost model)");
+    const int r = static_cast<int>(v);
 
     // Translates needed: the base schedule's live placements r steps before
     // the end of the reduction.
     const std::vector<int> J = r == 0 ? std::vector<int>{0} : fold[static_cast<size_t>(L - r)].live;
 
-    std::vector<AbstractStep> steps;
+    std::vector<AbstractStep>& steps = sched->steps;
     GENX_RETURN_IF_ERROR(reduction_steps(group, fold, J, &steps));
     // Distribution: the base steps L-r-1..0 backwards, in the result buffer.
     for (int i = L - r - 1; i >= 0; --i) {
@@ -475,51 +370,66 @@ Status generate_butterfly(const GenRequest& req, Plan* out) {
         steps.push_back(std::move(as));
     }
 
-    Plan plan;
-    plan.algorithm = "butterfly";
-    plan.params = "group=" + group_name + ",r=" + std::to_string(r);
-    plan.nranks = P;
-    plan.nblocks = P;
-    plan.order_preserving = P == 1;
-    plan.programs.resize(static_cast<size_t>(P));
-    // Block lists in ascending order, so consecutive blocks form one run on
-    // the wire.  Long lists (latency-optimal steps move ~P blocks) are
-    // sorted by marking, which keeps generation linear in the plan's size.
-    std::vector<char> mark(static_cast<size_t>(P), 0);
-    auto blocks_of = [&](int rank, const std::vector<int>& placements) {
-        std::vector<int> b;
-        b.reserve(placements.size());
-        if (placements.size() * 8 < static_cast<size_t>(P)) {
-            for (int pl : placements) b.push_back(group.block_of(group.sub(rank, pl)));
-            std::sort(b.begin(), b.end());
-            return b;
-        }
-        for (int pl : placements)
-            mark[static_cast<size_t>(group.block_of(group.sub(rank, pl)))] = 1;
-        for (int x = 0; x < P; ++x)
-            if (mark[static_cast<size_t>(x)] != 0) {
-                b.push_back(x);
-                mark[static_cast<size_t>(x)] = 0;
+    RankGenerator g;
+    g.header.algorithm = "butterfly";
+    g.header.params = "group=" + group_name + ",r=" + std::to_string(r);
+    g.header.nranks = P;
+    g.header.nblocks = P;
+    g.header.order_preserving = P == 1;
+    // Every rank runs rank 0's schedule translated by itself.
+    g.header.symmetry = radix;
+    g.header.representatives = {0};
+    g.emit = [sched](int p, Program* prog) {
+        const Group& grp = sched->group;
+        const int n = grp.order;
+        // Block lists in ascending order, so consecutive blocks form one run
+        // on the wire.  Long lists (latency-optimal steps move ~P blocks)
+        // are sorted by marking, which keeps a program linear in its size.
+        std::vector<char> mark;
+        auto blocks_of = [&](const std::vector<int>& placements) {
+            std::vector<int> b;
+            b.reserve(placements.size());
+            if (placements.size() * 8 < static_cast<size_t>(n)) {
+                for (int pl : placements) b.push_back(grp.block_of(grp.sub(p, pl)));
+                std::sort(b.begin(), b.end());
+                return b;
             }
-        return b;
-    };
-    for (int p = 0; p < P; ++p) {
-        std::vector<Step>& prog = plan.programs[static_cast<size_t>(p)].steps;
-        for (const AbstractStep& as : steps) {
+            mark.assign(static_cast<size_t>(n), 0);
+            for (int pl : placements) mark[static_cast<size_t>(grp.block_of(grp.sub(p, pl)))] = 1;
+            for (int x = 0; x < n; ++x)
+                if (mark[static_cast<size_t>(x)] != 0) b.push_back(x);
+            return b;
+        };
+        prog->steps.reserve(prog->steps.size() + sched->steps.size());
+        for (const AbstractStep& as : sched->steps) {
             Step st;
-            st.recvs.push_back(
-                Transfer{group.sub(p, as.d), blocks_of(p, as.recv_placements), as.recv_buf});
-            st.sends.push_back(
-                Transfer{group.add(p, as.d), blocks_of(p, as.send_placements), as.send_buf});
+            st.recvs.push_back(Transfer{grp.sub(p, as.d), blocks_of(as.recv_placements), as.recv_buf});
+            st.sends.push_back(Transfer{grp.add(p, as.d), blocks_of(as.send_placements), as.send_buf});
             for (const AbstractOp& op : as.ops)
-                st.ops.push_back(
-                    LocalOp{OpKind::Reduce, op.dst, {op.src}, blocks_of(p, op.placements)});
-            prog.push_back(std::move(st));
+                st.ops.push_back(LocalOp{OpKind::Reduce, op.dst, {op.src}, blocks_of(op.placements)});
+            prog->steps.push_back(std::move(st));
         }
-    }
-    finalize(plan);
-    *out = std::move(plan);
+    };
+    *out = std::move(g);
     return Status::ok();
+}
+
+// Every r for the cyclic group, for xor when P is a power of two, and for
+// ppn x (P/ppn) when the ranks per node divide P (its first factor stays on
+// the node).
+void butterfly_candidates(const CandidateContext& ctx, std::vector<std::string>* out) {
+    const int P = ctx.nranks;
+    std::vector<std::string> groups = {"cyclic"};
+    if ((P & (P - 1)) == 0) groups.push_back("xor");
+    const int ppn = ctx.ranks_per_node;
+    if (ppn > 1 && ppn < P && P % ppn == 0)
+        groups.push_back(std::to_string(ppn) + "x" + std::to_string(P / ppn));
+    for (const std::string& g : groups) {
+        std::vector<int> radix;
+        if (!parse_group(g, P, &radix)) continue;
+        const int L = fold_steps(radix);
+        for (int r = 0; r <= L; ++r) out->push_back("group=" + g + ",r=" + std::to_string(r));
+    }
 }
 
 }  // namespace genx

@@ -64,14 +64,10 @@
 //                     both and reports the steps.  "xor" is 2x2x...x2,
 //                     "cyclic" is the single factor P.
 //
-// Parameters: r = 0..L or auto (default 0); group (default cyclic); for
-// r=auto also bytes (message size, required), alpha (s, default 3e-5),
-// beta (s/B, default 1e-8), gamma (s/B, default 2e-10) — the paper's Table 2
-// 10GE cluster.  r=auto takes the stationary point of eq. (36), eq. (37)
-// with ⌈log2 P⌉ read as L, and picks the cheaper of its integer neighbours
-// and r = L by the paper's formulas ((36) for r < L, (44) for r = L, which
-// is not (36) at r = L).  The chosen r is what Plan::params records.  The
-// GenModel selector is meant to replace this with the fitted model.
+// Parameters: r = 0..L (default 0) and group (default cyclic).  Which r
+// pays for a message size is the cost model's call (tuning/), which prices
+// every r from the plans themselves; the paper's closed forms (36)/(44) are
+// checked against the plans' statistics in test_butterfly.cpp.
 //
 // Cost (u = m/P, exact for the cyclic group; n_i = live vectors before step
 // i, N_J = |J| = n_{L-r} <= 2^r):
@@ -117,14 +113,18 @@
 //   allgather steps 3..5 replay 2,1,0 backwards, received in place.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "plan/status.hpp"
 
 namespace genx {
 
-// Params: r (0..L | auto), group (cyclic | xor | n1xn2x...), and with
-// r=auto: bytes, alpha, beta, gamma.
-Status generate_butterfly(const GenRequest& req, Plan* out);
+// Params: r (0..L), group (cyclic | xor | n1xn2x...).
+Status prepare_butterfly(const GenRequest& req, RankGenerator* out);
+// The family's parameter space for the selector (registry.hpp).
+void butterfly_candidates(const CandidateContext& ctx, std::vector<std::string>* out);
 
 }  // namespace genx

@@ -29,6 +29,7 @@
 // new list.  P = 128 ring/butterfly plans check in milliseconds.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "plan/plan.hpp"
@@ -82,5 +83,37 @@ struct CheckResult {
 };
 
 CheckResult check_plan(const Plan& plan, const CheckOptions& options = {});
+
+// Proves the rank symmetry a plan declares (PlanHeader::symmetry): for
+// every rank r and every translation t of the group, rank r ⊕ t's program
+// has r's steps with every peer translated by t, the same buffers and ops,
+// and the same number of blocks in every transfer and op.  Only the labels
+// of the blocks (and so how a block list splits into runs on the wire) may
+// differ.  A plan that declares nothing passes.  Cost: P² programs' worth
+// of comparisons; meant for the generator tests (P up to a few hundred).
+CheckResult check_symmetry(const Plan& plan);
+
+// Proves that a plan's declared representatives (PlanHeader::
+// representatives) cover every rank's per-step workload: each rank's
+// program has, step by step, the transfer, op and block counts of one
+// representative.  Empty representatives pass.
+CheckResult check_representatives(const Plan& plan);
+
+// The sampled check for plans too large to check whole (10⁵ ranks):
+// `samples` ranks drawn at random (seeded), and for each, its transfers with
+// up to `max_peers` of its peers (all when it has that few; a random subset
+// otherwise).  Every send must meet, in the peer's program, the receive that
+// matches it in posting order (the k-th send from r to p against the k-th
+// receive of p from r), carrying the same block list, and every receive
+// likewise its send.  Programs come from the generator one rank at a time.
+// It proves matching, not the result: the full checker proves that on
+// small P, for the same generator.
+struct SampleOptions {
+    int samples = 16;
+    int max_peers = 64;
+    uint64_t seed = 1;
+};
+struct RankGenerator;
+CheckResult check_sampled(const RankGenerator& gen, const SampleOptions& options = {});
 
 }  // namespace genx

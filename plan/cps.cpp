@@ -8,15 +8,19 @@
 
 namespace genx {
 
-Status generate_cps(const GenRequest& req, Plan* out) {
+Status prepare_cps(const GenRequest& req, RankGenerator* out) {
     std::vector<int> factors;
     if (req.nranks > 1) factors.push_back(req.nranks);
-    Plan plan;
-    GENX_RETURN_IF_ERROR(build_hcps(req.nranks, factors, &plan));
-    plan.algorithm = "cps";
-    plan.params.clear();
-    *out = std::move(plan);
+    RankGenerator g;
+    GENX_RETURN_IF_ERROR(build_hcps(req.nranks, factors, &g));
+    g.header.algorithm = "cps";
+    g.header.params.clear();
+    *out = std::move(g);
     return Status::ok();
+}
+
+void cps_candidates(const CandidateContext&, std::vector<std::string>* out) {
+    out->push_back("");
 }
 
 }  // namespace genx

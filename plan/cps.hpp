@@ -26,6 +26,9 @@
 //     rank i: b_i ⊕= 3 inputs at once
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "plan/status.hpp"
@@ -33,6 +36,8 @@
 namespace genx {
 
 // Accepts no params.
-Status generate_cps(const GenRequest& req, Plan* out);
+Status prepare_cps(const GenRequest& req, RankGenerator* out);
+// The family's parameter space for the selector (registry.hpp).
+void cps_candidates(const CandidateContext& ctx, std::vector<std::string>* out);
 
 }  // namespace genx

@@ -75,32 +75,7 @@ std::vector<int> default_hcps_factors(int nranks) {
     return best;
 }
 
-std::string format_factors(const std::vector<int>& factors) {
-    std::string out;
-    for (int f : factors) out += (out.empty() ? "" : "x") + std::to_string(f);
-    return out;
-}
-
-Status parse_factors(const std::string& text, std::vector<int>* out) {
-    std::vector<int> factors;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        size_t x = text.find_first_of("xX", pos);
-        if (x == std::string::npos) x = text.size();
-        const std::string item = text.substr(pos, x - pos);
-        pos = x + 1;
-        if (item.empty() || item.size() > 9 ||
-            !std::all_of(item.begin(), item.end(),
-                         [](unsigned char c) { return std::isdigit(c) != 0; }))
-            return Status::invalid("factors '" + text + "': '" + item +
-                                   "' is not a positive integer (expected e.g. 6x2)");
-        factors.push_back(std::stoi(item));
-    }
-    *out = std::move(factors);
-    return Status::ok();
-}
-
-Status build_hcps(int nranks, const std::vector<int>& factors, Plan* out) {
+Status build_hcps(int nranks, const std::vector<int>& factors, RankGenerator* out) {
     const int P = nranks;
     long product = 1;
     for (int f : factors) {
@@ -115,40 +90,44 @@ Status build_hcps(int nranks, const std::vector<int>& factors, Plan* out) {
         return Status::invalid("hcps: factors '" + format_factors(factors) +
                                "' do not multiply to the " + std::to_string(P) + " ranks");
 
-    const int m = static_cast<int>(factors.size());
-    // rank_weight[i]: rank digit i's weight (digit 0 fastest).
-    // run_len[i]: blocks a rank owns after reduce-scatter round i
-    //             (block digit i's weight, digit 0 most significant).
-    std::vector<int> rank_weight(m), run_len(m);
-    for (int i = 0, w = 1; i < m; ++i) {
-        rank_weight[i] = w;
-        w *= factors[i];
-    }
-    for (int i = m - 1, w = 1; i >= 0; --i) {
-        run_len[i] = w;
-        w *= factors[i];
-    }
-
-    Plan plan;
-    plan.nranks = P;
-    plan.nblocks = P;
-    plan.programs.resize(static_cast<size_t>(P));
-    auto run = [](int lo, int len) {
-        std::vector<int> b(static_cast<size_t>(len));
-        for (int k = 0; k < len; ++k) b[static_cast<size_t>(k)] = lo + k;
-        return b;
-    };
-
-    for (int r = 0; r < P; ++r) {
-        std::vector<Step>& steps = plan.programs[static_cast<size_t>(r)].steps;
+    RankGenerator g;
+    g.header.algorithm = "hcps";
+    g.header.params = factors.empty() ? "" : "factors=" + format_factors(factors);
+    g.header.nranks = P;
+    g.header.nblocks = P;
+    // A round's partners differ from the rank in one digit: invariant under
+    // digit-wise translation, i.e. the group Z_f0 × Z_f1 × ...
+    g.header.symmetry = factors;
+    g.header.representatives = {0};
+    g.emit = [factors](int r, Program* prog) {
+        const int m = static_cast<int>(factors.size());
+        // rank_weight[i]: rank digit i's weight (digit 0 fastest).
+        // run_len[i]: blocks a rank owns after reduce-scatter round i
+        //             (block digit i's weight, digit 0 most significant).
+        std::vector<int> rank_weight(static_cast<size_t>(m)), run_len(static_cast<size_t>(m));
+        for (int i = 0, w = 1; i < m; ++i) {
+            rank_weight[static_cast<size_t>(i)] = w;
+            w *= factors[static_cast<size_t>(i)];
+        }
+        for (int i = m - 1, w = 1; i >= 0; --i) {
+            run_len[static_cast<size_t>(i)] = w;
+            w *= factors[static_cast<size_t>(i)];
+        }
+        auto run = [](int lo, int len) {
+            std::vector<int> b(static_cast<size_t>(len));
+            for (int k = 0; k < len; ++k) b[static_cast<size_t>(k)] = lo + k;
+            return b;
+        };
+        std::vector<Step>& steps = prog->steps;
         // run_lo[i]: first block the rank owns after round i; run_lo[-1] = 0
         // stored at index 0 (the whole vector before round 0).
         std::vector<int> run_lo(static_cast<size_t>(m + 1), 0);
         for (int i = 0; i < m; ++i) {
-            const int f = factors[i];
-            const int d = (r / rank_weight[i]) % f;
+            const int f = factors[static_cast<size_t>(i)];
+            const int wi = rank_weight[static_cast<size_t>(i)];
+            const int d = (r / wi) % f;
             const int lo = run_lo[static_cast<size_t>(i)];
-            const int len = run_len[i];
+            const int len = run_len[static_cast<size_t>(i)];
             run_lo[static_cast<size_t>(i + 1)] = lo + d * len;
             Step st;
             // Peers in rotated order (d+1, d+2, … for sends, d-1, d-2, … for
@@ -156,10 +135,8 @@ Status build_hcps(int nranks, const std::vector<int>& factors, Plan* out) {
             for (int t = 1; t < f; ++t) {
                 const int c_to = (d + t) % f;
                 const int c_from = (d - t + f) % f;
-                st.sends.push_back(
-                    Transfer{r + (c_to - d) * rank_weight[i], run(lo + c_to * len, len), kResult});
-                st.recvs.push_back(
-                    Transfer{r + (c_from - d) * rank_weight[i], run(lo + d * len, len), t - 1});
+                st.sends.push_back(Transfer{r + (c_to - d) * wi, run(lo + c_to * len, len), kResult});
+                st.recvs.push_back(Transfer{r + (c_from - d) * wi, run(lo + d * len, len), t - 1});
             }
             LocalOp op;
             op.kind = OpKind::Reduce;
@@ -170,30 +147,27 @@ Status build_hcps(int nranks, const std::vector<int>& factors, Plan* out) {
             steps.push_back(std::move(st));
         }
         for (int i = m - 1; i >= 0; --i) {
-            const int f = factors[i];
-            const int d = (r / rank_weight[i]) % f;
+            const int f = factors[static_cast<size_t>(i)];
+            const int wi = rank_weight[static_cast<size_t>(i)];
+            const int d = (r / wi) % f;
             const int lo = run_lo[static_cast<size_t>(i)];
-            const int len = run_len[i];
+            const int len = run_len[static_cast<size_t>(i)];
             Step st;
             for (int t = 1; t < f; ++t) {
                 const int c_to = (d + t) % f;
                 const int c_from = (d - t + f) % f;
-                st.sends.push_back(
-                    Transfer{r + (c_to - d) * rank_weight[i], run(lo + d * len, len), kResult});
-                st.recvs.push_back(Transfer{r + (c_from - d) * rank_weight[i],
-                                            run(lo + c_from * len, len), kResult});
+                st.sends.push_back(Transfer{r + (c_to - d) * wi, run(lo + d * len, len), kResult});
+                st.recvs.push_back(
+                    Transfer{r + (c_from - d) * wi, run(lo + c_from * len, len), kResult});
             }
             steps.push_back(std::move(st));
         }
-    }
-    plan.algorithm = "hcps";
-    plan.params = m > 0 ? "factors=" + format_factors(factors) : "";
-    finalize(plan);
-    *out = std::move(plan);
+    };
+    *out = std::move(g);
     return Status::ok();
 }
 
-Status generate_hcps(const GenRequest& req, Plan* out) {
+Status prepare_hcps(const GenRequest& req, RankGenerator* out) {
     std::vector<int> factors;
     auto it = req.params.find("factors");
     if (it != req.params.end()) {
@@ -204,6 +178,12 @@ Status generate_hcps(const GenRequest& req, Plan* out) {
         factors = default_hcps_factors(req.nranks);
     }
     return build_hcps(req.nranks, factors, out);
+}
+
+// Every ordered factorisation with at least two levels (one level is cps).
+void hcps_candidates(const CandidateContext& ctx, std::vector<std::string>* out) {
+    for (const std::vector<int>& f : ordered_factorizations(ctx.nranks, ctx.max_hcps_levels))
+        if (f.size() >= 2) out->push_back("factors=" + format_factors(f));
 }
 
 }  // namespace genx

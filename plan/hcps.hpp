@@ -44,11 +44,13 @@ namespace genx {
 
 // Params: factors=AxBx… (product = P, each factor >= 2).  Default:
 // default_hcps_factors(P).
-Status generate_hcps(const GenRequest& req, Plan* out);
+Status prepare_hcps(const GenRequest& req, RankGenerator* out);
+// The family's parameter space for the selector (registry.hpp).
+void hcps_candidates(const CandidateContext& ctx, std::vector<std::string>* out);
 
 // Builds the HCPS plan for `factors` (product must equal nranks, each >= 2;
 // empty for nranks == 1).  Shared with cps, which is the one-factor case.
-Status build_hcps(int nranks, const std::vector<int>& factors, Plan* out);
+Status build_hcps(int nranks, const std::vector<int>& factors, RankGenerator* out);
 
 // The factorisation `hcps` uses without a factors= key: the fewest rounds
 // whose every factor is at most kHcpsDefaultMaxFactor, larger factors first
@@ -65,8 +67,5 @@ constexpr int kHcpsDefaultMaxFactor = 8;
 // order.  `max_factors` > 0 drops lists longer than that.
 std::vector<std::vector<int>> ordered_factorizations(int n, int max_factors = 0);
 
-// "6x2" <-> {6, 2}.
-std::string format_factors(const std::vector<int>& factors);
-Status parse_factors(const std::string& text, std::vector<int>* out);
 
 }  // namespace genx

@@ -81,16 +81,37 @@ struct Program {
     std::vector<std::vector<int>> slot_layout;
 };
 
-struct Plan {
+// What every rank's program of a plan shares: a per-rank generator
+// (registry.hpp) returns it with each program, and the all-rank Plan below
+// carries it too.
+struct PlanHeader {
     std::string algorithm;  // generator name, e.g. "ring"
     std::string params;     // canonical "key=value,..." the generator used
     int nranks = 0;
     int nblocks = 0;
-    int nslots = 0;
     // True when every reduce combines contributions in rank order, so the
     // plan is valid for non-commutative ops.  Generators set it only when
     // the checker's order tracking can prove it (checker verifies).
     bool order_preserving = false;
+    // Rank symmetry, when the generator declares one: the radix list
+    // (n1, n2, ...) of the finite abelian group Z_n1 × Z_n2 × ... whose
+    // element x = x1 + n1·(x2 + n2·(...)) is rank x (symmetry.hpp).  The
+    // plan is invariant under translation: for every t, rank r ⊕ t runs
+    // rank r's program with every peer p replaced by p ⊕ t and its block
+    // labels permuted (same block counts, hence the same bytes whenever
+    // count is a multiple of nblocks).  The cost model then prices a plan
+    // from the ranks of one node instead of P programs; the checker proves
+    // the declaration (check_symmetry).  Empty: none declared.
+    std::vector<int> symmetry;
+    // Ranks whose programs cover every distinct per-step workload: every
+    // rank's per-step bytes, messages, fan-in and work equal one of these
+    // ranks' when count is a multiple of nblocks.  Statistics of a large
+    // plan are read off these programs alone.  Empty: every rank.
+    std::vector<int> representatives;
+};
+
+struct Plan : PlanHeader {
+    int nslots = 0;
     std::vector<Program> programs;  // one per rank
 
     // Number of steps of the longest program.
@@ -109,9 +130,23 @@ inline size_t block_elems(size_t count, int nblocks, int b) {
     return r.second - r.first;
 }
 
+// Computes one program's slot layouts: slot_layout has one entry per slot
+// the program names (at least `min_slots`).  Idempotent.
+void finalize_program(Program& prog, int min_slots = 0);
+
 // Computes slot layouts (and nslots if it is too small) from the programs.
-// Generators call it last; it is idempotent.
+// The registry calls it on every assembled plan; it is idempotent.
 void finalize(Plan& plan);
+
+// Slots one program uses: slot_layout.size() once finalized.
+inline int program_slots(const Program& prog) { return static_cast<int>(prog.slot_layout.size()); }
+
+// Position (in elements) of block b inside slot s of `prog` for a vector
+// of `count` elements cut into `nblocks`; -1 when b is not in the slot's
+// layout.
+long program_slot_offset(const Program& prog, int nblocks, BufferId slot, int block, size_t count);
+// Elements of slot s of `prog` for `count` (sum of its layout's blocks).
+size_t program_slot_elems(const Program& prog, int nblocks, BufferId slot, size_t count);
 
 // Position (in elements) of block b inside slot s of rank r's program for
 // a vector of `count` elements; -1 when b is not in the slot's layout.

@@ -44,7 +44,11 @@ std::string format_step(const Step& step) {
 }
 
 std::string format_program(const Plan& plan, int rank) {
-    const std::vector<Step>& steps = plan.programs[static_cast<size_t>(rank)].steps;
+    return format_program(plan.programs[static_cast<size_t>(rank)], rank);
+}
+
+std::string format_program(const Program& program, int rank) {
+    const std::vector<Step>& steps = program.steps;
     std::string s;
     if (steps.empty()) return "rank " + std::to_string(rank) + ": (no steps)\n";
     for (size_t i = 0; i < steps.size(); ++i)
@@ -74,11 +78,15 @@ std::string list_text(const std::vector<T>& v) {
 
 }  // namespace
 
-std::string format_stats(const Plan& plan, const PlanStats& st) {
+std::string format_stats(const PlanHeader& plan, const PlanStats& st) {
     std::ostringstream o;
     o << "algorithm:                 " << plan.algorithm
       << (plan.params.empty() ? "" : " (" + plan.params + ")") << "\n"
-      << "ranks:                     " << st.ranks << "\n"
+      << "ranks:                     " << st.ranks
+      << (st.programs_read < st.ranks
+              ? " (read off " + std::to_string(st.programs_read) + " representative programs)"
+              : std::string())
+      << "\n"
       << "vector:                    " << st.count << " elements x " << st.elem_size
       << " bytes = " << st.bytes << " bytes in " << plan.nblocks << " blocks\n"
       << "steps:                     " << st.steps << "\n"
@@ -98,7 +106,7 @@ std::string format_stats(const Plan& plan, const PlanStats& st) {
     return o.str();
 }
 
-nlohmann::json stats_json(const Plan& plan, const PlanStats& st) {
+nlohmann::json stats_json(const PlanHeader& plan, const PlanStats& st) {
     nlohmann::json j;
     j["algorithm"] = plan.algorithm;
     j["params"] = plan.params;
@@ -106,6 +114,7 @@ nlohmann::json stats_json(const Plan& plan, const PlanStats& st) {
     j["count"] = st.count;
     j["bytes"] = st.bytes;
     j["steps"] = st.steps;
+    j["programs_read"] = st.programs_read;
     j["max_bytes_sent_per_rank"] = st.max_bytes_sent_per_rank;
     j["max_bytes_received_per_rank"] = st.max_bytes_received_per_rank;
     j["elements_reduced_per_rank"] = st.elements_reduced_per_rank;

@@ -22,6 +22,9 @@
 //                    step 1: 0 → 1, 0 → 2, 0 → 3
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "plan/status.hpp"
@@ -29,6 +32,8 @@
 namespace genx {
 
 // Params: root=R (0 <= R < P, default 0).
-Status generate_rb(const GenRequest& req, Plan* out);
+Status prepare_rb(const GenRequest& req, RankGenerator* out);
+// The family's parameter space for the selector (registry.hpp).
+void rb_candidates(const CandidateContext& ctx, std::vector<std::string>* out);
 
 }  // namespace genx

@@ -3,6 +3,7 @@
 #include "plan/registry.hpp"
 #include "plan/text_util.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -85,21 +86,46 @@ Status parse_size(const std::string& text, size_t* out) {
     return Status::ok();
 }
 
-// One line per family: {name, summary, accepted keys, generator}.
+std::string format_factors(const std::vector<int>& factors) {
+    std::string out;
+    for (int f : factors) out += (out.empty() ? "" : "x") + std::to_string(f);
+    return out;
+}
+
+Status parse_factors(const std::string& text, std::vector<int>* out) {
+    std::vector<int> factors;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t x = text.find_first_of("xX", pos);
+        if (x == std::string::npos) x = text.size();
+        const std::string item = text.substr(pos, x - pos);
+        pos = x + 1;
+        if (item.empty() || item.size() > 9 ||
+            !std::all_of(item.begin(), item.end(),
+                         [](unsigned char c) { return std::isdigit(c) != 0; }))
+            return Status::invalid("factors '" + text + "': '" + item +
+                                   "' is not a positive integer (expected e.g. 6x2)");
+        factors.push_back(std::stoi(item));
+    }
+    *out = std::move(factors);
+    return Status::ok();
+}
+
+// One line per family: {name, summary, accepted keys, generator, parameter space}.
 const std::vector<GeneratorInfo>& generators() {
     static const std::vector<GeneratorInfo> table = {
         {"ring", "ring reduce-scatter + allgather, 2(P-1) steps, bandwidth optimal", {},
-         generate_ring},
+         prepare_ring, ring_candidates},
         {"rb", "reduce-broadcast through one parameter server (root=R), 2 steps", {"root"},
-         generate_rb},
+         prepare_rb, rb_candidates},
         {"cps", "co-located PS: full-mesh reduce-scatter + allgather, fan-in P, 2 steps", {},
-         generate_cps},
+         prepare_cps, cps_candidates},
         {"hcps", "hierarchical co-located PS over orthogonal groups (factors=6x2), 2m steps",
-         {"factors"}, generate_hcps},
+         {"factors"}, prepare_hcps, hcps_candidates},
         {"rhd", "recursive halving/doubling (Rabenseifner), non-power-of-two P by folding", {},
-         generate_rhd},
-        {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L|auto, group=...)",
-         {"r", "group", "bytes", "alpha", "beta", "gamma"}, generate_butterfly},
+         prepare_rhd, rhd_candidates},
+        {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L, group=...)",
+         {"r", "group"}, prepare_butterfly, butterfly_candidates},
     };
     return table;
 }
@@ -110,7 +136,14 @@ const GeneratorInfo* find_generator(const std::string& name) {
     return nullptr;
 }
 
-Status generate(const std::string& name, int nranks, const ParamMap& params, Plan* out) {
+Program RankGenerator::program(int rank) const {
+    Program prog;
+    emit(rank, &prog);
+    finalize_program(prog);
+    return prog;
+}
+
+Status prepare(const std::string& name, int nranks, const ParamMap& params, RankGenerator* out) {
     const GeneratorInfo* gen = find_generator(name);
     if (gen == nullptr) {
         std::vector<std::string> names;
@@ -128,26 +161,50 @@ Status generate(const std::string& name, int nranks, const ParamMap& params, Pla
     if (nranks < 1)
         return Status::invalid("algorithm '" + name + "': number of ranks must be >= 1, got " +
                                std::to_string(nranks));
-
-    Plan plan;
+    RankGenerator g;
     GenRequest req;
     req.nranks = nranks;
     req.params = params;
-    GENX_RETURN_IF_ERROR(gen->fn(req, &plan));
-    if (plan.nranks != nranks || plan.programs.size() != static_cast<size_t>(nranks) ||
-        plan.nblocks < 1)
-        return Status::internal("generator '" + name + "' returned a malformed plan for P=" +
+    GENX_RETURN_IF_ERROR(gen->prepare(req, &g));
+    if (g.header.nranks != nranks || g.header.nblocks < 1 || !g.emit)
+        return Status::internal("generator '" + name + "' returned a malformed header for P=" +
                                 std::to_string(nranks) + " (nranks " +
-                                std::to_string(plan.nranks) + ", " +
-                                std::to_string(plan.programs.size()) + " programs, nblocks " +
-                                std::to_string(plan.nblocks) + ")");
-    plan.algorithm = name;
+                                std::to_string(g.header.nranks) + ", nblocks " +
+                                std::to_string(g.header.nblocks) + ")");
+    g.header.algorithm = name;
     // A generator that resolves defaults records them itself; otherwise the
     // user's keys are the canonical form.
-    if (plan.params.empty()) plan.params = format_params(params);
+    if (g.header.params.empty()) g.header.params = format_params(params);
+    *out = std::move(g);
+    return Status::ok();
+}
+
+Status generate_rank(const std::string& name, int nranks, int rank, const ParamMap& params,
+                     PlanHeader* header, Program* out) {
+    RankGenerator gen;
+    GENX_RETURN_IF_ERROR(prepare(name, nranks, params, &gen));
+    if (rank < 0 || rank >= nranks)
+        return Status::invalid("algorithm '" + name + "': rank " + std::to_string(rank) +
+                               " is outside 0.." + std::to_string(nranks - 1));
+    *out = gen.program(rank);
+    *header = std::move(gen.header);
+    return Status::ok();
+}
+
+Status generate(const RankGenerator& gen, Plan* out) {
+    Plan plan;
+    static_cast<PlanHeader&>(plan) = gen.header;
+    plan.programs.resize(static_cast<size_t>(gen.header.nranks));
+    for (int r = 0; r < gen.header.nranks; ++r) gen.emit(r, &plan.programs[static_cast<size_t>(r)]);
     finalize(plan);
     *out = std::move(plan);
     return Status::ok();
+}
+
+Status generate(const std::string& name, int nranks, const ParamMap& params, Plan* out) {
+    RankGenerator gen;
+    GENX_RETURN_IF_ERROR(prepare(name, nranks, params, &gen));
+    return generate(gen, out);
 }
 
 }  // namespace genx

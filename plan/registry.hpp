@@ -1,8 +1,10 @@
-// Generator registry: algorithm name -> pure generator.
+// Generator registry: algorithm name -> pure per-rank generator and the
+// family's parameter space.
 //
 // Every family registers here once (one line in registry.cpp); genx-plan,
 // the checker tests, the selector and the component all find generators by
-// name, so adding a family never touches them.
+// name, and the selector asks each family for its candidates, so adding a
+// family never touches them.
 //
 // Parameters are one string "key=value,key=value" (the user's
 // coll_genx_allreduce_params and genx-plan's --param).  Keys a generator
@@ -10,6 +12,7 @@
 // window) are split off by split_params() before the generator sees them.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,24 +32,69 @@ std::string format_params(const ParamMap& params);
 // Parses a byte size with optional K/M/G suffix (binary multiples): "64K".
 Status parse_size(const std::string& text, size_t* out);
 
+// "6x2" <-> {6, 2}: the one spelling of a factor list (hcps factors,
+// butterfly groups).  Factors are positive decimal integers joined by 'x'
+// (or 'X'); range checks belong to the caller.
+std::string format_factors(const std::vector<int>& factors);
+Status parse_factors(const std::string& text, std::vector<int>* out);
+
 struct GenRequest {
     int nranks = 0;
     ParamMap params;  // generator keys only
 };
 
-using GeneratorFn = Status (*)(const GenRequest& req, Plan* out);
+// A generator prepared for one (P, params): the params are validated and
+// whatever does not depend on the rank is computed (butterfly's schedule
+// over its group), so that program(rank) is a cheap, pure, infallible
+// function of the rank.  A running rank builds only its own program; the
+// all-rank Plan (checker, printers, tests) calls the same function for
+// every rank, so what is proven is what runs.  Immutable once prepared:
+// program() may be called from several threads.
+struct RankGenerator {
+    PlanHeader header;
+    // Appends rank `rank`'s steps to out->steps (0 <= rank < nranks).
+    std::function<void(int rank, Program* out)> emit;
+
+    // Rank `rank`'s finalized program.
+    Program program(int rank) const;
+};
+
+using PrepareFn = Status (*)(const GenRequest& req, RankGenerator* out);
+
+// What the selector tells a family when it asks for its parameter space.
+struct CandidateContext {
+    int nranks = 0;
+    int ranks_per_node = 0;   // 0 = unknown
+    int max_hcps_levels = 0;  // hierarchical factorisations with at most this many levels (0 = all)
+};
+// Appends the canonical params of every variant of the family worth pricing
+// for the context (nothing when the family does not apply).
+using CandidatesFn = void (*)(const CandidateContext& ctx, std::vector<std::string>* out);
 
 struct GeneratorInfo {
     std::string name;
     std::string summary;                 // one line, for --help and docs
     std::vector<std::string> param_keys; // accepted keys
-    GeneratorFn fn = nullptr;
+    PrepareFn prepare = nullptr;
+    CandidatesFn candidates = nullptr;
 };
 
 const std::vector<GeneratorInfo>& generators();
 const GeneratorInfo* find_generator(const std::string& name);
 
-// Finds the generator, rejects unknown keys, runs it, finalizes the plan.
+// Up to this many ranks the tools and the cost model read every rank's
+// program, exact for any count.  Beyond, a plan's statistics come from its
+// declared representatives and its price from one node's ranks (the
+// cost-model quotient), which is what keeps 10⁵ ranks cheap.
+constexpr int kWholePlanMaxRanks = 64;
+
+// Finds the generator, rejects unknown keys and a bad P, prepares it.
+Status prepare(const std::string& name, int nranks, const ParamMap& params, RankGenerator* out);
+// One rank's program (and the header every rank shares).
+Status generate_rank(const std::string& name, int nranks, int rank, const ParamMap& params,
+                     PlanHeader* header, Program* out);
+// Every rank's program, finalized: the all-rank Plan.
 Status generate(const std::string& name, int nranks, const ParamMap& params, Plan* out);
+Status generate(const RankGenerator& gen, Plan* out);
 
 }  // namespace genx

@@ -1,6 +1,7 @@
 // Recursive halving/doubling generator (description and cost in rhd.hpp).
 #include "plan/rhd.hpp"
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,29 +17,42 @@ std::vector<int> run(int lo, int len) {
 
 }  // namespace
 
-Status generate_rhd(const GenRequest& req, Plan* out) {
+Status prepare_rhd(const GenRequest& req, RankGenerator* out) {
     const int P = req.nranks;
+    if (P < 1)
+        return Status::invalid("rhd: number of ranks must be >= 1, got " + std::to_string(P));
     int p2 = 1;
     while (p2 * 2 <= P) p2 *= 2;
     const int extra = P - p2;
-    auto old_rank = [extra](int n) { return n < extra ? 2 * n + 1 : n + extra; };
 
-    Plan plan;
-    plan.algorithm = "rhd";
-    plan.nranks = P;
-    plan.nblocks = p2;
-    plan.programs.resize(static_cast<size_t>(P));
-    const std::vector<int> all = run(0, p2);
-
-    for (int x = 0; x < P && P > 1; ++x) {
-        std::vector<Step>& steps = plan.programs[static_cast<size_t>(x)].steps;
+    RankGenerator g;
+    g.header.algorithm = "rhd";
+    g.header.nranks = P;
+    g.header.nblocks = p2;
+    if (extra == 0) {
+        // Partners are rank XOR d: invariant under the group (Z_2)^k.
+        int k = 0;
+        while ((1 << k) < P) ++k;
+        g.header.symmetry.assign(static_cast<size_t>(k), 2);
+        g.header.representatives = {0};
+    } else {
+        // A rank that hands its vector over, one that folds it in, and
+        // (when there is one) a rank that does neither.
+        g.header.representatives = {0, 1};
+        if (2 * extra < P) g.header.representatives.push_back(2 * extra);
+    }
+    g.emit = [P, p2, extra](int x, Program* prog) {
+        if (P == 1) return;
+        auto old_rank = [extra](int n) { return n < extra ? 2 * n + 1 : n + extra; };
+        std::vector<Step>& steps = prog->steps;
+        const std::vector<int> all = run(0, p2);
         if (x < 2 * extra && x % 2 == 0) {
             Step give, take;
             give.sends.push_back(Transfer{x + 1, all, kResult});
             take.recvs.push_back(Transfer{x + 1, all, kResult});
             steps.push_back(std::move(give));
             steps.push_back(std::move(take));
-            continue;
+            return;
         }
         const bool folds = x < 2 * extra;
         if (folds) {
@@ -77,10 +91,13 @@ Status generate_rhd(const GenRequest& req, Plan* out) {
             st.sends.push_back(Transfer{x - 1, all, kResult});
             steps.push_back(std::move(st));
         }
-    }
-    finalize(plan);
-    *out = std::move(plan);
+    };
+    *out = std::move(g);
     return Status::ok();
+}
+
+void rhd_candidates(const CandidateContext&, std::vector<std::string>* out) {
+    out->push_back("");
 }
 
 }  // namespace genx

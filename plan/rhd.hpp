@@ -28,6 +28,9 @@
 //     unfold 1→0, 3→2
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "plan/status.hpp"
@@ -35,6 +38,8 @@
 namespace genx {
 
 // Accepts no params.
-Status generate_rhd(const GenRequest& req, Plan* out);
+Status prepare_rhd(const GenRequest& req, RankGenerator* out);
+// The family's parameter space for the selector (registry.hpp).
+void rhd_candidates(const CandidateContext& ctx, std::vector<std::string>* out);
 
 }  // namespace genx

@@ -7,19 +7,21 @@
 
 namespace genx {
 
-Status generate_ring(const GenRequest& req, Plan* out) {
+Status prepare_ring(const GenRequest& req, RankGenerator* out) {
     const int P = req.nranks;
     if (P < 1)
         return Status::invalid("ring: number of ranks must be >= 1, got " + std::to_string(P));
-    Plan plan;
-    plan.algorithm = "ring";
-    plan.nranks = P;
-    plan.nblocks = P;
-    plan.nslots = P > 1 ? 1 : 0;
-    plan.programs.resize(static_cast<size_t>(P));
-    auto mod = [P](int x) { return ((x % P) + P) % P; };
-    for (int r = 0; r < P; ++r) {
-        std::vector<Step>& steps = plan.programs[static_cast<size_t>(r)].steps;
+    RankGenerator g;
+    g.header.algorithm = "ring";
+    g.header.nranks = P;
+    g.header.nblocks = P;
+    // Rank r + t runs rank r's program shifted by t: the cyclic group.
+    g.header.symmetry = {P};
+    g.header.representatives = {0};
+    g.emit = [P](int r, Program* prog) {
+        auto mod = [P](int x) { return ((x % P) + P) % P; };
+        std::vector<Step>& steps = prog->steps;
+        steps.reserve(steps.size() + 2 * static_cast<size_t>(P - 1));
         const int next = mod(r + 1), prev = mod(r - 1);
         for (int s = 0; s < P - 1; ++s) {
             Step st;
@@ -35,10 +37,13 @@ Status generate_ring(const GenRequest& req, Plan* out) {
             st.sends.push_back(Transfer{next, {mod(r + 1 - t)}, kResult});
             steps.push_back(std::move(st));
         }
-    }
-    finalize(plan);
-    *out = std::move(plan);
+    };
+    *out = std::move(g);
     return Status::ok();
+}
+
+void ring_candidates(const CandidateContext&, std::vector<std::string>* out) {
+    out->push_back("");
 }
 
 }  // namespace genx

@@ -24,6 +24,9 @@
 //   allgather: the same pattern shifted by one block, received in place.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "plan/status.hpp"
@@ -31,6 +34,8 @@
 namespace genx {
 
 // Accepts no params.
-Status generate_ring(const GenRequest& req, Plan* out);
+Status prepare_ring(const GenRequest& req, RankGenerator* out);
+// The family's parameter space for the selector (registry.hpp).
+void ring_candidates(const CandidateContext& ctx, std::vector<std::string>* out);
 
 }  // namespace genx

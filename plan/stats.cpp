@@ -1,6 +1,8 @@
 // Plan statistics (conventions in stats.hpp).
 #include "plan/stats.hpp"
 
+#include "plan/registry.hpp"
+
 #include <algorithm>
 
 namespace genx {
@@ -12,13 +14,17 @@ int count_runs(const std::vector<int>& blocks) {
     return runs;
 }
 
-PlanStats compute_stats(const Plan& plan, size_t count, size_t elem_size) {
+namespace {
+
+PlanStats stats_of(const PlanHeader& plan, const std::vector<const Program*>& programs,
+                   size_t count, size_t elem_size) {
     PlanStats st;
     st.ranks = plan.nranks;
+    st.programs_read = static_cast<int>(programs.size());
     st.count = count;
     st.elem_size = elem_size;
     st.bytes = count * elem_size;
-    st.steps = plan.max_steps();
+    for (const Program* p : programs) st.steps = std::max(st.steps, static_cast<int>(p->steps.size()));
     const size_t nsteps = static_cast<size_t>(st.steps);
     st.step_bytes_sent.assign(nsteps, 0);
     st.step_bytes_received.assign(nsteps, 0);
@@ -35,9 +41,9 @@ PlanStats compute_stats(const Plan& plan, size_t count, size_t elem_size) {
         return n;
     };
 
-    st.per_rank.resize(plan.programs.size());
-    for (size_t r = 0; r < plan.programs.size(); ++r) {
-        const std::vector<Step>& steps = plan.programs[r].steps;
+    st.per_rank.resize(programs.size());
+    for (size_t r = 0; r < programs.size(); ++r) {
+        const std::vector<Step>& steps = programs[r]->steps;
         std::vector<StepStats>& out = st.per_rank[r];
         out.resize(steps.size());
         size_t sent = 0, received = 0, reduced = 0, memory = 0;
@@ -87,6 +93,30 @@ PlanStats compute_stats(const Plan& plan, size_t count, size_t elem_size) {
         st.memory_accesses_per_rank = std::max(st.memory_accesses_per_rank, memory);
     }
     return st;
+}
+
+}  // namespace
+
+PlanStats compute_stats(const Plan& plan, size_t count, size_t elem_size) {
+    std::vector<const Program*> programs;
+    for (const Program& p : plan.programs) programs.push_back(&p);
+    return stats_of(plan, programs, count, elem_size);
+}
+
+PlanStats compute_stats(const RankGenerator& gen, size_t count, size_t elem_size) {
+    const PlanHeader& h = gen.header;
+    std::vector<int> ranks;
+    if (h.nranks > kWholePlanMaxRanks && !h.representatives.empty()) {
+        ranks = h.representatives;
+    } else {
+        for (int r = 0; r < h.nranks; ++r) ranks.push_back(r);
+    }
+    std::vector<Program> programs;
+    programs.reserve(ranks.size());
+    for (int r : ranks) programs.push_back(gen.program(r));
+    std::vector<const Program*> ptrs;
+    for (const Program& p : programs) ptrs.push_back(&p);
+    return stats_of(h, ptrs, count, elem_size);
 }
 
 }  // namespace genx

@@ -49,12 +49,15 @@ struct StepStats {
 
 struct PlanStats {
     int ranks = 0;
+    // Programs the numbers were read from: ranks, or the plan's declared
+    // representatives for a large plan (PlanHeader::representatives).
+    int programs_read = 0;
     size_t count = 0;      // elements in the vector
     size_t elem_size = 0;  // bytes per element
     size_t bytes = 0;      // count × elem_size
     int steps = 0;         // A: the longest program
 
-    // [rank][step]; a rank's vector has its own program's length.
+    // [program read][step]; a program's vector has its own length.
     std::vector<std::vector<StepStats>> per_rank;
 
     // Totals over steps, maximum over ranks.
@@ -81,6 +84,13 @@ struct PlanStats {
 // bytes.  The plan should pass the checker; the numbers are read off its
 // structure either way.
 PlanStats compute_stats(const Plan& plan, size_t count, size_t elem_size);
+
+// The same from a prepared generator without building the plan: every
+// rank's program up to kWholePlanMaxRanks ranks, the declared
+// representatives beyond (the plan's numbers exactly when count is a
+// multiple of nblocks; otherwise within one element per block).
+struct RankGenerator;
+PlanStats compute_stats(const RankGenerator& gen, size_t count, size_t elem_size);
 
 // Messages a block list becomes on the wire: maximal runs of consecutive
 // (ascending by one) block indices.

@@ -5,8 +5,9 @@
 //  * the configuration, validated once at create (an unknown algorithm, bad
 //    params or a forced algorithm whose generator rejects its params make
 //    create fail, so the glue disqualifies genx with the reason);
-//  * one Plan per algorithm, generated on first use (eagerly at create for a
-//    forced algorithm, which is how its params get validated);
+//  * this rank's program of each (algorithm, params) it runs, generated on
+//    first use (eagerly at create for a forced algorithm, which is how its
+//    params get validated); never the other ranks' programs;
 //  * a small LRU of compiled RankSchedules keyed by (algorithm, count,
 //    element size);
 //  * one scratch area and one Execution (request arrays), grown on demand
@@ -62,7 +63,10 @@ struct PlanEntry {
     std::string algorithm;
     std::string params;   // as decided: generator and executor keys
     genx::Status status;  // generation result; a failure is cached too
-    genx::Plan plan;
+    // This rank's program only: a communicator of 10^5 ranks costs what one
+    // program costs.
+    genx::PlanHeader header;
+    genx::Program program;
     genx::ExecOptions exec;
 };
 
@@ -134,7 +138,7 @@ struct genx_comm {
         e->status = genx::parse_params(params, &all);
         for (const auto& kv : user_exec) all[kv.first] = kv.second;
         if (e->status) e->status = genx::split_exec_params(all, &gen, &e->exec);
-        if (e->status) e->status = genx::generate(name, size, gen, &e->plan);
+        if (e->status) e->status = genx::generate_rank(name, size, rank, gen, &e->header, &e->program);
         plans.push_back(std::move(e));
         return *plans.back();
     }
@@ -150,7 +154,8 @@ struct genx_comm {
             }
         }
         auto e = std::make_unique<ScheduleEntry>();
-        GENX_RETURN_IF_ERROR(genx::compile(p.plan, rank, count, elem_size, p.exec, &e->schedule));
+        GENX_RETURN_IF_ERROR(
+            genx::compile(p.header, p.program, rank, count, elem_size, p.exec, &e->schedule));
         e->plan = &p;
         e->count = count;
         e->elem_size = elem_size;
@@ -198,9 +203,9 @@ struct genx_comm {
         const size_t cls = size_class(bytes);
         const bool first = logged_decisions.insert({p.algorithm + "/" + p.params, cls}).second;
         if (!(verbose >= 2 || (rank == 0 && first))) return;
-        const std::string params = p.plan.params.empty()
+        const std::string params = p.header.params.empty()
                                        ? genx::format_exec_options(p.exec)
-                                       : p.plan.params + "," + genx::format_exec_options(p.exec);
+                                       : p.header.params + "," + genx::format_exec_options(p.exec);
         say(verbose >= 2 ? 2 : 1,
             "genx: allreduce " + std::to_string(bytes) + " B (size class " +
                 genx::format_size(cls) + ") on " + std::to_string(size) + " ranks: " +
@@ -347,7 +352,7 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
         if (!plan.status.is_ok())
             return comm->decline(bytes, "algorithm " + algorithm + ": " + plan.status.message(),
                                  why, whylen);
-        if (commutative == 0 && !plan.plan.order_preserving)
+        if (commutative == 0 && !plan.header.order_preserving)
             return comm->decline(bytes,
                                  std::string("op ") + genx::op_name(op) + " on " +
                                      genx::dtype_name(dtype) +

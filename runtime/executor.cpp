@@ -60,14 +60,15 @@ constexpr size_t kSlotAlign = 64;
 
 class Compiler {
   public:
-    Compiler(const Plan& plan, int rank, size_t count, size_t elem_size, const ExecOptions& opts,
-             RankSchedule* out)
-        : plan_(plan), rank_(rank), count_(count), esize_(elem_size), opts_(opts), out_(out) {}
+    Compiler(const PlanHeader& plan, const Program& prog, int rank, size_t count, size_t elem_size,
+             const ExecOptions& opts, RankSchedule* out)
+        : plan_(plan), prog_(prog), rank_(rank), count_(count), esize_(elem_size), opts_(opts),
+          out_(out) {}
 
     Status run();
 
   private:
-    const Program& prog() const { return plan_.programs[static_cast<size_t>(rank_)]; }
+    const Program& prog() const { return prog_; }
     Status where(const std::string& what) const {
         return Status::invalid("compile " + plan_.algorithm + " (P=" +
                                std::to_string(plan_.nranks) + ") rank " + std::to_string(rank_) +
@@ -87,7 +88,8 @@ class Compiler {
     Status add_transfer(const Transfer& t, bool is_send, int index);
     Status add_op(const LocalOp& op, int index);
 
-    const Plan& plan_;
+    const PlanHeader& plan_;
+    const Program& prog_;
     const int rank_;
     const size_t count_;
     const size_t esize_;
@@ -99,9 +101,9 @@ class Compiler {
 };
 
 Status Compiler::check_buffer(BufferId b, const std::string& item) const {
-    if (b == kResult || (b >= 0 && b < plan_.nslots)) return Status::ok();
-    return where(item + " names buffer " + std::to_string(b) + " but the plan has " +
-                 std::to_string(plan_.nslots) + " slots");
+    if (b == kResult || (b >= 0 && b < program_slots(prog_))) return Status::ok();
+    return where(item + " names buffer " + std::to_string(b) + " but the program has layouts for " +
+                 std::to_string(program_slots(prog_)) + " slots (was it finalized?)");
 }
 
 Status Compiler::locate(BufferId buf, int first, int last, const std::string& item, Loc* loc,
@@ -121,7 +123,7 @@ Status Compiler::locate(BufferId buf, int first, int last, const std::string& it
                          ", which the program never writes (not in the slot's layout; was "
                          "finalize() run?)");
     }
-    const long off = slot_offset(plan_, rank_, buf, first, count_);
+    const long off = program_slot_offset(prog_, plan_.nblocks, buf, first, count_);
     if (off < 0) return where(item + ": slot_offset failed for block " + std::to_string(first));
     *loc = Loc{Space::Scratch, slot_base_[static_cast<size_t>(buf)] + static_cast<size_t>(off) * esize_};
     return Status::ok();
@@ -220,10 +222,9 @@ Status Compiler::add_op(const LocalOp& op, int index) {
 }
 
 Status Compiler::run() {
-    if (plan_.nranks < 1 || plan_.programs.size() != static_cast<size_t>(plan_.nranks))
+    if (plan_.nranks < 1)
         return Status::invalid("compile " + plan_.algorithm + ": plan has nranks " +
-                               std::to_string(plan_.nranks) + " and " +
-                               std::to_string(plan_.programs.size()) + " programs");
+                               std::to_string(plan_.nranks));
     if (rank_ < 0 || rank_ >= plan_.nranks)
         return Status::invalid("compile " + plan_.algorithm + ": rank " + std::to_string(rank_) +
                                " outside 0.." + std::to_string(plan_.nranks - 1));
@@ -238,12 +239,6 @@ Status Compiler::run() {
         return Status::invalid("compile " + plan_.algorithm + ": nblocks " +
                                std::to_string(plan_.nblocks) + " but rank " +
                                std::to_string(rank_) + " has steps");
-    if (plan_.nslots < 0 || prog().slot_layout.size() < static_cast<size_t>(plan_.nslots))
-        return Status::invalid("compile " + plan_.algorithm + ": rank " + std::to_string(rank_) +
-                               " has layouts for " + std::to_string(prog().slot_layout.size()) +
-                               " of " + std::to_string(plan_.nslots) +
-                               " slots (the plan was not finalized)");
-
     *out_ = RankSchedule();
     out_->algorithm = plan_.algorithm;
     out_->rank = rank_;
@@ -253,11 +248,12 @@ Status Compiler::run() {
     out_->options = opts_;
 
     size_t scratch = 0;
-    slot_base_.assign(static_cast<size_t>(plan_.nslots), 0);
-    for (int s = 0; s < plan_.nslots; ++s) {
+    const int nslots = program_slots(prog_);
+    slot_base_.assign(static_cast<size_t>(nslots), 0);
+    for (int s = 0; s < nslots; ++s) {
         scratch = (scratch + kSlotAlign - 1) / kSlotAlign * kSlotAlign;
         slot_base_[static_cast<size_t>(s)] = scratch;
-        scratch += slot_elems(plan_, rank_, s, count_) * esize_;
+        scratch += program_slot_elems(prog_, plan_.nblocks, s, count_) * esize_;
     }
     out_->scratch_bytes = scratch;
 
@@ -293,8 +289,18 @@ Status Compiler::run() {
 
 Status compile(const Plan& plan, int rank, size_t count, size_t elem_size,
                const ExecOptions& options, RankSchedule* out) {
+    if (rank < 0 || rank >= plan.nranks || plan.programs.size() != static_cast<size_t>(plan.nranks))
+        return Status::invalid("compile " + plan.algorithm + ": rank " + std::to_string(rank) +
+                               " of a plan with nranks " + std::to_string(plan.nranks) + " and " +
+                               std::to_string(plan.programs.size()) + " programs");
+    return compile(plan, plan.programs[static_cast<size_t>(rank)], rank, count, elem_size, options,
+                   out);
+}
+
+Status compile(const PlanHeader& header, const Program& program, int rank, size_t count,
+               size_t elem_size, const ExecOptions& options, RankSchedule* out) {
     RankSchedule sched;
-    Compiler c(plan, rank, count, elem_size, options, &sched);
+    Compiler c(header, program, rank, count, elem_size, options, &sched);
     GENX_RETURN_IF_ERROR(c.run());
     *out = std::move(sched);
     return Status::ok();

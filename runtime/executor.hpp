@@ -139,6 +139,9 @@ struct RankSchedule {
 // re-prove what the checker proves (matching, deadlock freedom, results).
 Status compile(const Plan& plan, int rank, size_t count, size_t elem_size,
                const ExecOptions& options, RankSchedule* out);
+// The same from one rank's finalized program (what a running rank holds).
+Status compile(const PlanHeader& header, const Program& program, int rank, size_t count,
+               size_t elem_size, const ExecOptions& options, RankSchedule* out);
 
 class Execution {
   public:

@@ -3,6 +3,10 @@
 //   genx-plan --algorithm ring --ranks 7                 per-rank programs
 //   genx-plan -a ring -P 7 --check                       symbolic check
 //   genx-plan -a ring -P 7 --bytes 64K --stats --json    statistics
+//   genx-plan -a ring -P 100000 --rank 5 --stats --json  one rank's program
+//                                       and the plan's statistics, built
+//                                       without the other ranks' programs
+//   genx-plan -a cps -P 100000 --check --sample 16       sampled check
 //   genx-plan -a butterfly -P 7 --svg b7.svg             schedule drawing
 //   genx-plan --list                                     known algorithms
 //   genx-plan -a hcps -P 12 -p factors=6x2 --model m.json --bytes 400000000
@@ -17,6 +21,7 @@
 // to the outputs() table; each output is a function of the generated plan.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -52,6 +57,9 @@ struct Options {
     std::string model_file;
     std::string rank_map;
     bool candidates = false;
+    int rank = -1;   // --rank: one rank's program; -1 = every rank
+    int sample = 0;  // --sample K with --check: K random ranks
+    uint64_t seed = 1;
 };
 
 // What every output sees.  Text goes to `text`, which is stderr when --json
@@ -60,46 +68,84 @@ struct Context {
     Context(const Options& o, size_t n, std::ostream* t) : opt(o), count(n), text(t) {}
 
     const Options& opt;
-    Plan plan;
+    RankGenerator gen;
     size_t count;  // elements
     std::ostream* text;
     ModelParams model;  // loaded when --model is given
     RankMap ranks;
 
+    // Every rank's program, built only for the outputs that need them all.
+    const Plan& plan() {
+        if (!have_plan_) {
+            generate(gen, &plan_);
+            have_plan_ = true;
+        }
+        return plan_;
+    }
     const PlanStats& stats() {
         if (!have_stats_) {
-            stats_ = compute_stats(plan, count, opt.dtype_size);
+            stats_ = compute_stats(gen, count, opt.dtype_size);
             have_stats_ = true;
         }
         return stats_;
     }
 
   private:
+    Plan plan_;
+    bool have_plan_ = false;
     PlanStats stats_;
     bool have_stats_ = false;
 };
 
 int out_programs(Context& c) {
-    *c.text << format_plan(c.plan);
+    if (c.opt.rank >= 0) {
+        const PlanHeader& h = c.gen.header;
+        *c.text << "# " << h.algorithm << (h.params.empty() ? "" : " " + h.params)
+                << " P=" << h.nranks << " nblocks=" << h.nblocks << " rank " << c.opt.rank
+                << "\n"
+                << format_program(c.gen.program(c.opt.rank), c.opt.rank);
+        return 0;
+    }
+    *c.text << format_plan(c.plan());
     return 0;
 }
 
 int out_stats(Context& c) {
-    *c.text << format_stats(c.plan, c.stats());
+    *c.text << format_stats(c.gen.header, c.stats());
     return 0;
 }
 
 int out_json(Context& c) {
-    std::cout << stats_json(c.plan, c.stats()).dump(2) << "\n";
+    nlohmann::json j = stats_json(c.gen.header, c.stats());
+    if (c.opt.rank >= 0) j["rank"] = c.opt.rank;
+    std::cout << j.dump(2) << "\n";
     return 0;
 }
 
 int out_check(Context& c) {
-    const CheckResult r = check_plan(c.plan);
-    if (r.ok) {
-        *c.text << "ok: allreduce for P=" << c.plan.nranks
-                << " (order preserving: " << (r.order_preserving ? "yes" : "no") << ")\n";
-        return 0;
+    CheckResult r;
+    if (c.opt.sample > 0) {
+        SampleOptions so;
+        so.samples = c.opt.sample;
+        so.seed = c.opt.seed;
+        r = check_sampled(c.gen, so);
+        if (r.ok) {
+            *c.text << "ok: " << std::min(c.opt.sample, c.gen.header.nranks)
+                    << " sampled ranks of P=" << c.gen.header.nranks
+                    << " match their peers (seed " << c.opt.seed
+                    << "; the full check proves the result on small P)\n";
+            return 0;
+        }
+    } else {
+        r = check_plan(c.plan());
+        const bool order_preserving = r.order_preserving;
+        if (r.ok) r = check_symmetry(c.plan());
+        if (r.ok) r = check_representatives(c.plan());
+        if (r.ok) {
+            *c.text << "ok: allreduce for P=" << c.plan().nranks
+                    << " (order preserving: " << (order_preserving ? "yes" : "no") << ")\n";
+            return 0;
+        }
     }
     *c.text << "check failed: " << violation_name(r.kind) << " at rank " << r.rank << " step "
             << r.step << " block " << r.block << "\n  " << r.message << "\n";
@@ -108,7 +154,7 @@ int out_check(Context& c) {
 
 int out_svg(Context& c) {
     std::ofstream f(c.opt.svg_file, std::ios::binary);
-    f << plan_to_svg(c.plan);
+    f << plan_to_svg(c.plan());
     f.close();
     if (!f) {
         std::cerr << "genx-plan: --svg: cannot write '" << c.opt.svg_file << "'\n";
@@ -123,14 +169,21 @@ std::string describe_rank_map(const Options& o) {
 }
 
 int out_model(Context& c) {
-    const Prediction p = predict(c.plan, c.count, c.opt.dtype_size, c.model, c.ranks);
-    if (!p.status) {
-        std::cerr << "genx-plan: --model: " << p.status.message() << "\n";
+    const PlanHeader& h = c.gen.header;
+    PlanModel m;
+    Status st = PlanModel::build(c.gen, c.ranks, &m, h.nranks > kWholePlanMaxRanks);
+    const Prediction p = st ? m.predict(c.count, c.opt.dtype_size, c.model) : Prediction{};
+    if (!st || !p.status) {
+        std::cerr << "genx-plan: --model: " << (st ? p.status : st).message() << "\n";
         return 1;
     }
     *c.text << "GenModel (" << c.opt.model_file << "), " << c.count * c.opt.dtype_size
-            << " bytes, P=" << c.plan.nranks << ", " << describe_rank_map(c.opt) << "\n"
-            << format_prediction_table({{{c.plan.algorithm, c.plan.params}, p}});
+            << " bytes, P=" << h.nranks << ", " << describe_rank_map(c.opt)
+            << (m.quotient() ? ", priced from the " + std::to_string(m.modelled_ranks()) +
+                                   " rank(s) of rank 0's node"
+                             : std::string())
+            << "\n"
+            << format_prediction_table({{{h.algorithm, h.params}, p}});
     const ModelCoefficients& k = p.coefficients;
     *c.text << "critical path: " << p.critical_path.size() << " steps; A intra " << k.steps_intra
             << " inter " << k.steps_inter << ", extra messages intra " << k.extra_msgs_intra
@@ -186,6 +239,13 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--rank-map", o.rank_map,
                    "ranks on nodes for --model: nodes=N, ppn=K or node ids 0,0,1,1,... "
                    "(default: one rank per node on one switch)");
+    app.add_option("--rank", o.rank,
+                   "build and print only this rank's program; --stats and --json still give "
+                   "the plan's numbers (JSON adds \"rank\")");
+    app.add_option("--sample", o.sample,
+                   "with --check: check K random ranks' transfers against their peers' "
+                   "programs instead of the whole plan (for large P)");
+    app.add_option("--seed", o.seed, "random seed for --sample")->capture_default_str();
     app.add_flag("--candidates", o.candidates,
                  "with --model: rank every candidate genx has for --ranks (no --algorithm)");
 }
@@ -270,8 +330,14 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (opt.algorithm.empty()) return bad_input("--algorithm is required (see --list)");
-    if (Status s = generate(opt.algorithm, opt.ranks, params, &ctx.plan); !s)
+    if (Status s = prepare(opt.algorithm, opt.ranks, params, &ctx.gen); !s)
         return bad_input(s.message());
+    if (opt.rank >= opt.ranks || opt.rank < -1)
+        return bad_input("--rank " + std::to_string(opt.rank) + " is not a rank in 0.." +
+                         std::to_string(opt.ranks - 1));
+    if (opt.sample < 0) return bad_input("--sample must be a positive number of ranks");
+    if (opt.sample > 0 && !opt.check) return bad_input("--sample needs --check");
+    if (opt.rank >= 0 && opt.svg) return bad_input("--svg draws every rank; drop --rank");
 
     bool any = false;
     for (const Output& o : outputs()) any = any || opt.*(o.flag);

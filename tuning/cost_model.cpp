@@ -8,10 +8,12 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
-#include "plan/hcps.hpp"
 #include "plan/registry.hpp"
+#include "plan/symmetry.hpp"
 
 namespace genx {
 
@@ -252,123 +254,203 @@ StepCost price_link(const LinkParams& p, double sent, double recv, int flows_in,
 
 }  // namespace
 
-Status PlanModel::build(const Plan& plan, const RankMap& ranks, PlanModel* out) {
-    const int P = plan.nranks;
-    if (P < 1 || plan.programs.size() != static_cast<size_t>(P) || plan.nblocks < 1)
-        return Status::invalid("cost model: malformed plan '" + plan.algorithm + "' (" +
-                               std::to_string(plan.programs.size()) + " programs for " +
-                               std::to_string(P) + " ranks, " + std::to_string(plan.nblocks) +
-                               " blocks)");
-    auto fail = [&](const std::string& why) {
-        return Status::invalid("cost model: plan '" + plan.algorithm + "' (P=" + std::to_string(P) +
-                               ") cannot be timed: " + why);
-    };
-    PlanModel m;
-    m.algorithm_ = plan.algorithm;
-    m.params_ = plan.params;
-    m.nranks_ = P;
-    m.nblocks_ = plan.nblocks;
-    m.max_steps_ = plan.max_steps();
+// Builds a PlanModel over "model ranks": every rank, or the ranks of rank
+// 0's node when the quotient applies (cost_model.hpp).  Programs are added
+// one at a time and may be dropped after add(), so the full model of a
+// generated plan never holds the plan.
+class PlanModel::Builder {
+  public:
+    Builder(const PlanHeader& h, const RankMap& ranks, PlanModel* m) : h_(h), ranks_(ranks), m_(m) {}
 
-    // Dense node indices.
-    std::map<int, int> node_index;
-    std::vector<int> node_of(static_cast<size_t>(P));
-    for (int r = 0; r < P; ++r) {
-        auto ins = node_index.emplace(ranks.node_of(r), static_cast<int>(node_index.size()));
-        node_of[static_cast<size_t>(r)] = ins.first->second;
+    // Every rank is modelled.
+    void init_full() {
+        model_.resize(static_cast<size_t>(h_.nranks));
+        for (int r = 0; r < h_.nranks; ++r) model_[static_cast<size_t>(r)] = r;
+        start();
     }
-    m.nnodes_ = static_cast<int>(node_index.size());
 
-    // Steps, transfers (sends then receives per step) and op runs, flat.
-    m.rank_first_step_.resize(static_cast<size_t>(P) + 1);
-    for (int r = 0; r < P; ++r) {
-        m.rank_first_step_[static_cast<size_t>(r)] = static_cast<uint32_t>(m.steps_.size());
-        const auto& steps = plan.programs[static_cast<size_t>(r)].steps;
-        for (int s = 0; s < static_cast<int>(steps.size()); ++s) {
-            const Step& st = steps[static_cast<size_t>(s)];
-            StepRec rec;
-            rec.rank = r;
-            rec.step = s;
-            rec.node = node_of[static_cast<size_t>(r)];
-            rec.first_xfer = static_cast<uint32_t>(m.xfers_.size());
-            for (int dir = 0; dir < 2; ++dir) {
-                for (const Transfer& t : dir == 0 ? st.sends : st.recvs) {
-                    if (t.peer < 0 || t.peer >= P || t.peer == r)
-                        return fail("rank " + std::to_string(r) + " step " + std::to_string(s) +
-                                    " names peer " + std::to_string(t.peer));
-                    Xfer x;
-                    x.peer = t.peer;
-                    x.recv = dir == 1;
-                    x.intra = node_of[static_cast<size_t>(t.peer)] == rec.node;
-                    x.src_node = node_of[static_cast<size_t>(t.peer)];
-                    x.first_run = static_cast<uint32_t>(m.runs_.size());
-                    x.nruns = append_runs(t.blocks, &m.runs_);
-                    m.xfers_.push_back(x);
-                }
+    // Rank 0's node is modelled when the declared symmetry maps it onto
+    // every node; false (nothing changed) otherwise.
+    bool init_quotient() {
+        const int P = h_.nranks;
+        if (h_.symmetry.empty()) return false;
+        RankGroup g(h_.symmetry);
+        if (g.order != P) return false;
+        const int n0 = ranks_.node_of(0);
+        std::vector<int> node0;
+        for (int r = 0; r < P; ++r)
+            if (ranks_.node_of(r) == n0) node0.push_back(r);
+        if (node0.size() == static_cast<size_t>(P)) return false;  // one node: nothing to gain
+        std::vector<int> trans(static_cast<size_t>(P), -1);
+        std::unordered_set<int> imaged;
+        for (int p = 0; p < P; ++p) {
+            if (trans[static_cast<size_t>(p)] >= 0) continue;
+            // p is the lowest rank not yet covered: the image of rank 0.
+            const int nid = ranks_.node_of(p);
+            if (!imaged.insert(nid).second) return false;
+            for (int x : node0) {
+                const int y = g.add(x, p);
+                if (ranks_.node_of(y) != nid || trans[static_cast<size_t>(y)] >= 0) return false;
+                trans[static_cast<size_t>(y)] = p;
             }
-            rec.nxfer = static_cast<uint32_t>(m.xfers_.size()) - rec.first_xfer;
-            rec.first_op = static_cast<uint32_t>(m.op_runs_.size());
-            for (const LocalOp& op : st.ops) {
-                // stats.hpp's conventions: a k-ary reduce combines (k-1)·n and
-                // reads k·n + writes n; a copy reads n and writes n.
-                const int k = 1 + static_cast<int>(op.srcs.size());
-                const size_t first = m.op_runs_.size();
-                append_runs(op.blocks, &m.op_runs_);
-                for (size_t i = first; i < m.op_runs_.size(); ++i) {
-                    m.op_runs_[i].combine = op.kind == OpKind::Reduce ? k - 1 : 0;
-                    m.op_runs_[i].access = op.kind == OpKind::Reduce ? k + 1 : 2;
-                }
+        }
+        group_ = std::move(g);
+        trans_ = std::move(trans);
+        model_ = std::move(node0);
+        start();
+        return true;
+    }
+
+    const std::vector<int>& model_ranks() const { return model_; }
+
+    // Model index m's program (m in increasing order).
+    Status add(int m, const Program& prog);
+    Status finish();
+
+  private:
+    struct Ends {
+        // Per real peer: (step, xfer) of the transfers with it, posting order.
+        std::unordered_map<int, std::vector<std::pair<int, uint32_t>>> to, from;
+    };
+
+    void start() {
+        const int P = h_.nranks;
+        m_->algorithm_ = h_.algorithm;
+        m_->params_ = h_.params;
+        m_->nranks_ = P;
+        m_->nblocks_ = h_.nblocks;
+        m_->model_rank_ = model_;
+        index_.assign(trans_.empty() ? 0 : static_cast<size_t>(P), -1);
+        if (!trans_.empty())
+            for (size_t i = 0; i < model_.size(); ++i) index_[static_cast<size_t>(model_[i])] = static_cast<int>(i);
+        ends_.resize(model_.size());
+        m_->rank_first_step_.assign(model_.size() + 1, 0);
+    }
+    // The model index standing for real rank p, and the id under which that
+    // rank knows real rank r.
+    std::pair<int, int> frame(int p, int r) const {
+        if (trans_.empty()) return {p, r};
+        const int t = trans_[static_cast<size_t>(p)];
+        return {index_[static_cast<size_t>(group_.sub(p, t))], group_.sub(r, t)};
+    }
+    Status fail(const std::string& why) const {
+        return Status::invalid("cost model: plan '" + h_.algorithm + "' (P=" +
+                               std::to_string(h_.nranks) + ") cannot be timed: " + why);
+    }
+    Status match(bool sends);
+
+    const PlanHeader& h_;
+    const RankMap& ranks_;
+    PlanModel* m_;
+    std::vector<int> model_;   // real rank per model index
+    std::vector<int> index_;   // quotient: model index per real rank of node 0, else empty
+    std::vector<int> trans_;   // quotient: translation per real rank
+    RankGroup group_;
+    std::vector<Ends> ends_;
+    std::map<int, int> node_dense_;
+};
+
+Status PlanModel::Builder::add(int mi, const Program& prog) {
+    PlanModel& m = *m_;
+    const int P = h_.nranks;
+    const int r = model_[static_cast<size_t>(mi)];
+    m.rank_first_step_[static_cast<size_t>(mi)] = static_cast<uint32_t>(m.steps_.size());
+    const int raw = ranks_.node_of(r);
+    const int node =
+        node_dense_.emplace(raw, static_cast<int>(node_dense_.size())).first->second;
+    Ends& ends = ends_[static_cast<size_t>(mi)];
+    const auto& steps = prog.steps;
+    m.max_steps_ = std::max(m.max_steps_, static_cast<int>(steps.size()));
+    for (int s = 0; s < static_cast<int>(steps.size()); ++s) {
+        const Step& st = steps[static_cast<size_t>(s)];
+        StepRec rec;
+        rec.rank = r;
+        rec.step = s;
+        rec.node = node;
+        rec.first_xfer = static_cast<uint32_t>(m.xfers_.size());
+        for (int dir = 0; dir < 2; ++dir) {
+            for (const Transfer& t : dir == 0 ? st.sends : st.recvs) {
+                if (t.peer < 0 || t.peer >= P || t.peer == r)
+                    return fail("rank " + std::to_string(r) + " step " + std::to_string(s) +
+                                " names peer " + std::to_string(t.peer));
+                Xfer x;
+                x.peer = t.peer;  // real until finish() maps it to a model index
+                x.recv = dir == 1;
+                x.src_node = ranks_.node_of(t.peer);
+                x.intra = x.src_node == raw;
+                x.first_run = static_cast<uint32_t>(m.runs_.size());
+                x.nruns = append_runs(t.blocks, &m.runs_);
+                (x.recv ? ends.from : ends.to)[t.peer].emplace_back(
+                    s, static_cast<uint32_t>(m.xfers_.size()));
+                m.xfers_.push_back(x);
             }
-            rec.nop = static_cast<uint32_t>(m.op_runs_.size()) - rec.first_op;
-            m.steps_.push_back(rec);
+        }
+        rec.nxfer = static_cast<uint32_t>(m.xfers_.size()) - rec.first_xfer;
+        rec.first_op = static_cast<uint32_t>(m.op_runs_.size());
+        for (const LocalOp& op : st.ops) {
+            // stats.hpp's conventions: a k-ary reduce combines (k-1)·n and
+            // reads k·n + writes n; a copy reads n and writes n.
+            const int k = 1 + static_cast<int>(op.srcs.size());
+            const size_t first = m.op_runs_.size();
+            append_runs(op.blocks, &m.op_runs_);
+            for (size_t i = first; i < m.op_runs_.size(); ++i) {
+                m.op_runs_[i].combine = op.kind == OpKind::Reduce ? k - 1 : 0;
+                m.op_runs_[i].access = op.kind == OpKind::Reduce ? k + 1 : 2;
+            }
+        }
+        rec.nop = static_cast<uint32_t>(m.op_runs_.size()) - rec.first_op;
+        m.steps_.push_back(rec);
+    }
+    m.rank_first_step_[static_cast<size_t>(mi) + 1] = static_cast<uint32_t>(m.steps_.size());
+    return Status::ok();
+}
+
+// Matches each model rank's sends (sends = true) or receives with the
+// other side's, pair by pair in posting order.
+Status PlanModel::Builder::match(bool sends) {
+    PlanModel& m = *m_;
+    for (size_t mi = 0; mi < model_.size(); ++mi) {
+        const int r = model_[mi];
+        const auto& mine = sends ? ends_[mi].to : ends_[mi].from;
+        for (const auto& kv : mine) {
+            const auto f = frame(kv.first, r);
+            const auto& other_side = sends ? ends_[static_cast<size_t>(f.first)].from
+                                           : ends_[static_cast<size_t>(f.first)].to;
+            auto it = other_side.find(f.second);
+            const size_t have = it == other_side.end() ? 0 : it->second.size();
+            for (size_t k = 0; k < kv.second.size(); ++k) {
+                if (k >= have)
+                    return fail("rank " + std::to_string(r) + " step " +
+                                std::to_string(kv.second[k].first) +
+                                (sends ? " sends to rank " : " receives from rank ") +
+                                std::to_string(kv.first) + ", which has no " +
+                                (sends ? "receive" : "send") + " left to match it");
+                Xfer& x = m.xfers_[kv.second[k].second];
+                x.peer_step = it->second[k].first;
+                x.peer = f.first;
+            }
+            if (have > kv.second.size())
+                return fail("rank " + std::to_string(kv.first) + " step " +
+                            std::to_string(it->second[kv.second.size()].first) +
+                            (sends ? " receives from rank " : " sends to rank ") +
+                            std::to_string(r) + ", which has no " + (sends ? "send" : "receive") +
+                            " left to match it");
         }
     }
-    m.rank_first_step_[static_cast<size_t>(P)] = static_cast<uint32_t>(m.steps_.size());
+    return Status::ok();
+}
 
-    // Match transfers per ordered pair (sender, receiver) in posting order:
-    // both sides sorted by (sender, receiver, step, program order), zipped.
-    struct End {
-        int from, to, step;
-        uint32_t xfer;
-    };
-    std::vector<End> sends, recvs;
-    for (const StepRec& rec : m.steps_)
-        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
-            const Xfer& x = m.xfers_[i];
-            if (x.recv)
-                recvs.push_back(End{x.peer, rec.rank, rec.step, i});
-            else
-                sends.push_back(End{rec.rank, x.peer, rec.step, i});
-        }
-    auto order = [](const End& a, const End& b) {
-        if (a.from != b.from) return a.from < b.from;
-        if (a.to != b.to) return a.to < b.to;
-        if (a.step != b.step) return a.step < b.step;
-        return a.xfer < b.xfer;
-    };
-    std::sort(sends.begin(), sends.end(), order);
-    std::sort(recvs.begin(), recvs.end(), order);
-    for (size_t i = 0, j = 0; i < sends.size() || j < recvs.size();) {
-        const bool have_s = i < sends.size(), have_r = j < recvs.size();
-        if (have_s && have_r && sends[i].from == recvs[j].from && sends[i].to == recvs[j].to) {
-            m.xfers_[sends[i].xfer].peer_step = recvs[j].step;
-            m.xfers_[recvs[j].xfer].peer_step = sends[i].step;
-            ++i;
-            ++j;
-        } else if (have_s && (!have_r || order(sends[i], recvs[j]))) {
-            return fail("rank " + std::to_string(sends[i].from) + " step " +
-                        std::to_string(sends[i].step) + " sends to rank " +
-                        std::to_string(sends[i].to) + ", which has no receive left to match it");
-        } else {
-            return fail("rank " + std::to_string(recvs[j].to) + " step " +
-                        std::to_string(recvs[j].step) + " receives from rank " +
-                        std::to_string(recvs[j].from) + ", which has no send left to match it");
-        }
-    }
+Status PlanModel::Builder::finish() {
+    PlanModel& m = *m_;
+    GENX_RETURN_IF_ERROR(match(true));
+    GENX_RETURN_IF_ERROR(match(false));
+    ends_.clear();
+    m.nnodes_ = static_cast<int>(node_dense_.size());
+    const int M = static_cast<int>(model_.size());
 
-    // Distinct nodes sending over inter-node links into each node per step,
-    // counting every transfer (predict() recounts when empty blocks drop
-    // some).
+    // Distinct nodes sending over inter-node links into each modelled node
+    // per step, counting every transfer (predict() recounts when empty
+    // blocks drop some).
     m.nic_sources_.assign(static_cast<size_t>(m.nnodes_) * static_cast<size_t>(m.max_steps_), {});
     for (const StepRec& rec : m.steps_)
         for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i)
@@ -383,12 +465,12 @@ Status PlanModel::build(const Plan& plan, const RankMap& ranks, PlanModel* out) 
     // predecessor and after the predecessors of the steps it exchanges data
     // with (rendezvous progress).  It holds for any count, since empty
     // transfers only remove dependencies.  No progress in a pass = a cycle.
-    std::vector<uint32_t> done(static_cast<size_t>(P), 0);
+    std::vector<uint32_t> done(static_cast<size_t>(M), 0);
     size_t remaining = m.steps_.size();
     m.order_.reserve(remaining);
     while (remaining > 0) {
         size_t progressed = 0;
-        for (int r = 0; r < P; ++r) {
+        for (int r = 0; r < M; ++r) {
             const uint32_t first = m.rank_first_step_[static_cast<size_t>(r)];
             const uint32_t n = m.rank_first_step_[static_cast<size_t>(r) + 1] - first;
             uint32_t& s = done[static_cast<size_t>(r)];
@@ -408,15 +490,52 @@ Status PlanModel::build(const Plan& plan, const RankMap& ranks, PlanModel* out) 
         }
         if (progressed == 0) {
             std::string stuck;
-            for (int r = 0; r < P && stuck.size() < 200; ++r)
+            for (int r = 0; r < M && stuck.size() < 200; ++r)
                 if (done[static_cast<size_t>(r)] < m.rank_first_step_[static_cast<size_t>(r) + 1] -
                                                        m.rank_first_step_[static_cast<size_t>(r)])
                     stuck += (stuck.empty() ? "" : ", ") + std::string("rank ") +
-                             std::to_string(r) + " step " +
+                             std::to_string(model_[static_cast<size_t>(r)]) + " step " +
                              std::to_string(done[static_cast<size_t>(r)]);
             return fail("its steps wait on each other in a cycle (" + stuck + ")");
         }
     }
+    return Status::ok();
+}
+
+Status PlanModel::build(const Plan& plan, const RankMap& ranks, PlanModel* out) {
+    const int P = plan.nranks;
+    if (P < 1 || plan.programs.size() != static_cast<size_t>(P) || plan.nblocks < 1)
+        return Status::invalid("cost model: malformed plan '" + plan.algorithm + "' (" +
+                               std::to_string(plan.programs.size()) + " programs for " +
+                               std::to_string(P) + " ranks, " + std::to_string(plan.nblocks) +
+                               " blocks)");
+    PlanModel m;
+    Builder b(plan, ranks, &m);
+    b.init_full();
+    for (int r = 0; r < P; ++r) GENX_RETURN_IF_ERROR(b.add(r, plan.programs[static_cast<size_t>(r)]));
+    GENX_RETURN_IF_ERROR(b.finish());
+    *out = std::move(m);
+    return Status::ok();
+}
+
+Status PlanModel::build(const RankGenerator& gen, const RankMap& ranks, PlanModel* out,
+                        bool allow_quotient) {
+    const PlanHeader& h = gen.header;
+    if (h.nranks < 1 || h.nblocks < 1 || !gen.emit)
+        return Status::invalid("cost model: malformed generator '" + h.algorithm + "' (" +
+                               std::to_string(h.nranks) + " ranks, " +
+                               std::to_string(h.nblocks) + " blocks)");
+    PlanModel m;
+    Builder b(h, ranks, &m);
+    if (!allow_quotient || !b.init_quotient()) b.init_full();
+    const std::vector<int> model = b.model_ranks();
+    Program prog;
+    for (size_t i = 0; i < model.size(); ++i) {
+        prog.steps.clear();
+        gen.emit(model[i], &prog);
+        GENX_RETURN_IF_ERROR(b.add(static_cast<int>(i), prog));
+    }
+    GENX_RETURN_IF_ERROR(b.finish());
     *out = std::move(m);
     return Status::ok();
 }
@@ -574,7 +693,7 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
 
     pred.status = Status::ok();
     long last = kNone;
-    for (int r = 0; r < nranks_; ++r) {
+    for (int r = 0; r < modelled_ranks(); ++r) {
         const uint32_t first = rank_first_step_[static_cast<size_t>(r)];
         const uint32_t after = rank_first_step_[static_cast<size_t>(r) + 1];
         if (after == first) continue;
@@ -643,44 +762,25 @@ std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& 
     std::vector<Candidate> out;
     if (nranks < 1) return out;
     auto wanted = [&](const std::string& family) {
-        if (find_generator(family) == nullptr) return false;
         if (options.families.empty()) return true;
         return std::find(options.families.begin(), options.families.end(), family) !=
                options.families.end();
     };
     if (nranks == 1) {
+        // Every family is the same empty plan.
         if (wanted("ring")) out.push_back({"ring", ""});
         return out;
     }
-    // Families enumerated below with their parameter spaces; any other
-    // registered family is listed once with its defaults.
-    const std::vector<std::string> known = {"ring", "rb", "cps", "hcps", "rhd", "butterfly"};
-    if (wanted("ring")) out.push_back({"ring", ""});
-    if (wanted("rb")) out.push_back({"rb", "root=0"});
-    if (wanted("cps")) out.push_back({"cps", ""});
-    if (wanted("hcps"))
-        for (const std::vector<int>& f : ordered_factorizations(nranks, options.max_hcps_levels))
-            if (f.size() >= 2) out.push_back({"hcps", "factors=" + format_factors(f)});
-    if (wanted("rhd")) out.push_back({"rhd", ""});
-    if (wanted("butterfly")) {
-        std::vector<std::string> groups = {"cyclic"};
-        if ((nranks & (nranks - 1)) == 0) groups.push_back("xor");
-        const int ppn = options.ranks_per_node;
-        if (ppn > 1 && ppn < nranks && nranks % ppn == 0)
-            groups.push_back(std::to_string(ppn) + "x" + std::to_string(nranks / ppn));
-        for (const std::string& g : groups) {
-            // L (the reduction's step count) is half the r = 0 plan's steps.
-            Plan base;
-            ParamMap pm = {{"group", g}, {"r", "0"}};
-            if (!generate("butterfly", nranks, pm, &base)) continue;
-            const int L = base.max_steps() / 2;
-            for (int r = 0; r <= L; ++r)
-                out.push_back({"butterfly", "group=" + g + ",r=" + std::to_string(r)});
-        }
+    CandidateContext ctx;
+    ctx.nranks = nranks;
+    ctx.ranks_per_node = options.ranks_per_node;
+    ctx.max_hcps_levels = options.max_hcps_levels;
+    for (const GeneratorInfo& g : generators()) {
+        if (!wanted(g.name) || g.candidates == nullptr) continue;
+        std::vector<std::string> params;
+        g.candidates(ctx, &params);
+        for (std::string& p : params) out.push_back({g.name, std::move(p)});
     }
-    for (const GeneratorInfo& g : generators())
-        if (std::find(known.begin(), known.end(), g.name) == known.end() && wanted(g.name))
-            out.push_back({g.name, ""});
     return out;
 }
 
@@ -691,12 +791,14 @@ Status best_candidates(int nranks, size_t count, size_t elem_size, const ModelPa
     for (const Candidate& c : enumerate_candidates(nranks, options)) {
         ParamMap pm;
         Status st = parse_params(c.params, &pm);
-        Plan plan;
-        if (st) st = generate(c.algorithm, nranks, pm, &plan);
+        RankGenerator gen;
+        if (st) st = prepare(c.algorithm, nranks, pm, &gen);
+        PlanModel model;
+        if (st) st = PlanModel::build(gen, ranks, &model, nranks > kWholePlanMaxRanks);
         if (!st)
             return Status::internal("candidate " + c.algorithm + " '" + c.params + "' for P=" +
-                                    std::to_string(nranks) + " does not generate: " + st.message());
-        RankedCandidate row{c, predict(plan, count, elem_size, params, ranks)};
+                                    std::to_string(nranks) + " cannot be priced: " + st.message());
+        RankedCandidate row{c, model.predict(count, elem_size, params)};
         if (!row.prediction.status)
             return Status::internal("candidate " + c.algorithm + " '" + c.params +
                                     "': " + row.prediction.status.message());

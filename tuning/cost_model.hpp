@@ -121,6 +121,7 @@
 #include <vector>
 
 #include "plan/plan.hpp"
+#include "plan/registry.hpp"
 #include "plan/status.hpp"
 
 namespace genx {
@@ -251,18 +252,42 @@ Prediction predict(const Plan& plan, size_t count, size_t elem_size, const Model
 // dependency order of the steps are worked out once, so predict() is one
 // linear pass over the plan.  Immutable after build(); predict() is safe to
 // call from several threads.
+//
+// Pricing from one node (the quotient).  When the plan declares a rank
+// symmetry (PlanHeader::symmetry) and every node of the RankMap is a
+// translate of rank 0's node by that group, every translate of a rank
+// starts and ends each step at the same time as the rank itself (its
+// program, its partners' programs and their link classes are the same up
+// to the translation).  build() then models only the ranks of rank 0's
+// node: a transfer to a rank p of node n is matched against the program of
+// p's translate in node 0, and the NIC and incast terms count the real
+// source nodes.  The times are those of the full model exactly when every
+// block holds the same number of elements (count a multiple of nblocks);
+// otherwise the translates differ by at most one element per block and the
+// quotient prices rank 0's node.  A ring of 10⁵ ranks is then priced from
+// one program, not 10⁵.
 class PlanModel {
   public:
     // Fails, naming rank and step, for a bad peer, a transfer without its
     // match, or steps that wait on each other in a cycle.
     static Status build(const Plan& plan, const RankMap& ranks, PlanModel* out);
+    // From a prepared generator: the quotient when `allow_quotient` and the
+    // symmetry applies, else every rank's program, generated one at a time
+    // (memory: the model, not the plan).
+    static Status build(const RankGenerator& gen, const RankMap& ranks, PlanModel* out,
+                        bool allow_quotient = true);
     Prediction predict(size_t count, size_t elem_size, const ModelParams& params) const;
 
     const std::string& algorithm() const { return algorithm_; }
     const std::string& params() const { return params_; }
     int nranks() const { return nranks_; }
+    int nblocks() const { return nblocks_; }
+    // Ranks modelled: nranks, or the ranks of one node for the quotient.
+    int modelled_ranks() const { return static_cast<int>(model_rank_.size()); }
+    bool quotient() const { return modelled_ranks() < nranks_; }
 
   private:
+    class Builder;
     struct Run {
         int lo = 0, len = 0;
     };
@@ -272,14 +297,14 @@ class PlanModel {
         int access = 0;   // bytes read + written per byte (k+1; 2 for a copy)
     };
     struct Xfer {
-        int peer = -1;
+        int peer = -1;       // model index of the peer (or of its translate)
         int peer_step = -1;  // the step of the matched transfer on `peer`
-        int src_node = -1;   // dense node index of `peer`
+        int src_node = -1;   // the real peer's node (RankMap id), for fan-in
         uint32_t first_run = 0, nruns = 0;
         bool recv = false, intra = false;
     };
     struct StepRec {
-        int rank = -1, step = -1, node = -1;
+        int rank = -1, step = -1, node = -1;  // rank: real rank; node: dense, modelled nodes
         uint32_t first_xfer = 0, nxfer = 0, first_op = 0, nop = 0;
     };
     size_t nic_index(int node, int step) const {
@@ -289,7 +314,8 @@ class PlanModel {
 
     std::string algorithm_, params_;
     int nranks_ = 0, nblocks_ = 1, max_steps_ = 0, nnodes_ = 0;
-    std::vector<uint32_t> rank_first_step_;  // nranks + 1 offsets into steps_
+    std::vector<int> model_rank_;            // real rank of each model index
+    std::vector<uint32_t> rank_first_step_;  // model ranks + 1 offsets into steps_
     std::vector<StepRec> steps_;
     std::vector<Xfer> xfers_;
     std::vector<Run> runs_;
@@ -316,13 +342,9 @@ struct CandidateOptions {
     int ranks_per_node = 0;
 };
 
-// Every applicable candidate for `nranks` ranks, in a fixed order:
-//   ring; rb root=0 (every root costs the same on one switch); cps; hcps for
-//   every ordered factorisation with >= 2 factors (one factor is cps); rhd;
-//   butterfly for r = 0..L with group=cyclic, with group=xor when P is a
-//   power of two, and group=ppn x (P/ppn) when ranks_per_node divides P;
-//   any other registered family once with its default params.
-// P = 1 yields ring only (every family is the same empty plan).
+// Every applicable candidate for `nranks` ranks: each registered family's
+// parameter space (registry.hpp's CandidatesFn), in registry order.  P = 1
+// yields ring only (every family is the same empty plan).
 std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& options = {});
 
 struct RankedCandidate {

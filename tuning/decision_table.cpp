@@ -62,7 +62,7 @@ std::string describe(const std::string& alg, const std::string& params) {
 
 }  // namespace
 
-Status price_candidates(const ModelParams& model, const CommShape& shape,
+Status price_candidates(const ModelParams& params, const CommShape& shape,
                         const std::vector<std::string>& families,
                         const std::vector<size_t>& sizes, const TableOptions& options,
                         std::vector<PricedCandidate>* out) {
@@ -75,17 +75,24 @@ Status price_candidates(const ModelParams& model, const CommShape& shape,
     for (const Candidate& c : enumerate_candidates(shape.size, copt)) {
         ParamMap pm;
         Status st = parse_params(c.params, &pm);
-        Plan plan;
-        if (st) st = generate(c.algorithm, shape.size, pm, &plan);
+        RankGenerator gen;
+        if (st) st = prepare(c.algorithm, shape.size, pm, &gen);
         if (!st)
             return Status::internal("candidate " + describe(c.algorithm, c.params) + " for P=" +
                                     std::to_string(shape.size) +
                                     " does not generate: " + st.message());
+        // The envelope prices sizes that are multiples of nblocks, where the
+        // one-node quotient is exact; exact mode prices every class size.
+        PlanModel model;
+        st = PlanModel::build(gen, ranks, &model, !options.exact && shape.size > kWholePlanMaxRanks);
+        if (!st)
+            return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
+                                    st.message());
         PricedCandidate pc;
         pc.candidate = c;
         if (options.exact) {
             for (size_t s : sizes) {
-                const Prediction p = predict(plan, s, 1, model, ranks);
+                const Prediction p = model.predict(s, 1, params);
                 if (!p.status)
                     return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
                                             p.status.message());
@@ -94,12 +101,12 @@ Status price_candidates(const ModelParams& model, const CommShape& shape,
         } else {
             std::vector<Line> lines;
             for (size_t per_block : {size_t{1}, size_t{4096}, size_t{1} << 20}) {
-                const size_t n = per_block * static_cast<size_t>(plan.nblocks);
-                const Prediction p = predict(plan, n, 1, model, ranks);
+                const size_t n = per_block * static_cast<size_t>(gen.header.nblocks);
+                const Prediction p = model.predict(n, 1, params);
                 if (!p.status)
                     return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
                                             p.status.message());
-                lines.push_back(line_of(p, model, static_cast<double>(n)));
+                lines.push_back(line_of(p, params, static_cast<double>(n)));
             }
             for (size_t s : sizes) {
                 double t = 0;
@@ -133,8 +140,8 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
                 if (std::find(kExecParamKeys.begin(), kExecParamKeys.end(), kv.first) ==
                     kExecParamKeys.end())
                     gen.insert(kv);
-            Plan plan;
-            if (st) st = generate(r.algorithm, shape.size, gen, &plan);
+            RankGenerator prepared;
+            if (st) st = prepare(r.algorithm, shape.size, gen, &prepared);
             if (!st) {
                 const std::string msg = rule_location(rules, r) + ": " +
                                         describe(r.algorithm, r.params) + " cannot run on " +

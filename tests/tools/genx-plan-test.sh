@@ -63,6 +63,17 @@ expect 2 'bad\.json:1: model\.host: required field is missing' -a cps -P 4 --mod
 expect 2 'cannot open' -a cps -P 4 --model "$dir/missing.json"
 expect 2 '--candidates and --rank-map need --model' -P 4 --candidates
 
+# One rank of a large plan: its program only, the plan's statistics.
+expect 0 '^rank 3 step 0: recv b\[2\] from 2 -> slot0' -a ring -P 1000 --rank 3
+expect 0 '"steps": 199998' -a ring -P 100000 --rank 5 --stats --json
+expect 0 '"rank": 5' -a ring -P 100000 --rank 5 --json
+expect 0 '"programs_read": 1' -a butterfly -P 100000 -p r=2 --rank 0 --json
+expect 0 '"steps": 32' -a butterfly -P 100000 -p r=2 --rank 0 --json
+expect 0 'ok: 8 sampled ranks of P=100000' -a hcps -P 100000 --check --sample 8
+expect 0 'ok: 4 sampled ranks of P=100000' -a rhd -P 100000 --check --sample 4
+expect 2 '--rank 7 is not a rank in 0..6' -a ring -P 7 --rank 7
+expect 2 '--sample needs --check' -a ring -P 7 --sample 3
+
 # The JSON document alone is on stdout, even with --check.
 "$plan" -a ring -P 5 --json --check 2>/dev/null | head -n 1 | grep -q '^{$' || {
     echo "FAIL: --json --check does not start stdout with the JSON document"

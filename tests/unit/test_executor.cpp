@@ -281,10 +281,13 @@ TEST_CASE("compile rejects what the executor cannot run, naming rank and step", 
     p.programs[0].steps[0].ops.push_back(LocalOp{OpKind::Reduce, kResult, {}, {0}});
     expect_error(p, "a reduce needs at least one");
 
+    // A program that names a slot but was never finalized has no layout.
     Plan unfinalized = base();
-    unfinalized.nslots = 1;
+    unfinalized.programs[0].steps[0].recvs.push_back(Transfer{1, {0}, 0});
+    unfinalized.programs[1].steps[0].sends.push_back(Transfer{0, {0}, kResult});
     Status st = compile(unfinalized, 0, 10, 4, ExecOptions(), &s);
-    CHECK(st.message().find("not finalized") != std::string::npos);
+    INFO(st.message());
+    CHECK(st.message().find("finalized") != std::string::npos);
     CHECK(compile(base(), 2, 10, 4, ExecOptions(), &s).code() == Code::InvalidArgument);
     CHECK(compile(base(), 0, 10, 0, ExecOptions(), &s).code() == Code::InvalidArgument);
     CHECK(compile(base(), 0, 10, 4, opts(0, 0), &s).code() == Code::InvalidArgument);

@@ -146,7 +146,8 @@ TEST_CASE("generate finds generators and reports bad requests", "[plan][registry
         CHECK(s.message().find(g.name) != std::string::npos);
         CHECK(find_generator(g.name) == &g);
         CHECK(!g.summary.empty());
-        CHECK(g.fn != nullptr);
+        CHECK(g.prepare != nullptr);
+        CHECK(g.candidates != nullptr);
     }
     CHECK(find_generator("no-such-algorithm") == nullptr);
 

@@ -1,0 +1,225 @@
+// Per-rank generation (DESIGN §3): a rank's program from the generator is
+// the program the all-rank plan holds; declared symmetries and
+// representatives are proven by the checker; the cost model's one-node
+// quotient gives the full model's times; the sampled check catches what the
+// full check catches in matching.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "make_plan.hpp"
+#include "plan/checker.hpp"
+#include "plan/print.hpp"
+#include "plan/registry.hpp"
+#include "plan/stats.hpp"
+#include "tuning/cost_model.hpp"
+
+using namespace genx;
+
+namespace {
+
+// Every family with a few parameter choices, at P.
+std::vector<std::pair<std::string, std::string>> variants(int P) {
+    std::vector<std::pair<std::string, std::string>> v = {
+        {"ring", ""}, {"rb", ""}, {"cps", ""}, {"hcps", ""}, {"rhd", ""}, {"butterfly", "r=0"}};
+    int L = 0;
+    while ((1 << L) < P) ++L;
+    if (L >= 1) v.push_back({"butterfly", "r=1"});
+    if (L >= 2) v.push_back({"butterfly", "r=" + std::to_string(L)});
+    if ((P & (P - 1)) == 0 && P > 1) v.push_back({"butterfly", "group=xor,r=1"});
+    if (P % 3 == 0 && P > 3) v.push_back({"butterfly", "group=3x" + std::to_string(P / 3)});
+    if (P % 2 == 0 && P > 2) v.push_back({"hcps", "factors=2x" + std::to_string(P / 2)});
+    if (P > 1) v.push_back({"rb", "root=" + std::to_string(P - 1)});
+    return v;
+}
+
+const std::vector<int> kRanks = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 16, 17, 24, 31, 32, 33};
+
+RankGenerator prepared(const std::string& name, int P, const std::string& params) {
+    ParamMap pm;
+    REQUIRE(parse_params(params, &pm).is_ok());
+    RankGenerator g;
+    const Status st = prepare(name, P, pm, &g);
+    INFO(name << " P=" << P << " " << params << ": " << st.message());
+    REQUIRE(st.is_ok());
+    return g;
+}
+
+ModelParams net(double alpha_msg) {
+    ModelParams m;
+    m.inter = LinkParams{2e-5, 1e-9, 3e-10, 2, alpha_msg};
+    m.intra = LinkParams{1e-6, 2e-10, 0, 4, alpha_msg / 4};
+    m.host = HostParams{3e-11, 1e-11};
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("a rank's program is the all-rank plan's program of that rank", "[per-rank]") {
+    for (int P : kRanks)
+        for (const auto& v : variants(P)) {
+            const Plan plan = make_plan(v.first, P, v.second);
+            for (int r = 0; r < P; ++r) {
+                PlanHeader h;
+                Program prog;
+                ParamMap pm;
+                REQUIRE(parse_params(v.second, &pm).is_ok());
+                REQUIRE(generate_rank(v.first, P, r, pm, &h, &prog).is_ok());
+                INFO(v.first << " " << v.second << " P=" << P << " rank " << r);
+                CHECK(format_program(prog, r) == format_program(plan, r));
+                CHECK(h.params == plan.params);
+                CHECK(h.nblocks == plan.nblocks);
+                // One program's layouts cover exactly the slots it uses.
+                CHECK(static_cast<int>(prog.slot_layout.size()) <= plan.nslots);
+            }
+        }
+    PlanHeader h;
+    Program prog;
+    CHECK(generate_rank("ring", 4, 4, {}, &h, &prog).code() == Code::InvalidArgument);
+}
+
+TEST_CASE("declared symmetries and representatives hold", "[per-rank][checker]") {
+    int symmetric = 0;
+    for (int P : kRanks)
+        for (const auto& v : variants(P)) {
+            const Plan plan = make_plan(v.first, P, v.second);
+            INFO(v.first << " " << v.second << " P=" << P);
+            const CheckResult s = check_symmetry(plan);
+            INFO(s.message);
+            CHECK(s.ok);
+            const CheckResult r = check_representatives(plan);
+            INFO(r.message);
+            CHECK(r.ok);
+            CHECK(!plan.representatives.empty());
+            symmetric += !plan.symmetry.empty();
+        }
+    CHECK(symmetric > 100);  // ring, cps, hcps, butterfly, rhd on 2^k declare one
+}
+
+TEST_CASE("the symmetry and representative checks catch planted violations", "[per-rank][checker]") {
+    Plan ring = make_plan("ring", 6);
+    ring.programs[3].steps[2].sends[0].peer = 5;  // not rank 0's peer translated
+    const CheckResult s = check_symmetry(ring);
+    CHECK_FALSE(s.ok);
+    CHECK(s.message.find("declared symmetry does not hold") != std::string::npos);
+
+    Plan hcps = make_plan("hcps", 6, "factors=3x2");
+    hcps.programs[4].steps[0].recvs[1].blocks.push_back(5);  // one more block on rank 4
+    CHECK_FALSE(check_symmetry(hcps).ok);
+    const CheckResult r = check_representatives(hcps);
+    CHECK_FALSE(r.ok);
+    CHECK(r.rank == 4);
+
+    Plan rb = make_plan("rb", 5);
+    rb.representatives = {0};  // the non-roots are not covered any more
+    CHECK_FALSE(check_representatives(rb).ok);
+}
+
+TEST_CASE("statistics from representatives equal the whole plan's", "[per-rank][stats]") {
+    for (int P : {65, 96, 100, 128, 130})
+        for (const auto& v : variants(P)) {
+            const RankGenerator g = prepared(v.first, P, v.second);
+            Plan plan;
+            REQUIRE(generate(g, &plan).is_ok());
+            const size_t count = static_cast<size_t>(plan.nblocks) * 7;  // equal blocks
+            const PlanStats whole = compute_stats(plan, count, 4);
+            const PlanStats reps = compute_stats(g, count, 4);
+            INFO(v.first << " " << v.second << " P=" << P);
+            CHECK(reps.programs_read == static_cast<int>(g.header.representatives.size()));
+            CHECK(reps.programs_read < P);
+            CHECK(reps.steps == whole.steps);
+            CHECK(reps.max_bytes_sent_per_rank == whole.max_bytes_sent_per_rank);
+            CHECK(reps.max_bytes_received_per_rank == whole.max_bytes_received_per_rank);
+            CHECK(reps.elements_reduced_per_rank == whole.elements_reduced_per_rank);
+            CHECK(reps.max_fan_in == whole.max_fan_in);
+            CHECK(reps.max_incast == whole.max_incast);
+            CHECK(reps.step_bytes == whole.step_bytes);
+            CHECK(reps.step_memory_accesses == whole.step_memory_accesses);
+        }
+}
+
+TEST_CASE("the one-node quotient prices like the full model", "[per-rank][cost-model]") {
+    int quotients = 0;
+    for (int P : {4, 6, 8, 9, 12, 16, 24, 30, 32})
+        for (int ppn : {1, 2, 3, 4})
+            for (const auto& v : variants(P)) {
+                if (P % ppn != 0 || ppn == P) continue;
+                const RankMap map = ppn == 1 ? RankMap{} : RankMap::by_slot(P, ppn);
+                const RankGenerator g = prepared(v.first, P, v.second);
+                PlanModel full, quot;
+                REQUIRE(PlanModel::build(g, map, &full, false).is_ok());
+                REQUIRE(PlanModel::build(g, map, &quot, true).is_ok());
+                CHECK_FALSE(full.quotient());
+                if (!quot.quotient()) continue;
+                ++quotients;
+                CHECK(quot.modelled_ranks() == (ppn == 1 ? 1 : ppn));
+                // The butterfly's cyclic and mixed groups split a wrapping
+                // block range into two messages on some ranks only: with a
+                // per-message cost the quotient prices rank 0's.
+                const bool runs_vary = v.first == "butterfly" && !g.header.symmetry.empty() &&
+                                       g.header.symmetry[0] != 2;
+                for (double am : {0.0, 3e-6})
+                    for (size_t per_block : {size_t{1}, size_t{4096}}) {
+                        const size_t count = per_block * static_cast<size_t>(g.header.nblocks);
+                        const Prediction a = full.predict(count, 4, net(am));
+                        const Prediction b = quot.predict(count, 4, net(am));
+                        INFO(v.first << " " << v.second << " P=" << P << " ppn=" << ppn
+                                     << " alpha_msg=" << am << " count=" << count);
+                        REQUIRE(a.status.is_ok());
+                        REQUIRE(b.status.is_ok());
+                        if (am > 0 && runs_vary) {
+                            CHECK(std::fabs(a.seconds - b.seconds) <=
+                                  am * a.critical_path.size() + 1e-12);
+                        } else {
+                            CHECK(b.seconds == Approx(a.seconds).epsilon(1e-9));
+                            CHECK(b.terms.beta == Approx(a.terms.beta).epsilon(1e-9));
+                        }
+                    }
+            }
+    CHECK(quotients > 150);
+}
+
+TEST_CASE("the quotient is declined when nodes are not translates", "[per-rank][cost-model]") {
+    // hcps 3x4 with 2 ranks per node: translating node {0,1} by the group
+    // does not give the node {2,3}... ({2,0} wraps in the first digit).
+    const RankGenerator g = prepared("hcps", 12, "factors=3x4");
+    PlanModel m;
+    REQUIRE(PlanModel::build(g, RankMap::by_slot(12, 2), &m, true).is_ok());
+    CHECK_FALSE(m.quotient());
+    // Without a declared symmetry nothing is quotiented.
+    const RankGenerator rb = prepared("rb", 12, "");
+    REQUIRE(PlanModel::build(rb, RankMap{}, &m, true).is_ok());
+    CHECK_FALSE(m.quotient());
+}
+
+TEST_CASE("the sampled check passes real plans and catches planted mismatches",
+          "[per-rank][checker]") {
+    for (const auto& v : variants(1000)) {
+        const RankGenerator g = prepared(v.first, 1000, v.second);
+        SampleOptions so;
+        so.samples = 8;
+        const CheckResult r = check_sampled(g, so);
+        INFO(v.first << " " << v.second << ": " << r.message);
+        CHECK(r.ok);
+    }
+    // Rank 0's first send carries one block too many, or goes nowhere.
+    RankGenerator g = prepared("ring", 50, "");
+    auto real = g.emit;
+    g.emit = [real](int r, Program* p) {
+        real(r, p);
+        if (r == 0) p->steps[3].sends[0].blocks.push_back(7);
+    };
+    SampleOptions all;
+    all.samples = 400;  // draws rank 0 or rank 1 with near certainty
+    CheckResult bad = check_sampled(g, all);
+    CHECK_FALSE(bad.ok);
+    CHECK(bad.kind == Violation::Mismatched);
+    g.emit = [real](int r, Program* p) {
+        real(r, p);
+        if (r == 0) p->steps.pop_back();
+    };
+    bad = check_sampled(g, all);
+    CHECK_FALSE(bad.ok);
+    CHECK((bad.kind == Violation::UnmatchedSend || bad.kind == Violation::UnmatchedRecv));
+}
