@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include "plan/svg.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/rules.hpp"
+#include "tuning/selector.hpp"
 
 namespace {
 
@@ -57,6 +59,9 @@ struct Options {
     std::string model_file;
     std::string rank_map;
     bool candidates = false;
+    bool decisions = false;
+    std::string rules;  // --rules FILE for --decisions
+    int ppn = 0;        // --ppn K for --decisions
     int rank = -1;   // --rank: one rank's program; -1 = every rank
     int sample = 0;  // --sample K with --check: K random ranks
     uint64_t seed = 1;
@@ -246,6 +251,13 @@ void add_options(CLI::App& app, Options& o) {
                    "with --check: check K random ranks' transfers against their peers' "
                    "programs instead of the whole plan (for large P)");
     app.add_option("--seed", o.seed, "random seed for --sample")->capture_default_str();
+    app.add_flag("--decisions", o.decisions,
+                 "print the decision table a communicator of --ranks gets (no --algorithm): "
+                 "the built-in defaults, or --rules FILE");
+    app.add_option("--rules", o.rules, "with --decisions: a rules file (docs/rules.md)");
+    app.add_option("--ppn", o.ppn,
+                   "with --decisions: ranks per node (consecutive ranks fill a node); "
+                   "default one rank per node");
     app.add_flag("--candidates", o.candidates,
                  "with --model: rank every candidate genx has for --ranks (no --algorithm)");
 }
@@ -281,7 +293,7 @@ int main(int argc, char** argv) {
     }
 
     if (opt.list) return list_algorithms();
-    if (opt.algorithm.empty() && !opt.candidates)
+    if (opt.algorithm.empty() && !opt.candidates && !opt.decisions)
         return bad_input("--algorithm is required (see --list)");
     if (opt.ranks < 1)
         return bad_input("--ranks must be a positive number of ranks, got " +
@@ -302,6 +314,36 @@ int main(int argc, char** argv) {
     if (bytes % opt.dtype_size != 0)
         return bad_input("--bytes " + opt.bytes + " is not a multiple of --dtype-size " +
                          std::to_string(opt.dtype_size));
+
+    if (opt.decisions) {
+        if (opt.ppn < 0 || opt.ppn > opt.ranks)
+            return bad_input("--ppn " + std::to_string(opt.ppn) + " is not in 0.." +
+                             std::to_string(opt.ranks));
+        std::shared_ptr<const RulesFile> rules;
+        std::string warning;
+        if (Status s = selector_rules(opt.rules, true, &rules, &warning); !s)
+            return bad_input("--rules: " + s.message());
+        CommShape shape;
+        shape.size = opt.ranks;
+        shape.ppn = opt.ppn;
+        shape.nodes = opt.ppn > 0 ? (opt.ranks + opt.ppn - 1) / opt.ppn : 0;
+        std::shared_ptr<const DecisionTable> table;
+        std::vector<std::string> warnings;
+        if (Status s = selector_table(rules, shape, TableOptions{}, &table, &warnings); !s)
+            return bad_input(s.message());
+        for (const std::string& w : warnings) std::cerr << "genx-plan: " << w << "\n";
+        std::cout << "# decisions for " << opt.ranks << " ranks"
+                  << (opt.ppn > 0 ? ", " + std::to_string(opt.ppn) + " per node" : "") << ", "
+                  << (opt.rules.empty() ? "built-in defaults" : opt.rules)
+                  << (table->unpriced() > 0
+                          ? "; " + std::to_string(table->unpriced()) +
+                                " symmetric candidates not priced (their symmetry does not map "
+                                "nodes onto nodes)"
+                          : std::string())
+                  << "\n"
+                  << table->format();
+        return 0;
+    }
 
     Context ctx(opt, bytes / opt.dtype_size, opt.json ? &std::cerr : &std::cout);
     if (opt.model) {

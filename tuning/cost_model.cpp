@@ -518,6 +518,12 @@ Status PlanModel::build(const Plan& plan, const RankMap& ranks, PlanModel* out) 
     return Status::ok();
 }
 
+bool PlanModel::quotient_applies(const PlanHeader& header, const RankMap& ranks) {
+    PlanModel m;
+    Builder b(header, ranks, &m);
+    return b.init_quotient();
+}
+
 Status PlanModel::build(const RankGenerator& gen, const RankMap& ranks, PlanModel* out,
                         bool allow_quotient) {
     const PlanHeader& h = gen.header;

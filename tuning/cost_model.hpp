@@ -276,6 +276,8 @@ class PlanModel {
     // (memory: the model, not the plan).
     static Status build(const RankGenerator& gen, const RankMap& ranks, PlanModel* out,
                         bool allow_quotient = true);
+    // Whether build() would price `gen` from one node under `ranks`.
+    static bool quotient_applies(const PlanHeader& header, const RankMap& ranks);
     Prediction predict(size_t count, size_t elem_size, const ModelParams& params) const;
 
     const std::string& algorithm() const { return algorithm_; }

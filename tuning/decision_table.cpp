@@ -65,13 +65,14 @@ std::string describe(const std::string& alg, const std::string& params) {
 Status price_candidates(const ModelParams& params, const CommShape& shape,
                         const std::vector<std::string>& families,
                         const std::vector<size_t>& sizes, const TableOptions& options,
-                        std::vector<PricedCandidate>* out) {
+                        std::vector<PricedCandidate>* out, int* unpriced_out) {
     CandidateOptions copt;
     copt.families = families;
     copt.max_hcps_levels = options.max_hcps_levels;
     copt.ranks_per_node = shape.ppn;
     const RankMap ranks = rank_map_for(shape);
     std::vector<PricedCandidate> result;
+    int unpriced = 0;
     for (const Candidate& c : enumerate_candidates(shape.size, copt)) {
         ParamMap pm;
         Status st = parse_params(c.params, &pm);
@@ -81,6 +82,17 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
             return Status::internal("candidate " + describe(c.algorithm, c.params) + " for P=" +
                                     std::to_string(shape.size) +
                                     " does not generate: " + st.message());
+        // A large symmetric plan whose symmetry does not map the nodes onto
+        // each other (an hcps factorisation across node boundaries) would
+        // need every rank's program, O(P²) for these families: not priced.
+        // Such a plan mixes intra- and inter-node partners in every round;
+        // the aligned factorisations and the other families remain.
+        const bool large = shape.size > kWholePlanMaxRanks;
+        if (large && !options.exact && !gen.header.symmetry.empty() &&
+            !PlanModel::quotient_applies(gen.header, ranks)) {
+            ++unpriced;
+            continue;
+        }
         // The envelope prices sizes that are multiples of nblocks, where the
         // one-node quotient is exact; exact mode prices every class size.
         PlanModel model;
@@ -118,6 +130,7 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
         result.push_back(std::move(pc));
     }
     *out = std::move(result);
+    if (unpriced_out != nullptr) *unpriced_out = unpriced;
     return Status::ok();
 }
 
@@ -167,6 +180,7 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
     std::vector<size_t> at(starts.size());
     for (size_t i = 0; i < starts.size(); ++i) at[i] = std::max<size_t>(starts[i], 1);
 
+    DecisionTable t;
     // Model prices per family list, computed when first needed.
     std::map<std::vector<std::string>, std::vector<PricedCandidate>> priced;
     auto prices = [&](const std::vector<std::string>& families,
@@ -174,7 +188,10 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
         auto it = priced.find(families);
         if (it == priced.end()) {
             std::vector<PricedCandidate> v;
-            GENX_RETURN_IF_ERROR(price_candidates(rules.model, shape, families, at, options, &v));
+            int skipped = 0;
+            GENX_RETURN_IF_ERROR(
+                price_candidates(rules.model, shape, families, at, options, &v, &skipped));
+            t.unpriced_ = std::max(t.unpriced_, skipped);
             it = priced.emplace(families, std::move(v)).first;
         }
         *p = &it->second;
@@ -198,7 +215,6 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
         }
     };
 
-    DecisionTable t;
     for (size_t i = 0; i < starts.size(); ++i) {
         const AllreduceRule* rule = nullptr;
         for (const AllreduceRule* r : live)

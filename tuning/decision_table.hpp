@@ -85,12 +85,15 @@ class DecisionTable {
     uint64_t digest() const;
 
     size_t intervals() const { return starts_.size(); }
+    // Candidates left unpriced (price_candidates), most over the family lists.
+    int unpriced() const { return unpriced_; }
     size_t interval_start(size_t i) const { return starts_[i]; }
     const Decision& decision(size_t i) const { return decisions_[i]; }
 
   private:
     std::vector<size_t> starts_;  // ascending, starts_[0] == 0
     std::vector<Decision> decisions_;
+    int unpriced_ = 0;
 };
 
 // The rank placement the model assumes for a shape: consecutive ranks fill
@@ -105,11 +108,14 @@ struct PricedCandidate {
 
 // Prices every candidate enumerate_candidates() gives for `shape` (families
 // empty = all) at each of `sizes` (bytes), exactly or by the envelope (see
-// the header comment).  Fails naming a candidate that does not generate or
+// the header comment).  Beyond kWholePlanMaxRanks ranks, a symmetric
+// candidate whose symmetry does not map the nodes onto each other (so that
+// only every rank's program could price it) is left out and counted in
+// *unpriced.  Fails naming a candidate that does not generate or
 // cannot be timed.
 Status price_candidates(const ModelParams& model, const CommShape& shape,
                         const std::vector<std::string>& families,
                         const std::vector<size_t>& sizes, const TableOptions& options,
-                        std::vector<PricedCandidate>* out);
+                        std::vector<PricedCandidate>* out, int* unpriced = nullptr);
 
 }  // namespace genx

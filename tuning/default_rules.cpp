@@ -13,12 +13,10 @@
 // (latency vs bandwidth vs memory passes), which these keep realistic;
 // genx-tune replaces them with measured values.
 //
-// Why the one explicit rule.  Beyond 64 ranks three families cannot win
-// and are expensive to price for every new communicator shape (the model
-// walks every step of every rank): the parameter servers rb and cps (fan-in
-// P, P² messages) are far past any measured incast threshold, and ring is
-// dominated by butterfly r=0, which moves the same bytes and reduces the
-// same elements in 2⌈log2 P⌉ instead of 2(P−1) steps.
+// No family is excluded at any size: the model prices every candidate.
+// Large communicators no longer make that expensive (the cost model prices
+// a symmetric plan from one node's ranks, PlanModel's quotient), and the
+// model itself rules the parameter servers out where incast hurts.
 #include "tuning/rules.hpp"
 
 namespace genx {
@@ -37,8 +35,6 @@ const std::string& builtin_rules_text() {
     "host": {"gamma": 5e-11, "delta": 1e-10}
   },
   "allreduce": [
-    {"comm_size": "65-inf", "algorithm": "model", "families": ["rhd", "hcps", "butterfly"],
-     "comment": "rb, cps: incast-bound at this scale; ring: dominated by butterfly r=0"},
     {"algorithm": "model", "comment": "every family, priced by the model"}
   ]
 }

@@ -74,6 +74,11 @@ expect 0 'ok: 4 sampled ranks of P=100000' -a rhd -P 100000 --check --sample 4
 expect 2 '--rank 7 is not a rank in 0..6' -a ring -P 7 --rank 7
 expect 2 '--sample needs --check' -a ring -P 7 --sample 3
 
+# The decision table a communicator gets, at a scale no test machine has.
+expect 0 '^# decisions for 4096 ranks, 8 per node, built-in defaults' -P 4096 --ppn 8 --decisions
+expect 0 '^0-1 ' -P 1000 --decisions
+expect 2 'cannot open' -P 8 --decisions --rules "$dir/missing.json"
+
 # The JSON document alone is on stdout, even with --check.
 "$plan" -a ring -P 5 --json --check 2>/dev/null | head -n 1 | grep -q '^{$' || {
     echo "FAIL: --json --check does not start stdout with the JSON document"
