@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,10 +30,96 @@ using Group = RankGroup;
 // One step of the base (J = {0}) reduction: live placements A, the sent
 // ones B ⊆ A, the operator d (B + d ⊆ A \ B).
 struct FoldStep {
-    std::vector<int> live;  // A_i
+    std::vector<int> live;  // A_i = {x : digits < factor are 0, digit factor < N}
     std::vector<int> sent;  // B_i
     int d = 0;
+    size_t factor = 0;  // the digit being folded
+    int N = 1;          // its live values before the step
 };
+
+// The translates J as a set: {0} (r = 0), or a fold step's live set.
+struct Translates {
+    bool zero_only = true;
+    size_t factor = 0;
+    int N = 1;
+};
+
+// J + X as a mask over the group, in O(P + |X|) instead of |J|·|X| (which
+// is P²/2 for the latency-optimal r = L).  J's digits below `factor` are
+// 0, digit `factor` ranges over [0, N) and the higher digits are free, so
+// x + J keeps x's lower digits, covers an interval of N values (cyclic in
+// Z_n) of digit `factor` and every value of the higher ones: mark those
+// intervals with a difference array along digit `factor`, per value of
+// the lower digits, then extend over the free digits.
+std::vector<char> sumset(const Group& g, const Translates& J, const std::vector<int>& X) {
+    const size_t uP = static_cast<size_t>(g.order);
+    std::vector<char> mask(uP, 0);
+    if (J.zero_only) {
+        for (int x : X) mask[static_cast<size_t>(x)] = 1;
+        return mask;
+    }
+    const int n = g.radix[J.factor];
+    const int s = g.stride[J.factor];
+    const size_t small = static_cast<size_t>(s) * static_cast<size_t>(n);
+    std::vector<char> proj(small, 0);
+    for (int x : X) proj[static_cast<size_t>(x) % small] = 1;
+    std::vector<char> cover(small, 0);
+    std::vector<int> diff(static_cast<size_t>(n) + 1);
+    for (int low = 0; low < s; ++low) {
+        std::fill(diff.begin(), diff.end(), 0);
+        bool any = false;
+        for (int t = 0; t < n; ++t) {
+            if (!proj[static_cast<size_t>(low + t * s)]) continue;
+            any = true;
+            const int end = t + J.N;
+            ++diff[static_cast<size_t>(t)];
+            if (end <= n) {
+                --diff[static_cast<size_t>(end)];
+            } else {
+                --diff[static_cast<size_t>(n)];
+                ++diff[0];
+                --diff[static_cast<size_t>(end - n)];
+            }
+        }
+        if (!any) continue;
+        int run = 0;
+        for (int t = 0; t < n; ++t) {
+            run += diff[static_cast<size_t>(t)];
+            if (run > 0) cover[static_cast<size_t>(low + t * s)] = 1;
+        }
+    }
+    for (size_t y = 0; y < uP; ++y) mask[y] = cover[y % small];
+    return mask;
+}
+
+// Sorts *b in O(n) when it is a rotation of an ascending list, or of a
+// descending one; false (b unchanged) otherwise.
+bool sorted_by_rotation(std::vector<int>* b) {
+    for (int pass = 0; pass < 2; ++pass) {
+        const size_t n = b->size();
+        size_t drop = 0;
+        bool ok = true;
+        for (size_t i = 1; i < n && ok; ++i)
+            if ((*b)[i] < (*b)[i - 1]) {
+                ok = drop == 0;
+                drop = i;
+            }
+        if (ok && (drop == 0 || b->back() < b->front())) {
+            std::rotate(b->begin(), b->begin() + static_cast<long>(drop), b->end());
+            return true;
+        }
+        std::reverse(b->begin(), b->end());
+    }
+    return false;
+}
+
+// The members of X grouped by key(x), in key order.
+template <typename Key, typename F>
+std::map<Key, std::vector<int>> group_by(const std::vector<int>& X, F key) {
+    std::map<Key, std::vector<int>> out;
+    for (int x : X) out[key(x)].push_back(x);
+    return out;
+}
 
 // Folds Z_n1 first; within a factor, the paper's halving (eqs. (18)-(19)
 // with the odd-N correction described in butterfly.hpp).
@@ -53,6 +140,8 @@ std::vector<FoldStep> fold_schedule(const Group& g) {
                 if (xk >= keep) st.sent.push_back(x);
             }
             st.d = ((g.radix[k] - s) % g.radix[k]) * g.stride[k];
+            st.factor = k;
+            st.N = N;
             steps.push_back(std::move(st));
         }
     }
@@ -100,7 +189,7 @@ int classify(const Group& g, const std::vector<std::vector<int>>& S, const std::
 
 // Builds the reduction steps for the translates J of the base schedule.
 // On return every vector (j, G), j ∈ J, is in the result buffer.
-Status reduction_steps(const Group& g, const std::vector<FoldStep>& fold, const std::vector<int>& J,
+Status reduction_steps(const Group& g, const std::vector<FoldStep>& fold, const Translates& J,
                        std::vector<AbstractStep>* out) {
     const int P = g.order;
     const size_t uP = static_cast<size_t>(P);
@@ -115,8 +204,11 @@ Status reduction_steps(const Group& g, const std::vector<FoldStep>& fold, const 
     std::vector<int> cls;
     int ncls = classify(g, S, all_live, &cls);
     std::vector<BufferId> live(static_cast<size_t>(ncls) * uP, kNowhere);
-    for (int j : J)
-        for (int a : all_live) live[at(cls[static_cast<size_t>(a)], g.add(j, a))] = kResult;
+    for (const auto& kv : group_by<int>(all_live, [&](int a) { return cls[static_cast<size_t>(a)]; })) {
+        const std::vector<char> hit = sumset(g, J, kv.second);
+        for (size_t pl = 0; pl < uP; ++pl)
+            if (hit[pl]) live[at(kv.first, static_cast<int>(pl))] = kResult;
+    }
 
     for (size_t i = 0; i < fold.size(); ++i) {
         const FoldStep& st = fold[i];
@@ -127,14 +219,16 @@ Status reduction_steps(const Group& g, const std::vector<FoldStep>& fold, const 
         // Sends: every translate's B_i, one message, so one buffer and one
         // vector per placement.
         std::vector<int> sent_cls(uP, -1);
-        for (int j : J)
-            for (int a : st.sent) {
-                const int pl = g.add(j, a), c = cls[static_cast<size_t>(a)];
-                int& sc = sent_cls[static_cast<size_t>(pl)];
-                if (sc >= 0 && sc != c)
+        for (const auto& kv : group_by<int>(st.sent, [&](int a) { return cls[static_cast<size_t>(a)]; })) {
+            const std::vector<char> hit = sumset(g, J, kv.second);
+            for (size_t pl = 0; pl < uP; ++pl) {
+                if (!hit[pl]) continue;
+                int& sc = sent_cls[pl];
+                if (sc >= 0 && sc != kv.first)
                     return internal("two different vectors share a sent placement", P, step);
-                sc = c;
+                sc = kv.first;
             }
+        }
         as.send_buf = kNowhere;
         for (int pl = 0; pl < P; ++pl) {
             const int c = sent_cls[static_cast<size_t>(pl)];
@@ -190,12 +284,21 @@ Status reduction_steps(const Group& g, const std::vector<FoldStep>& fold, const 
         std::vector<signed char> combined(nsize, 0);
         std::vector<int> old_uses(static_cast<size_t>(old_ncls) * uP, 0);
         std::vector<int> recv_uses(uP, 0);
-        for (int j : J)
-            for (int a : next_live) {
-                const int pl = g.add(j, a);
-                const size_t nk = at(cls[static_cast<size_t>(a)], pl);
-                const int oc = old_cls[static_cast<size_t>(a)];
-                const bool comb = from[static_cast<size_t>(a)] >= 0;
+        // Keyed by (new class, old class, combined): members of one key
+        // land on the same kind of vector at every placement they reach.
+        using Key = std::tuple<int, int, bool>;
+        const auto keys = group_by<Key>(next_live, [&](int a) {
+            return Key{cls[static_cast<size_t>(a)], old_cls[static_cast<size_t>(a)],
+                       from[static_cast<size_t>(a)] >= 0};
+        });
+        for (const auto& kv : keys) {
+            const int nc = std::get<0>(kv.first), oc = std::get<1>(kv.first);
+            const bool comb = std::get<2>(kv.first);
+            const std::vector<char> hit = sumset(g, J, kv.second);
+            for (size_t upl = 0; upl < uP; ++upl) {
+                if (!hit[upl]) continue;
+                const int pl = static_cast<int>(upl);
+                const size_t nk = at(nc, pl);
                 if (origin[nk] >= 0) {
                     if (origin[nk] != oc || combined[nk] != comb)
                         return internal("a new vector has two different origins", P, step);
@@ -204,8 +307,9 @@ Status reduction_steps(const Group& g, const std::vector<FoldStep>& fold, const 
                 origin[nk] = oc;
                 combined[nk] = comb;
                 ++old_uses[at(oc, pl)];
-                if (comb) ++recv_uses[static_cast<size_t>(pl)];
+                if (comb) ++recv_uses[upl];
             }
+        }
 
         // Per class, combine in place into the old vector when nothing else
         // needs it, else into the received copy when only this class uses
@@ -354,7 +458,12 @@ Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
 
     // Translates needed: the base schedule's live placements r steps before
     // the end of the reduction.
-    const std::vector<int> J = r == 0 ? std::vector<int>{0} : fold[static_cast<size_t>(L - r)].live;
+    Translates J;
+    if (r > 0) {
+        J.zero_only = false;
+        J.factor = fold[static_cast<size_t>(L - r)].factor;
+        J.N = fold[static_cast<size_t>(L - r)].N;
+    }
 
     std::vector<AbstractStep>& steps = sched->steps;
     GENX_RETURN_IF_ERROR(reduction_steps(group, fold, J, &steps));
@@ -389,13 +498,18 @@ Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
         auto blocks_of = [&](const std::vector<int>& placements) {
             std::vector<int> b;
             b.reserve(placements.size());
-            if (placements.size() * 8 < static_cast<size_t>(n)) {
-                for (int pl : placements) b.push_back(grp.block_of(grp.sub(p, pl)));
+            for (int pl : placements) b.push_back(grp.block_of(grp.sub(p, pl)));
+            // Placements are ascending, so for the cyclic group the labels
+            // p - pl descend with one wrap: reversed and rotated they are
+            // sorted, in O(n).  Other groups: sort, or mark for long lists.
+            if (sorted_by_rotation(&b)) return b;
+            if (b.size() * 8 < static_cast<size_t>(n)) {
                 std::sort(b.begin(), b.end());
                 return b;
             }
             mark.assign(static_cast<size_t>(n), 0);
-            for (int pl : placements) mark[static_cast<size_t>(grp.block_of(grp.sub(p, pl)))] = 1;
+            for (int x : b) mark[static_cast<size_t>(x)] = 1;
+            b.clear();
             for (int x = 0; x < n; ++x)
                 if (mark[static_cast<size_t>(x)] != 0) b.push_back(x);
             return b;

@@ -337,8 +337,8 @@ int main(int argc, char** argv) {
                   << (opt.rules.empty() ? "built-in defaults" : opt.rules)
                   << (table->unpriced() > 0
                           ? "; " + std::to_string(table->unpriced()) +
-                                " symmetric candidates not priced (their symmetry does not map "
-                                "nodes onto nodes)"
+                                " candidates not priced (only every rank's program could price "
+                                "them; docs/model.md)"
                           : std::string())
                   << "\n"
                   << table->format();

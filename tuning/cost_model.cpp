@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "plan/registry.hpp"
@@ -276,18 +275,30 @@ class PlanModel::Builder {
         if (h_.symmetry.empty()) return false;
         RankGroup g(h_.symmetry);
         if (g.order != P) return false;
+        if (ranks_.node.empty()) {
+            // One rank per node: rank p is rank 0 translated by p.
+            identity_ = true;
+            group_ = std::move(g);
+            model_ = {0};
+            start();
+            return true;
+        }
         const int n0 = ranks_.node_of(0);
         std::vector<int> node0;
         for (int r = 0; r < P; ++r)
             if (ranks_.node_of(r) == n0) node0.push_back(r);
         if (node0.size() == static_cast<size_t>(P)) return false;  // one node: nothing to gain
         std::vector<int> trans(static_cast<size_t>(P), -1);
-        std::unordered_set<int> imaged;
+        // Node ids are RankMap ids: >= 0 listed, -1-rank for unlisted ranks.
+        std::vector<char> imaged(2 * static_cast<size_t>(P), 0);
         for (int p = 0; p < P; ++p) {
             if (trans[static_cast<size_t>(p)] >= 0) continue;
             // p is the lowest rank not yet covered: the image of rank 0.
             const int nid = ranks_.node_of(p);
-            if (!imaged.insert(nid).second) return false;
+            if (nid >= P || nid < -P) return false;
+            char& seen = imaged[static_cast<size_t>(nid + P)];
+            if (seen) return false;
+            seen = 1;
             for (int x : node0) {
                 const int y = g.add(x, p);
                 if (ranks_.node_of(y) != nid || trans[static_cast<size_t>(y)] >= 0) return false;
@@ -302,6 +313,16 @@ class PlanModel::Builder {
     }
 
     const std::vector<int>& model_ranks() const { return model_; }
+    bool quotient() const { return identity_ || !trans_.empty(); }
+    // Rank 0's program translated to rank x (the declared symmetry): the
+    // same block lists, peers p -> p ⊕ x.
+    void translate(const Program& zero, int x, Program* out) const {
+        *out = zero;
+        for (Step& st : out->steps) {
+            for (Transfer& t : st.sends) t.peer = group_.add(t.peer, x);
+            for (Transfer& t : st.recvs) t.peer = group_.add(t.peer, x);
+        }
+    }
 
     // Model index m's program (m in increasing order).
     Status add(int m, const Program& prog);
@@ -329,6 +350,7 @@ class PlanModel::Builder {
     // The model index standing for real rank p, and the id under which that
     // rank knows real rank r.
     std::pair<int, int> frame(int p, int r) const {
+        if (identity_) return {0, group_.sub(r, p)};
         if (trans_.empty()) return {p, r};
         const int t = trans_[static_cast<size_t>(p)];
         return {index_[static_cast<size_t>(group_.sub(p, t))], group_.sub(r, t)};
@@ -346,6 +368,7 @@ class PlanModel::Builder {
     std::vector<int> index_;   // quotient: model index per real rank of node 0, else empty
     std::vector<int> trans_;   // quotient: translation per real rank
     RankGroup group_;
+    bool identity_ = false;  // quotient with one rank per node: translation = the rank
     std::vector<Ends> ends_;
     std::map<int, int> node_dense_;
 };
@@ -535,10 +558,21 @@ Status PlanModel::build(const RankGenerator& gen, const RankMap& ranks, PlanMode
     Builder b(h, ranks, &m);
     if (!allow_quotient || !b.init_quotient()) b.init_full();
     const std::vector<int> model = b.model_ranks();
-    Program prog;
+    Program prog, zero;
+    if (b.quotient()) gen.emit(0, &zero);
     for (size_t i = 0; i < model.size(); ++i) {
-        prog.steps.clear();
-        gen.emit(model[i], &prog);
+        // In the quotient, node 0's ranks are rank 0 translated: their
+        // block labels differ, their sizes (equal blocks) do not.
+        if (b.quotient() && model[i] == 0) {
+            GENX_RETURN_IF_ERROR(b.add(static_cast<int>(i), zero));
+            continue;
+        }
+        if (b.quotient()) {
+            b.translate(zero, model[i], &prog);
+        } else {
+            prog.steps.clear();
+            gen.emit(model[i], &prog);
+        }
         GENX_RETURN_IF_ERROR(b.add(static_cast<int>(i), prog));
     }
     GENX_RETURN_IF_ERROR(b.finish());

@@ -60,6 +60,26 @@ std::string describe(const std::string& alg, const std::string& params) {
     return params.empty() ? alg : alg + " (" + params + ")";
 }
 
+// Block entries of every rank's program, estimated as P times the largest
+// representative's (every rank's when none are declared).
+double full_model_entries(const RankGenerator& gen) {
+    const PlanHeader& h = gen.header;
+    std::vector<int> reps = h.representatives;
+    if (reps.empty()) reps.push_back(0);
+    size_t most = 0;
+    for (int r : reps) {
+        const Program p = gen.program(r);
+        size_t n = 0;
+        for (const Step& st : p.steps) {
+            for (const Transfer& t : st.sends) n += t.blocks.size() + 1;
+            for (const Transfer& t : st.recvs) n += t.blocks.size() + 1;
+            for (const LocalOp& op : st.ops) n += op.blocks.size() + 1;
+        }
+        most = std::max(most, n);
+    }
+    return static_cast<double>(most) * h.nranks;
+}
+
 }  // namespace
 
 Status price_candidates(const ModelParams& params, const CommShape& shape,
@@ -73,6 +93,7 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     const RankMap ranks = rank_map_for(shape);
     std::vector<PricedCandidate> result;
     int unpriced = 0;
+    std::map<std::vector<int>, bool> quotient_ok;  // by symmetry group
     for (const Candidate& c : enumerate_candidates(shape.size, copt)) {
         ParamMap pm;
         Status st = parse_params(c.params, &pm);
@@ -82,16 +103,28 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
             return Status::internal("candidate " + describe(c.algorithm, c.params) + " for P=" +
                                     std::to_string(shape.size) +
                                     " does not generate: " + st.message());
-        // A large symmetric plan whose symmetry does not map the nodes onto
-        // each other (an hcps factorisation across node boundaries) would
-        // need every rank's program, O(P²) for these families: not priced.
-        // Such a plan mixes intra- and inter-node partners in every round;
-        // the aligned factorisations and the other families remain.
-        const bool large = shape.size > kWholePlanMaxRanks;
-        if (large && !options.exact && !gen.header.symmetry.empty() &&
-            !PlanModel::quotient_applies(gen.header, ranks)) {
-            ++unpriced;
-            continue;
+        // Beyond kWholePlanMaxRanks, a plan the one-node quotient cannot
+        // price needs every rank's program.  That is cheap for some (rb,
+        // rhd on a few thousand ranks) and O(P²) for others (an hcps
+        // factorisation across node boundaries, rhd folding at 10⁵): such a
+        // candidate is priced only when its estimated size (P times its
+        // largest representative program, in block entries) fits
+        // kFullModelBudget, and counted as unpriced otherwise.
+        if (shape.size > kWholePlanMaxRanks && !options.exact) {
+            bool quotient = false;
+            if (!gen.header.symmetry.empty()) {
+                auto it = quotient_ok.find(gen.header.symmetry);
+                if (it == quotient_ok.end())
+                    it = quotient_ok
+                             .emplace(gen.header.symmetry,
+                                      PlanModel::quotient_applies(gen.header, ranks))
+                             .first;
+                quotient = it->second;
+            }
+            if (!quotient && full_model_entries(gen) > kFullModelBudget) {
+                ++unpriced;
+                continue;
+            }
         }
         // The envelope prices sizes that are multiples of nblocks, where the
         // one-node quotient is exact; exact mode prices every class size.

@@ -35,6 +35,9 @@
 
 namespace genx {
 
+// About half a second of model building on one core.
+constexpr double kFullModelBudget = 4e8;
+
 struct TableOptions {
     // hcps factorisations with at most this many factors (0 = all; the
     // count grows quickly with P).
@@ -108,10 +111,11 @@ struct PricedCandidate {
 
 // Prices every candidate enumerate_candidates() gives for `shape` (families
 // empty = all) at each of `sizes` (bytes), exactly or by the envelope (see
-// the header comment).  Beyond kWholePlanMaxRanks ranks, a symmetric
-// candidate whose symmetry does not map the nodes onto each other (so that
-// only every rank's program could price it) is left out and counted in
-// *unpriced.  Fails naming a candidate that does not generate or
+// the header comment).  Beyond kWholePlanMaxRanks ranks, a candidate the
+// one-node quotient cannot price (no declared symmetry, or one that does
+// not map the nodes onto each other) is priced from every rank's program
+// only when that is at most kFullModelBudget block entries; otherwise it
+// is left out and counted in *unpriced.  Fails naming a candidate that does not generate or
 // cannot be timed.
 Status price_candidates(const ModelParams& model, const CommShape& shape,
                         const std::vector<std::string>& families,
