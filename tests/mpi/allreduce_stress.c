@@ -462,6 +462,8 @@ typedef struct {
     int my_size;     /* size of this rank's communicator */
     int *members;    /* world ranks of this rank's communicator in comm-rank order */
     int pending;     /* outstanding requests on comm */
+    int ngroups;     /* communicators in this slot */
+    int nmulti;      /* of them with 2 ranks or more */
 } slot_t;
 
 static int nranks, myrank;
@@ -539,6 +541,15 @@ static void renumber_groups(slot_t *s)
         s->group[r] = map[r];
     }
     comms_distinct += n;
+    s->ngroups = n;
+    s->nmulti = 0;
+    for (int gi = 0; gi < n; ++gi) {
+        int members = 0;
+        for (int r = 0; r < nranks; ++r) {
+            members += s->group[r] == gi;
+        }
+        s->nmulti += members >= 2;
+    }
     free(map);
     free(old);
 }
@@ -547,7 +558,7 @@ static void renumber_groups(slot_t *s)
 static slot_t *make_split(rng_t *g, slot_t *parent)
 {
     slot_t *s = slot_alloc();
-    int ncolors = 1 + (int) below(g, (uint64_t) nranks);
+    int ncolors = 1 + (int) below(g, (uint64_t) (nranks + 1) / 2); /* 1 .. ceil(P/2) */
     int undef_pm = (int) below(g, 3) * 100; /* 0, 10 or 20 % of ranks left out */
     int keymode = (int) below(g, 3);        /* 0 random, 1 reversed, 2 equal */
     static const char *const keynames[3] = { "random keys", "reversed keys", "equal keys" };
@@ -933,7 +944,7 @@ int main(int argc, char **argv)
 {
     rng_t g;
     slot_t *world;
-    long call = 0, steps = 0, large_used = 0;
+    long call = 0, steps = 0, large_used = 0, collectives = 0, collectives_multi = 0;
     double t0, t1;
     long totals[9], mine[9];
 
@@ -1041,6 +1052,8 @@ int main(int argc, char **argv)
         world->crank[r] = r;
     }
     world->comm = MPI_COMM_WORLD;
+    world->ngroups = 1;
+    world->nmulti = nranks >= 2;
     snprintf(world->desc, sizeof(world->desc), "MPI_COMM_WORLD");
     slot_finish(world);
     make_dup(world);
@@ -1096,6 +1109,8 @@ int main(int argc, char **argv)
             }
             do_call(call, s, call_seed, large);
             ++call;
+            collectives += s->ngroups;
+            collectives_multi += s->nmulti;
         } else { /* complete outstanding requests */
             complete((int) below(&g, DONE_KINDS));
         }
@@ -1121,12 +1136,14 @@ int main(int argc, char **argv)
     MPI_Reduce(mine, totals, 9, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     {
         if (0 == myrank) {
-            printf("allreduce_stress: seed %" PRIu64 ": %ld calls in %ld steps; %ld rank-calls "
-                   "checked (%ld MPI_Iallreduce, %ld in place, %ld with count 0, %ld large, "
-                   "%ld elements); %ld communicator creations made %ld communicators "
+            printf("allreduce_stress: seed %" PRIu64 ": %ld calls in %ld steps, %ld collective "
+                   "allreduces (one per communicator of the call's slot; %ld on 2 ranks or more); "
+                   "%ld rank-calls checked (%ld MPI_Iallreduce, %ld in place, %ld with count 0, "
+                   "%ld large, %ld elements); %ld communicator creations made %ld communicators "
                    "(%ld creations freed mid-run or at the end); %ld mismatches; %.2f s\n",
-                   seed, call, steps, totals[8], totals[1], totals[2], totals[5], totals[4],
-                   totals[3], comms_created, comms_distinct, comms_freed, totals[7], t1 - t0);
+                   seed, call, steps, collectives, collectives_multi, totals[8], totals[1],
+                   totals[2], totals[5], totals[4], totals[3], comms_created, comms_distinct,
+                   comms_freed, totals[7], t1 - t0);
             if (totals[7] > 0 || totals[8] != totals[0]) {
                 printf("allreduce_stress: FAIL: seed %" PRIu64 ": %ld mismatches over all ranks "
                        "(first ones above on stderr)\n",

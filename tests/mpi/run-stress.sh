@@ -88,9 +88,9 @@ genx_lines() {
     tail -n +2 "$1" | sed -n 's/^\[[^]]*\] //; /^genx: /p'
 }
 
-# "calls, communicators, time" from the program's totals line.
+# "calls, collectives, communicators, time" from the program's totals line.
 totals() {
-    sed -n 's/^allreduce_stress: seed [0-9]*: \([0-9]*\) calls in .*; \([0-9]*\) communicator creations made \([0-9]*\) communicators.*; \([0-9.]*\) s$/\1 calls, \3 communicators (\2 creations), \4 s/p' "$1"
+    sed -n 's/^allreduce_stress: seed [0-9]*: \([0-9]*\) calls in [0-9]* steps, \([0-9]*\) collective .*; \([0-9]*\) communicator creations made \([0-9]*\) communicators.*; \([0-9.]*\) s$/\1 calls (\2 collective allreduces), \4 communicators (\3 creations), \5 s/p' "$1"
 }
 
 k=0
