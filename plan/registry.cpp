@@ -1,7 +1,7 @@
 // Generator registry and the params / size text formats (contracts in
 // registry.hpp).
 #include "plan/registry.hpp"
-#include "plan/text_util.hpp"
+#include "common/text_util.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "plan/plan.hpp"
-#include "plan/status.hpp"
+#include "common/status.hpp"
 
 namespace genx {
 

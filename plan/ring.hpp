@@ -29,7 +29,7 @@
 
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
-#include "plan/status.hpp"
+#include "common/status.hpp"
 
 namespace genx {
 

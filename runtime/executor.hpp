@@ -42,7 +42,7 @@
 
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
-#include "plan/status.hpp"
+#include "common/status.hpp"
 #include "runtime/reduce.hpp"
 #include "runtime/transport.hpp"
 

@@ -33,8 +33,8 @@
 
 #include <cstddef>
 
-#include "plan/status.hpp"
-#include "runtime/genx_core.h"
+#include "common/status.hpp"
+#include "common/genx_types.h"
 
 namespace genx {
 

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/status.hpp"
+#include "common/status.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/rules.hpp"
 

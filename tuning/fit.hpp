@@ -48,7 +48,7 @@
 #include <vector>
 
 #include "plan/plan.hpp"
-#include "plan/status.hpp"
+#include "common/status.hpp"
 #include "tuning/cost_model.hpp"
 
 namespace genx {

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "plan/registry.hpp"
-#include "plan/text_util.hpp"
+#include "common/text_util.hpp"
 
 namespace genx {
 

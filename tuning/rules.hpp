@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/status.hpp"
+#include "common/status.hpp"
 #include "tuning/cost_model.hpp"
 
 namespace genx {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/status.hpp"
+#include "common/status.hpp"
 #include "tuning/decision_table.hpp"
 #include "tuning/rules.hpp"
 

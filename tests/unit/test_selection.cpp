@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/genx_core.h"
+#include "core/genx_core.h"
 #include "runtime/loopback.hpp"
 #include "runtime/transport.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/genx_core.h"
+#include "core/genx_core.h"
 
 namespace genx_test {
 

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The layering of docs/design.md, checked on the sources: each folder's
+# files may include genx headers only from the folders listed for it.  A
+# new include that breaks the layering fails here with file and line.
+#   common/   nothing of genx
+#   plan/     common/
+#   runtime/  common/ plan/
+#   tuning/   common/ plan/
+#   core/     common/ plan/ runtime/ tuning/
+#   ompi_coll_genx/  common/ core/ (the C API only)
+set -u
+top=${GENX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+declare -A allowed=(
+    [common]="common"
+    [plan]="common plan"
+    [runtime]="common plan runtime"
+    [tuning]="common plan tuning"
+    [core]="common plan runtime tuning core"
+    [ompi_coll_genx]="common core ompi_coll_genx"
+)
+bad=0
+checked=0
+for dir in "${!allowed[@]}"; do
+    [ -d "$top/$dir" ] || { echo "FAIL: $dir/ is missing"; bad=$((bad + 1)); continue; }
+    while IFS= read -r hit; do
+        file=${hit%%:*}
+        rest=${hit#*:}
+        line=${rest%%:*}
+        inc=$(sed -n 's/.*#include "\([^"]*\)".*/\1/p' <<< "$rest")
+        checked=$((checked + 1))
+        layer=${inc%%/*}
+        [ "$layer" = "$inc" ] && continue  # same-folder or generated header
+        [ -d "$top/$layer" ] || continue   # not a genx folder
+        case " ${allowed[$dir]} " in
+            *" $layer "*) ;;
+            *) echo "FAIL: ${file#"$top"/}:$line: $dir/ includes $inc ($dir/ may include: ${allowed[$dir]})"
+               bad=$((bad + 1)) ;;
+        esac
+    done < <(grep -rn '#include "' "$top/$dir" --include='*.c' --include='*.h' --include='*.cpp' --include='*.hpp')
+done
+if [ "$checked" -lt 50 ]; then
+    echo "FAIL: only $checked includes found under $top; wrong source directory?"
+    exit 1
+fi
+[ "$bad" -eq 0 ] && echo "layering: $checked includes checked, all within their layer's rules"
+exit "$bad"
