@@ -13,8 +13,9 @@
 //  * one scratch area and one Execution (request arrays), grown on demand
 //    and kept.
 //
-// Selection.  With "auto", genx_comm_create takes the communicator's
-// decision table (tuning/selector.hpp: the rules file or the built-in
+// Selection.  With "auto", genx_comm_create loads the rules (cached per
+// process) and genx_comm_prepare, at the communicator's first allreduce,
+// takes its decision table (tuning/selector.hpp: the rules file or the built-in
 // defaults, priced by its model, one table per shape and process) and a call
 // looks its size up there; each decision names an algorithm with its
 // params, so plans are cached per (algorithm, params).  A forced algorithm
@@ -110,7 +111,14 @@ struct genx_comm {
     // The user's executor keys (coll_genx_allreduce_params): they override a
     // decision's own.
     genx::ParamMap user_exec;
-    std::shared_ptr<const genx::DecisionTable> table;  // auto only
+    std::shared_ptr<const genx::DecisionTable> table;  // auto only, built by prepare()
+    // Auto: the rules and options the table is built from at the first
+    // allreduce (genx_comm_prepare), so that communicators that never
+    // allreduce cost nothing.
+    std::shared_ptr<const genx::RulesFile> rules;
+    genx::TableOptions table_options;
+    bool prepared = false;
+    genx::Status prepare_status;
     int verbose = 0;
     genx_log_fn log = nullptr;
     void* log_ctx = nullptr;
@@ -253,12 +261,9 @@ genx::Status configure(genx_comm* c, const genx_config* cfg) {
         std::string warning;
         GENX_RETURN_IF_ERROR(genx::selector_rules(path, strict, &rules, &warning));
         report(c, warning);
-        genx::TableOptions options;
-        options.strict = strict;
-        options.explain = c->verbose >= 1;
-        std::vector<std::string> warnings;
-        GENX_RETURN_IF_ERROR(genx::selector_table(rules, c->shape, options, &c->table, &warnings));
-        for (const std::string& w : warnings) report(c, w);
+        c->rules = std::move(rules);
+        c->table_options.strict = strict;
+        c->table_options.explain = c->verbose >= 1;
         return genx::Status::ok();
     }
     if (genx::find_generator(c->algorithm) == nullptr)
@@ -269,6 +274,19 @@ genx::Status configure(genx_comm* c, const genx_config* cfg) {
     // Generating now validates the params' values with the real P.
     const PlanEntry& p = c->plan_for(c->algorithm, c->forced_params);
     return p.status;
+}
+
+// Builds the decision table (auto) once; later calls return the first
+// result.  Forced algorithms were prepared at create.
+genx::Status prepare(genx_comm* c) {
+    if (c->prepared) return c->prepare_status;
+    c->prepared = true;
+    if (c->forced) return c->prepare_status;
+    std::vector<std::string> warnings;
+    c->prepare_status =
+        genx::selector_table(c->rules, c->shape, c->table_options, &c->table, &warnings);
+    for (const std::string& w : warnings) report(c, w);
+    return c->prepare_status;
 }
 
 }  // namespace
@@ -312,9 +330,31 @@ genx_comm* genx_comm_create_on(int rank, int size, int nodes, int ppn, const gen
 
 void genx_comm_destroy(genx_comm* comm) { delete comm; }
 
+int genx_comm_prepare(genx_comm* comm, char* err, size_t errlen) {
+    fill(err, errlen, "");
+    if (comm == nullptr) return GENX_ERROR;
+    try {
+        const genx::Status st = prepare(comm);
+        if (st.is_ok()) return GENX_OK;
+        fill(err, errlen, st.message());
+    } catch (const std::bad_alloc&) {
+        fill(err, errlen, "genx_comm_prepare: out of memory");
+    } catch (const std::exception& e) {
+        fill(err, errlen, std::string("genx_comm_prepare: ") + e.what());
+    } catch (...) {
+        fill(err, errlen, "genx_comm_prepare: unknown exception");
+    }
+    return GENX_ERROR;
+}
+
 uint64_t genx_comm_digest(const genx_comm* comm) {
     if (comm == nullptr) return 0;
-    if (comm->table) return comm->table->digest();
+    if (!comm->forced) {
+        // Unprepared or failed: a value no table digests to, so that a rank
+        // without a table never agrees with one that has it.
+        if (!comm->table) return 0;
+        return comm->table->digest();
+    }
     // Forced: the algorithm and its params decide everything.
     uint64_t h = 1469598103934665603ULL;
     for (unsigned char ch : comm->algorithm + "|" + comm->forced_params) {
@@ -345,6 +385,10 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
         const size_t bytes = count * elem_size;
         if (!st.is_ok()) return comm->decline(bytes, st.message(), why, whylen);
 
+        if (!comm->forced && !comm->table) {
+            st = prepare(comm);
+            if (!st.is_ok()) return comm->decline(bytes, st.message(), why, whylen);
+        }
         const genx::Decision* decision = comm->forced ? nullptr : &comm->table->lookup(bytes);
         const std::string& algorithm = comm->forced ? comm->algorithm : decision->algorithm;
         PlanEntry& plan = comm->plan_for(

@@ -48,7 +48,17 @@ genx_comm *genx_comm_create_on(int rank, int size, int nodes, int ppn, const gen
                                char *err, size_t errlen);
 void genx_comm_destroy(genx_comm *comm);
 
-/* A hash of every decision the communicator will make.  Ranks that decide
+/* Builds what the communicator decides with (the decision table of the
+ * rules or the built-in defaults for its shape; shared per process by
+ * shape).  Deferred from create so that communicators that never allreduce
+ * cost nothing: call it at the first allreduce, before genx_comm_digest.
+ * Idempotent.  GENX_ERROR with err filled when the table cannot be built
+ * (with coll_genx_rules_strict, a rule that cannot run); genx_allreduce
+ * then declines every call with that reason. */
+int genx_comm_prepare(genx_comm *comm, char *err, size_t errlen);
+
+/* A hash of every decision the communicator will make (0 before a
+ * successful genx_comm_prepare with "auto").  Ranks that decide
  * differently (a rules file readable on some nodes only, different
  * placement) would run different plans and hang; the glue compares digests
  * across ranks (with its fallback allreduce) before genx's first call. */

@@ -226,7 +226,25 @@ static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void 
  * allreduce through the fallback rules that out for good. */
 static void genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
 {
-    uint64_t mine = genx_comm_digest(module->core);
+    char err[512];
+    uint64_t mine;
+
+    /* The decision table is built here, at the first call, not when the
+     * communicator is created: communicators that never allreduce cost
+     * nothing.  A rank that cannot build it digests to 0 and so disagrees
+     * with any rank that could. */
+    if (GENX_OK != genx_comm_prepare(module->core, err, sizeof(err))) {
+        if (mca_coll_genx_component.rules_strict) {
+            opal_output(0, "genx: comm %u (%d ranks): %s; aborting because "
+                        "coll_genx_rules_strict is set",
+                        ompi_comm_get_cid(comm), ompi_comm_size(comm), err);
+            ompi_mpi_abort(comm, 1);
+        }
+        opal_output(0, "genx: comm %u (%d ranks): %s; genx leaves this communicator's "
+                    "MPI_Allreduce to %s", ompi_comm_get_cid(comm), ompi_comm_size(comm), err,
+                    module->fallback_name);
+    }
+    mine = genx_comm_digest(module->core);
     uint64_t v[2] = { mine, ~mine };
     int rc = module->fallback_allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, comm,
                                         module->fallback_allreduce_module);

@@ -103,10 +103,17 @@ TEST_CASE("placement reaches the rules through genx_comm_create_on", "[selection
     REQUIRE(unknown != nullptr);
     REQUIRE(on_one != nullptr);
     REQUIRE(nonsense != nullptr);
+    // No table before the first allreduce (genx_comm_prepare).
+    CHECK(genx_comm_digest(on_two) == 0);
+    for (genx_comm* c : {on_two, unknown, on_one, nonsense})
+        REQUIRE(genx_comm_prepare(c, nullptr, 0) == GENX_OK);
+    CHECK(genx_comm_digest(on_two) != 0);
     CHECK(genx_comm_digest(on_two) != genx_comm_digest(unknown));
     CHECK(genx_comm_digest(on_one) == genx_comm_digest(unknown));  // both ring everywhere
     CHECK(genx_comm_digest(nonsense) == genx_comm_digest(unknown));
     genx_comm* again = genx_comm_create_on(1, 4, 2, 2, &cfg, nullptr, 0);
+    REQUIRE(genx_comm_prepare(again, nullptr, 0) == GENX_OK);
+    REQUIRE(genx_comm_prepare(again, nullptr, 0) == GENX_OK);  // idempotent
     CHECK(genx_comm_digest(again) == genx_comm_digest(on_two));
     for (genx_comm* c : {on_two, unknown, on_one, nonsense, again}) genx_comm_destroy(c);
     std::remove(path.c_str());
@@ -128,6 +135,8 @@ TEST_CASE("a bad rules file: defaults with a warning, or an error when strict", 
     CHECK(sink.lines.size() == 1);
     genx_config defaults = auto_config("", 0, 0, nullptr);
     genx_comm* e = genx_comm_create(0, 4, &defaults, nullptr, 0);
+    REQUIRE(genx_comm_prepare(d, nullptr, 0) == GENX_OK);
+    REQUIRE(genx_comm_prepare(e, nullptr, 0) == GENX_OK);
     CHECK(genx_comm_digest(d) == genx_comm_digest(e));
 
     genx_config strict = auto_config(path, 1, 0, nullptr);
@@ -143,13 +152,18 @@ TEST_CASE("a bad rules file: defaults with a warning, or an error when strict", 
     genx_config loose2 = auto_config(odd, 0, 0, &sink2);
     genx_comm* f = genx_comm_create(0, 6, &loose2, nullptr, 0);
     REQUIRE(f != nullptr);
+    CHECK(sink2.lines.empty());  // the table, and its warnings, come at the first allreduce
+    REQUIRE(genx_comm_prepare(f, nullptr, 0) == GENX_OK);
     REQUIRE(sink2.lines.size() == 1);
     CHECK(has(sink2.lines[0].second, odd + ":3 (allreduce[0])"));
     CHECK(has(sink2.lines[0].second, "skips this rule"));
     genx_config strict2 = auto_config(odd, 1, 0, nullptr);
-    CHECK(genx_comm_create(0, 6, &strict2, err, sizeof err) == nullptr);
+    genx_comm* g = genx_comm_create(0, 6, &strict2, err, sizeof err);
+    REQUIRE(g != nullptr);
+    CHECK(genx_comm_prepare(g, err, sizeof err) == GENX_ERROR);
     CHECK(has(err, "cannot run on 6 ranks"));
-    for (genx_comm* x : {c, d, e, f}) genx_comm_destroy(x);
+    CHECK(genx_comm_digest(g) == 0);  // never agrees with a rank that has a table
+    for (genx_comm* x : {c, d, e, f, g}) genx_comm_destroy(x);
     std::remove(path.c_str());
     std::remove(odd.c_str());
 }
