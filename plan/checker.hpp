@@ -1,5 +1,5 @@
 // The symbolic checker: proves that a Plan is an allreduce the executor can
-// run (DESIGN.md §3).
+// run (docs/design.md §3.4).
 //
 // It runs the plan on symbols instead of numbers.  Every (rank, buffer,
 // block) holds either "unwritten" or the ordered list of contributions

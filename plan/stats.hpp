@@ -1,5 +1,5 @@
 // Plan statistics: what a Plan costs, read off the Plan itself for one
-// vector size (DESIGN.md §3: never a formula typed next to the generator).
+// vector size (docs/design.md §1: never a formula typed next to the generator).
 //
 // These are the inputs of the GenModel cost model (Xiong et al., Eq. 11,
 //   T = Aα + Bβ + Cγ + Dδ + max(w − w_t, 0)·B·ε)

@@ -1,5 +1,5 @@
 // The executor: runs one rank's program of a Plan over a Transport
-// (DESIGN.md §4; the semantics it implements are plan.hpp's header).
+// (docs/design.md §4; the semantics it implements are plan.hpp's header).
 //
 // Two phases, so the hot path does no planning and no allocation:
 //

@@ -1,4 +1,4 @@
-// The per-communicator decision table (DESIGN.md §5): rules first, then the
+// The per-communicator decision table (docs/design.md §5.3): rules first, then the
 // cost model over the applicable candidates, computed once for a
 // communicator's shape and answered per call by a binary search.
 //

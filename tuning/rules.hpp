@@ -1,5 +1,5 @@
 // Rules files: the per-cluster file that tells genx which allreduce to run
-// (DESIGN.md §5; schema in docs/rules.md and docs/rules.schema.json).
+// (docs/design.md §5.1; schema in docs/rules.md and docs/rules.schema.json).
 //
 // A rules file is JSON:
 //
@@ -134,7 +134,7 @@ Status load_rules_file(const std::string& path, const RulesCheck& check, RulesFi
 const std::string& builtin_rules_text();
 const RulesFile& builtin_rules();
 
-// The policy of DESIGN.md §5 for `path` ("" = no file: the defaults):
+// The policy of docs/design.md §5.1 for `path` ("" = no file: the defaults):
 //   * the file loads: *out is it, *warning empty, Ok;
 //   * it does not, strict off: *out is the built-in defaults, *warning is
 //     the error plus "genx ignores this file and uses its built-in

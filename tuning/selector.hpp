@@ -1,4 +1,4 @@
-// Algorithm selection (DESIGN.md §5): the rules file, or genx's built-in
+// Algorithm selection (docs/design.md §5): the rules file, or genx's built-in
 // defaults (themselves a rules file), and the cost model it carries, turned
 // into one decision table per communicator shape (decision_table.hpp); a
 // call is a lookup in its communicator's table.

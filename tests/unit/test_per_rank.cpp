@@ -1,4 +1,4 @@
-// Per-rank generation (DESIGN §3): a rank's program from the generator is
+// Per-rank generation (docs/design.md §3.2-3.4, §5.4): a rank's program from the generator is
 // the program the all-rank plan holds; declared symmetries and
 // representatives are proven by the checker; the cost model's one-node
 // quotient gives the full model's times; the sampled check catches what the
