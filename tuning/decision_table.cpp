@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <set>
 #include <memory>
 
 #include "plan/registry.hpp"
@@ -60,24 +62,28 @@ std::string describe(const std::string& alg, const std::string& params) {
     return params.empty() ? alg : alg + " (" + params + ")";
 }
 
-// Block entries of every rank's program, estimated as P times the largest
-// representative's (every rank's when none are declared).
-double full_model_entries(const RankGenerator& gen) {
+// The work of modelling every rank's program, estimated from the
+// representatives as the largest one plus P - 1 times the smallest (rb:
+// one root and P - 1 small programs; symmetric plans: P alike), counting
+// block entries plus, for each transfer, the matching and bookkeeping it
+// costs (about as much as 30 entries).
+double full_model_cost(const RankGenerator& gen) {
     const PlanHeader& h = gen.header;
     std::vector<int> reps = h.representatives;
     if (reps.empty()) reps.push_back(0);
-    size_t most = 0;
+    size_t most = 0, least = SIZE_MAX;
     for (int r : reps) {
         const Program p = gen.program(r);
         size_t n = 0;
         for (const Step& st : p.steps) {
-            for (const Transfer& t : st.sends) n += t.blocks.size() + 1;
-            for (const Transfer& t : st.recvs) n += t.blocks.size() + 1;
+            for (const Transfer& t : st.sends) n += t.blocks.size() + 30;
+            for (const Transfer& t : st.recvs) n += t.blocks.size() + 30;
             for (const LocalOp& op : st.ops) n += op.blocks.size() + 1;
         }
         most = std::max(most, n);
+        least = std::min(least, n);
     }
-    return static_cast<double>(most) * h.nranks;
+    return static_cast<double>(most) + static_cast<double>(least) * (h.nranks - 1);
 }
 
 }  // namespace
@@ -93,24 +99,25 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     const RankMap ranks = rank_map_for(shape);
     std::vector<PricedCandidate> result;
     int unpriced = 0;
-    std::map<std::vector<int>, bool> quotient_ok;  // by symmetry group
-    for (const Candidate& c : enumerate_candidates(shape.size, copt)) {
-        ParamMap pm;
-        Status st = parse_params(c.params, &pm);
-        RankGenerator gen;
-        if (st) st = prepare(c.algorithm, shape.size, pm, &gen);
-        if (!st)
-            return Status::internal("candidate " + describe(c.algorithm, c.params) + " for P=" +
-                                    std::to_string(shape.size) +
-                                    " does not generate: " + st.message());
-        // Beyond kWholePlanMaxRanks, a plan the one-node quotient cannot
-        // price needs every rank's program.  That is cheap for some (rb,
-        // rhd on a few thousand ranks) and O(P²) for others (an hcps
-        // factorisation across node boundaries, rhd folding at 10⁵): such a
-        // candidate is priced only when its estimated size (P times its
-        // largest representative program, in block entries) fits
-        // kFullModelBudget, and counted as unpriced otherwise.
-        if (shape.size > kWholePlanMaxRanks && !options.exact) {
+    const std::vector<Candidate> candidates = enumerate_candidates(shape.size, copt);
+    // Beyond kWholePlanMaxRanks, a plan the one-node quotient cannot price
+    // (no declared symmetry, or one that does not map the nodes onto each
+    // other) needs every rank's program: cheap for rb, O(P²) for an hcps
+    // factorisation across node boundaries or rhd folding at 10⁵.  Those
+    // candidates share kFullModelBudget, spent cheapest first by their
+    // estimated size (deterministic, so every rank prices the same set);
+    // the rest are counted as unpriced.
+    std::set<std::string> full_only, afford;
+    std::map<std::string, RankGenerator> prepared_gens;  // from the pre-pass
+    if (shape.size > kWholePlanMaxRanks && !options.exact) {
+        std::map<std::vector<int>, bool> quotient_ok;  // by symmetry group
+        std::vector<std::pair<double, std::string>> costs;
+        for (const Candidate& c : candidates) {
+            ParamMap pm;
+            RankGenerator gen;
+            if (!parse_params(c.params, &pm) || !prepare(c.algorithm, shape.size, pm, &gen))
+                continue;  // reported by the main loop
+            const std::string key = c.algorithm + "|" + c.params;
             bool quotient = false;
             if (!gen.header.symmetry.empty()) {
                 auto it = quotient_ok.find(gen.header.symmetry);
@@ -121,11 +128,40 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
                              .first;
                 quotient = it->second;
             }
-            if (!quotient && full_model_entries(gen) > kFullModelBudget) {
-                ++unpriced;
-                continue;
+            if (!quotient) {
+                full_only.insert(key);
+                costs.emplace_back(full_model_cost(gen), key);
             }
+            prepared_gens.emplace(key, std::move(gen));
         }
+        std::sort(costs.begin(), costs.end());
+        double spent = 0;
+        for (const auto& c : costs) {
+            if (spent + c.first > kFullModelBudget) break;
+            spent += c.first;
+            afford.insert(c.second);
+        }
+    }
+    for (const Candidate& c : candidates) {
+        const std::string key = c.algorithm + "|" + c.params;
+        if (full_only.count(key) != 0 && afford.count(key) == 0) {
+            ++unpriced;
+            continue;
+        }
+        Status st;
+        RankGenerator gen;
+        auto pre = prepared_gens.find(key);
+        if (pre != prepared_gens.end()) {
+            gen = std::move(pre->second);
+        } else {
+            ParamMap pm;
+            st = parse_params(c.params, &pm);
+            if (st) st = prepare(c.algorithm, shape.size, pm, &gen);
+        }
+        if (!st)
+            return Status::internal("candidate " + describe(c.algorithm, c.params) + " for P=" +
+                                    std::to_string(shape.size) +
+                                    " does not generate: " + st.message());
         // The envelope prices sizes that are multiples of nblocks, where the
         // one-node quotient is exact; exact mode prices every class size.
         PlanModel model;

@@ -35,8 +35,9 @@
 
 namespace genx {
 
-// About half a second of model building on one core.
-constexpr double kFullModelBudget = 4e8;
+// Work units (block entries, a transfer counting 30) of full models one
+// decision table may spend: about half a second on one core.
+constexpr double kFullModelBudget = 1e8;
 
 struct TableOptions {
     // hcps factorisations with at most this many factors (0 = all; the
@@ -113,9 +114,9 @@ struct PricedCandidate {
 // empty = all) at each of `sizes` (bytes), exactly or by the envelope (see
 // the header comment).  Beyond kWholePlanMaxRanks ranks, a candidate the
 // one-node quotient cannot price (no declared symmetry, or one that does
-// not map the nodes onto each other) is priced from every rank's program
-// only when that is at most kFullModelBudget block entries; otherwise it
-// is left out and counted in *unpriced.  Fails naming a candidate that does not generate or
+// not map the nodes onto each other) is priced from every rank's program,
+// cheapest first, while the estimated work of all of them stays within
+// kFullModelBudget; the rest are left out and counted in *unpriced.  Fails naming a candidate that does not generate or
 // cannot be timed.
 Status price_candidates(const ModelParams& model, const CommShape& shape,
                         const std::vector<std::string>& families,
