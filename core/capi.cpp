@@ -8,8 +8,8 @@
 //  * this rank's program of each (algorithm, params) it runs, generated on
 //    first use (eagerly at create for a forced algorithm, which is how its
 //    params get validated); never the other ranks' programs;
-//  * a small LRU of compiled RankSchedules keyed by (algorithm, count,
-//    element size);
+//  * a small LRU of compiled RankSchedules keyed by (cached program, i.e.
+//    algorithm and params; count; element size);
 //  * one scratch area and one Execution (request arrays), grown on demand
 //    and kept.
 //

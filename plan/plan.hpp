@@ -104,8 +104,12 @@ struct PlanHeader {
     // the declaration (check_symmetry).  Empty: none declared.
     std::vector<int> symmetry;
     // Ranks whose programs cover every distinct per-step workload: every
-    // rank's per-step bytes, messages, fan-in and work equal one of these
-    // ranks' when count is a multiple of nblocks.  Statistics of a large
+    // rank's per-step bytes, fan-in and work equal one of these ranks' when
+    // count is a multiple of nblocks (check_representatives compares
+    // transfer, op and block counts).  Message counts can differ by one per
+    // transfer where a rank's block range wraps (butterfly's cyclic and
+    // mixed groups), so per-step message maxima read off representatives
+    // may be one low there.  Statistics of a large
     // plan are read off these programs alone.  Empty: every rank.
     std::vector<int> representatives;
 };

@@ -4,7 +4,7 @@
 // in a single pass: that single pass is what the GenModel δ term prices, so
 // a chain of k-1 binary reductions (k-1 reads and writes of dst) would make
 // the model wrong as well as slow.  Kernels exist for every (type, op) pair
-// MPI defines on the predefined types genx knows (genx_core.h):
+// MPI defines on the predefined types genx knows (common/genx_types.h):
 //
 //   SUM PROD MIN MAX        all integer and floating types (not BOOL)
 //   LAND LOR LXOR           integer types and BOOL

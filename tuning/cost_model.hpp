@@ -262,9 +262,13 @@ Prediction predict(const Plan& plan, size_t count, size_t elem_size, const Model
 // node: a transfer to a rank p of node n is matched against the program of
 // p's translate in node 0, and the NIC and incast terms count the real
 // source nodes.  The times are those of the full model exactly when every
-// block holds the same number of elements (count a multiple of nblocks);
-// otherwise the translates differ by at most one element per block and the
-// quotient prices rank 0's node.  A ring of 10⁵ ranks is then priced from
+// block holds the same number of elements (count a multiple of nblocks)
+// and every translate splits its block lists into as many messages; the
+// butterfly's cyclic and mixed groups split a wrapping range into two
+// messages on some ranks only, so with α_m > 0 the quotient can be up to
+// α_m per step below the full model there (test_per_rank.cpp bounds it).
+// With unequal blocks the translates differ by at most one element per
+// block and the quotient prices rank 0's node.  A ring of 10⁵ ranks is then priced from
 // one program, not 10⁵.
 class PlanModel {
   public:

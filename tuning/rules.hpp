@@ -23,7 +23,7 @@
 // the model, as if the list ended with {"algorithm": "model"}.
 //
 // Why the loader is strict and loud (no silently ignored keys or files):
-// Open MPI's tuned reader discards a bad file without a word (notes §0.3),
+// Open MPI's tuned reader discards a bad file without a word,
 // which is how clusters end up running defaults they think they replaced.
 // Every error names the file, the line, the field and what genx does about
 // it: with rules_strict off genx warns and uses its built-in defaults (never
