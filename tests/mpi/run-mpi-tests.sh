@@ -34,38 +34,9 @@
 # Exit: 0 all passed, 1 a check failed, 77 skipped (no mpirun).
 set -u
 
-builddir=${GENX_BUILDDIR:-.}
-mpirun=${GENX_MPIRUN:-$(command -v mpirun || true)}
-ompi_info=${GENX_OMPI_INFO:-$(command -v ompi_info || true)}
-limit=${GENX_MPI_TIMEOUT:-300}
-
-if [ -z "$mpirun" ] || ! [ -x "$mpirun" ]; then
-    echo "SKIP: mpirun not found (install openmpi-bin or set GENX_MPIRUN)"
-    exit 77
-fi
-if [ -z "$ompi_info" ] || ! [ -x "$ompi_info" ]; then
-    echo "FAIL: ompi_info not found next to mpirun (set GENX_OMPI_INFO)"
-    exit 1
-fi
-ompi_dir=${GENX_OMPI_COMPONENT_DIR:-$("$ompi_info" --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p')}
-builddir=$(cd "$builddir" && pwd)
-dso=$builddir/.libs/mca_coll_genx.so
-prog=$builddir/tests/mpi/allreduce_check
-for f in "$dso" "$prog"; do
-    if ! [ -e "$f" ]; then
-        echo "FAIL: $f is missing: run make (and make check builds allreduce_check) first"
-        exit 1
-    fi
-done
-
-# Open MPI refuses root unless told; beyond the core count it needs
-# --oversubscribe.  Harmless when not root.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
-logdir=$builddir/tests/mpi/logs
-mkdir -p "$logdir"
-component_path="$builddir/.libs:$ompi_dir"
-base=(--oversubscribe --mca mca_base_component_path "$component_path")
+PROG_NAME=allreduce_check
+# shellcheck source=tests/mpi/mpi-env.sh
+. "$(dirname "$0")/mpi-env.sh"
 
 npass=0
 nfail=0

@@ -185,8 +185,9 @@ TEST_CASE("Table 2's HCPS memory term takes the wrong suffix products for m >= 3
     Prediction p = predict(make_plan("hcps", 12, "factors=2x3x2"), count, 4, m);
     CHECK(close(p.coefficients.memory_bytes, 29.0 / 12 * S));
     CHECK(close(p.seconds, 29.0 / 12 * S * 1e-10));
+    // Table 2 as printed, 2·(f1 + f1·f2) + N + 1 over N: the plan differs.
     const double printed = (2.0 * (3 + 3 * 2) + 12 + 1) / 12 * S;
-    CHECK(close(printed, 31.0 / 12 * S));
+    CHECK_FALSE(close(p.coefficients.memory_bytes, printed));
     // The direct count: (2+1)·S/2 + (3+1)·S/6 + (2+1)·S/12.
     CHECK(close(p.coefficients.memory_bytes, 3 * S / 2 + 4 * S / 6 + 3 * S / 12));
 }
