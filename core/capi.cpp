@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/hash.hpp"
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
@@ -92,12 +93,8 @@ std::string join_names() {
     return out;
 }
 
-// Largest power of two <= bytes (bytes > 0).
-size_t size_class(size_t bytes) {
-    size_t c = 1;
-    while (c <= bytes / 2) c *= 2;
-    return c;
-}
+// The lower bound of a size class (genx_size_class), in bytes.
+size_t class_bytes(unsigned cls) { return cls == 0 ? 0 : size_t{1} << (cls - 1); }
 
 }  // namespace
 
@@ -208,7 +205,7 @@ struct genx_comm {
     // runner-up (Decision::why), or that the algorithm was forced.
     void log_decision(const PlanEntry& p, size_t bytes, const std::string& why) {
         if (verbose < 1 || log == nullptr) return;
-        const size_t cls = size_class(bytes);
+        const size_t cls = class_bytes(genx_size_class(bytes));
         const bool first = logged_decisions.insert({p.algorithm + "/" + p.params, cls}).second;
         if (!(verbose >= 2 || (rank == 0 && first))) return;
         const std::string params = p.header.params.empty()
@@ -356,12 +353,7 @@ uint64_t genx_comm_digest(const genx_comm* comm) {
         return comm->table->digest();
     }
     // Forced: the algorithm and its params decide everything.
-    uint64_t h = 1469598103934665603ULL;
-    for (unsigned char ch : comm->algorithm + "|" + comm->forced_params) {
-        h ^= ch;
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return genx::fnv1a(comm->algorithm + "|" + comm->forced_params);
 }
 
 int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count,
@@ -429,6 +421,16 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
         fill(why, whylen, "genx_allreduce: unknown exception");
     }
     return GENX_ERROR;
+}
+
+unsigned genx_size_class(size_t bytes) {
+    unsigned n = 0;
+    for (; bytes != 0; bytes >>= 1) ++n;
+    return n;
+}
+
+uint64_t genx_hash(uint64_t seed, const char* text) {
+    return genx::fnv1a(text != nullptr ? text : "", genx::kFnvOffset ^ seed);
 }
 
 const char* genx_algorithm_names(void) {

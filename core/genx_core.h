@@ -73,6 +73,13 @@ int genx_allreduce(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t c
                    const genx_reduce_cb *cb, const genx_transport_ops *transport,
                    char *why, size_t whylen);
 
+/* The size class of a message, the unit of genx's once-per-class logging
+ * (core and glue alike): 0 for 0 bytes, else 1 + floor(log2(bytes)). */
+unsigned genx_size_class(size_t bytes);
+
+/* FNV-1a of text, seeded: genx's one hash, for the glue's log keys. */
+uint64_t genx_hash(uint64_t seed, const char *text);
+
 /* Names of the registered algorithms, comma separated (for help texts). */
 const char *genx_algorithm_names(void);
 

@@ -155,27 +155,6 @@ static void genx_reduce(void *ctx, const void *in, void *inout, size_t count)
     ompi_op_reduce(rc->op, (void *) in, inout, count, rc->dtype);
 }
 
-/* Size class of a message: 0 for 0 bytes, else 1 + floor(log2(bytes)). */
-static unsigned genx_size_class(size_t bytes)
-{
-    if (0 == bytes) {
-        return 0;
-    }
-    return 64u - (unsigned) __builtin_clzll((unsigned long long) bytes);
-}
-
-/* FNV-1a over the reason, seeded with the size class. */
-static uint64_t genx_log_key(unsigned size_class, const char *reason)
-{
-    uint64_t h = 1469598103934665603ULL ^ (uint64_t) size_class;
-
-    for (const unsigned char *p = (const unsigned char *) reason; '\0' != *p; ++p) {
-        h ^= *p;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* Says once per (size class, reason) on this communicator that the call
  * goes to the fallback; at verbosity 1 only the communicator's rank 0
  * speaks, since every rank takes the same path (the core does the same). */
@@ -188,7 +167,7 @@ static void genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, cons
     if (1 > cs->verbose || (1 == cs->verbose && 0 != ompi_comm_rank(comm))) {
         return;
     }
-    key = genx_log_key(genx_size_class(bytes), reason);
+    key = genx_hash(genx_size_class(bytes), reason);
     for (int i = 0; i < module->nlogged; ++i) {
         if (key == module->logged[i]) {
             return;

@@ -86,6 +86,8 @@ Status parse_size(const std::string& text, size_t* out) {
     return Status::ok();
 }
 
+const std::vector<std::string> kExecParamKeys = {kSegmentKey, kWindowKey};
+
 std::string format_factors(const std::vector<int>& factors) {
     std::string out;
     for (int f : factors) out += (out.empty() ? "" : "x") + std::to_string(f);

@@ -32,6 +32,13 @@ std::string format_params(const ParamMap& params);
 // Parses a byte size with optional K/M/G suffix (binary multiples): "64K".
 Status parse_size(const std::string& text, size_t* out);
 
+// The executor's keys, which params may carry besides a generator's own
+// (runtime/executor.hpp split_exec_params reads them; rules files accept
+// them): segment (bytes per message, K/M/G) and window (segments in flight).
+constexpr const char* kSegmentKey = "segment";
+constexpr const char* kWindowKey = "window";
+extern const std::vector<std::string> kExecParamKeys;
+
 // "6x2" <-> {6, 2}: the one spelling of a factor list (hcps factors,
 // butterfly groups).  Factors are positive decimal integers joined by 'x'
 // (or 'X'); range checks belong to the caller.

@@ -15,10 +15,10 @@ Status split_exec_params(const ParamMap& all, ParamMap* generator_params, ExecOp
     ParamMap gen;
     ExecOptions opts;
     for (const auto& kv : all) {
-        if (kv.first == "segment") {
+        if (kv.first == kSegmentKey) {
             Status st = parse_size(kv.second, &opts.segment_bytes);
             if (!st.is_ok()) return Status::invalid("params: segment=" + kv.second + ": " + st.message());
-        } else if (kv.first == "window") {
+        } else if (kv.first == kWindowKey) {
             const char* s = kv.second.c_str();
             char* end = nullptr;
             errno = 0;

@@ -10,6 +10,7 @@
 #include <set>
 #include <memory>
 
+#include "common/hash.hpp"
 #include "plan/registry.hpp"
 
 namespace genx {
@@ -212,9 +213,7 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
     // explicit plan does not generate for it.
     std::vector<const AllreduceRule*> live;
     for (const AllreduceRule& r : rules.allreduce) {
-        if (!r.comm_size.contains(shape.size)) continue;
-        if (!r.nodes.any && (shape.nodes <= 0 || !r.nodes.contains(shape.nodes))) continue;
-        if (!r.ppn.any && (shape.ppn <= 0 || !r.ppn.contains(shape.ppn))) continue;
+        if (!rule_applies(r, shape)) continue;
         if (!r.by_model()) {
             ParamMap all, gen;
             Status st = parse_params(r.params, &all);
@@ -357,15 +356,8 @@ const Decision& DecisionTable::lookup(size_t bytes) const {
 
 uint64_t DecisionTable::digest() const {
     // FNV-1a over the text of each interval.
-    uint64_t h = 1469598103934665603ULL;
-    auto mix = [&h](const std::string& s) {
-        for (unsigned char c : s) {
-            h ^= c;
-            h *= 1099511628211ULL;
-        }
-        h ^= 0xff;
-        h *= 1099511628211ULL;
-    };
+    uint64_t h = kFnvOffset;
+    auto mix = [&h](const std::string& s) { h = fnv1a_field(s, h); };
     for (size_t i = 0; i < starts_.size(); ++i) {
         mix(std::to_string(starts_[i]));
         mix(decisions_[i].algorithm);

@@ -19,7 +19,6 @@
 
 namespace genx {
 
-const std::vector<std::string> kExecParamKeys = {"segment", "window"};
 
 namespace {
 
@@ -583,14 +582,16 @@ Status load_rules_or_defaults(const std::string& path, bool strict, const RulesC
     return Status::ok();
 }
 
+bool rule_applies(const AllreduceRule& r, const CommShape& shape) {
+    if (!r.comm_size.contains(shape.size)) return false;
+    if (!r.nodes.any && (shape.nodes <= 0 || !r.nodes.contains(shape.nodes))) return false;
+    if (!r.ppn.any && (shape.ppn <= 0 || !r.ppn.contains(shape.ppn))) return false;
+    return true;
+}
+
 const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes) {
-    for (const AllreduceRule& r : rules.allreduce) {
-        if (!r.comm_size.contains(shape.size)) continue;
-        if (!r.nodes.any && (shape.nodes <= 0 || !r.nodes.contains(shape.nodes))) continue;
-        if (!r.ppn.any && (shape.ppn <= 0 || !r.ppn.contains(shape.ppn))) continue;
-        if (!r.bytes.contains(bytes)) continue;
-        return &r;
-    }
+    for (const AllreduceRule& r : rules.allreduce)
+        if (rule_applies(r, shape) && r.bytes.contains(bytes)) return &r;
     return nullptr;
 }
 

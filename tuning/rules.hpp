@@ -50,9 +50,6 @@ constexpr int kRulesFormatVersion = 1;
 constexpr const char* kRulesFormatName = "genx-rules";
 // The "algorithm" value that asks the cost model to choose.
 constexpr const char* kModelAlgorithm = "model";
-// Executor keys a rule's params may carry besides the generator's own
-// (runtime/executor.hpp split_exec_params; a unit test keeps them in sync).
-extern const std::vector<std::string> kExecParamKeys;
 
 // Inclusive range of counts; hi < 0 means no upper bound.
 struct CountRange {
@@ -145,7 +142,11 @@ const RulesFile& builtin_rules();
 Status load_rules_or_defaults(const std::string& path, bool strict, const RulesCheck& check,
                               RulesFile* out, std::string* warning);
 
-// First rule that matches, or nullptr.
+// Whether a rule's count keys (comm_size, nodes, ppn) admit the shape; an
+// unknown placement (0) matches only rules without nodes/ppn keys.
+bool rule_applies(const AllreduceRule& rule, const CommShape& shape);
+// First rule that matches, or nullptr (the decision table applies the same
+// order per size interval, after dropping rules whose plan cannot run).
 const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes);
 
 // Text forms, as written in files: "64K-1M", "0-inf", "2-8", "4", "".

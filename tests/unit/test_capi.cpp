@@ -376,3 +376,18 @@ TEST_CASE("a transport failure is GENX_ERROR with the transport's words", "[capi
           std::string::npos);
     CHECK(st.message().find("failed with code 5") != std::string::npos);
 }
+
+TEST_CASE("genx_size_class and genx_hash: the one size class and hash core and glue share",
+          "[capi]") {
+    CHECK(genx_size_class(0) == 0);
+    CHECK(genx_size_class(1) == 1);
+    CHECK(genx_size_class(2) == 2);
+    CHECK(genx_size_class(3) == 2);
+    CHECK(genx_size_class(4095) == 12);
+    CHECK(genx_size_class(4096) == 13);
+    CHECK(genx_size_class(SIZE_MAX) == 8 * sizeof(size_t));
+    CHECK(genx_hash(3, "datatype is not contiguous") == genx_hash(3, "datatype is not contiguous"));
+    CHECK(genx_hash(3, "datatype is not contiguous") != genx_hash(4, "datatype is not contiguous"));
+    CHECK(genx_hash(3, "a") != genx_hash(3, "b"));
+    CHECK(genx_hash(0, nullptr) == genx_hash(0, ""));
+}
