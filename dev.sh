@@ -14,7 +14,6 @@ jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 packages=(
     g++ make autoconf automake libtool pkg-config
     openmpi-bin libopenmpi-dev
-    libhwloc-dev libucx-dev libfabric-dev
     catch2 nlohmann-json3-dev libcli11-dev
     iproute2 procps man-db python3
 )

@@ -2,7 +2,7 @@
  * genx_types.h: the plain C value types every layer of genx shares: return
  * codes, element types, operations, the reduce callback and the
  * point-to-point transport supplied by the caller.  The runtime's kernels
- * and transports use them, and the C API (core/genx_core.h) passes them
+ * and transports use them, and the C API (genx/genx_core.h) passes them
  * through from the Open MPI glue; keeping them here lets runtime/ depend on
  * no layer above it.
  */

@@ -1,6 +1,6 @@
 // FNV-1a, the one hash genx uses to summarise decisions (decision-table
 // digests, forced-algorithm digests, the glue's once-per-reason log keys
-// through genx_hash() in core/genx_core.h): stable across processes and
+// through genx_hash() in genx/genx_core.h): stable across processes and
 // builds, which ranks comparing digests need; not for adversarial input.
 #pragma once
 

@@ -1,7 +1,7 @@
 /*
  * coll_genx.h: the Open MPI 4.1 side of genx (coll API 2.0.0, module
  * 2.3.0).  The glue is C because Open MPI's internal headers are not valid
- * C++; it turns MPI objects into the plain values of core/genx_core.h,
+ * C++; it turns MPI objects into the plain values of genx/genx_core.h,
  * supplies the PML as the core's transport, and sends everything the core
  * cannot or will not run to the component that owned MPI_Allreduce before
  * genx (normally tuned), saved when the module is enabled.
@@ -21,7 +21,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
 
-#include "core/genx_core.h"
+#include "genx/genx_core.h"
 
 BEGIN_C_DECLS
 

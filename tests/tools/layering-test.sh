@@ -6,8 +6,8 @@
 #   plan/     common/
 #   runtime/  common/ plan/
 #   tuning/   common/ plan/
-#   core/     common/ plan/ runtime/ tuning/
-#   ompi_coll_genx/  common/ core/ (the C API only)
+#   genx/     common/ plan/ runtime/ tuning/
+#   ompi_coll_genx/  common/ genx/ (the C API only)
 set -u
 top=${GENX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 declare -A allowed=(
@@ -15,8 +15,8 @@ declare -A allowed=(
     [plan]="common plan"
     [runtime]="common plan runtime"
     [tuning]="common plan tuning"
-    [core]="common plan runtime tuning core"
-    [ompi_coll_genx]="common core ompi_coll_genx"
+    [genx]="common plan runtime tuning genx"
+    [ompi_coll_genx]="common genx ompi_coll_genx"
 )
 bad=0
 checked=0

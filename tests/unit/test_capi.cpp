@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "plan/registry.hpp"
-#include "core/genx_core.h"
+#include "genx/genx_core.h"
 #include "runtime/loopback.hpp"
 #include "runtime/reduce.hpp"
 #include "runtime/transport.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/genx_core.h"
+#include "genx/genx_core.h"
 #include "runtime/loopback.hpp"
 #include "runtime/transport.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/genx_core.h"
+#include "genx/genx_core.h"
 
 namespace genx_test {
 

@@ -32,7 +32,7 @@
 // size class = power-of-two bucket of the message bytes) and each distinct
 // decline reason once; verbose >= 2: every rank logs every decision and
 // every decline.  Ranks decide identically, so rank 0 speaks for all at 1.
-#include "core/genx_core.h"
+#include "genx/genx_core.h"
 
 #include <cstdint>
 #include <cstdlib>
