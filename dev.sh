@@ -2,20 +2,26 @@
 # genx developer entry point: the two commands of the README.
 #   ./dev.sh demo   install what is missing, build, run the allreduce comparison
 #   ./dev.sh test   install what is missing, build, run the whole test suite
-# Other verbs: deps (install Debian packages only), build.
-# BUILD_DIR (default: build) is where the VPATH build lives.
+# Other verbs: deps (install Debian packages only), build,
+#   sanitize   build with --enable-sanitizers in build-sanitize/ and run
+#              tests/sanitize/run-sanitizers.sh (ASan, LSan, UBSan)
+#   valgrind   build, run tests/sanitize/run-valgrind.sh (memcheck)
+# BUILD_DIR (default: build, build-sanitize for sanitize) is where the VPATH
+# build lives.
 set -euo pipefail
 cd "$(dirname "$0")"
 top=$(pwd)
 build=${BUILD_DIR:-$top/build}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+# ./configure's arguments (the sanitize verb adds --enable-sanitizers).
+configure_args=(-q)
 
 # Debian 12 packages genx needs to build, test and benchmark.
 packages=(
     g++ make autoconf automake libtool pkg-config
     openmpi-bin libopenmpi-dev
     catch2 nlohmann-json3-dev libcli11-dev
-    iproute2 procps man-db python3
+    iproute2 procps man-db python3 valgrind
 )
 
 say() { printf 'genx: %s\n' "$*" >&2; }
@@ -43,9 +49,14 @@ build() {
         autoreconf -fi >/dev/null
     fi
     mkdir -p "$build"
-    if [ ! -f "$build/Makefile" ] || [ configure -nt "$build/config.status" ]; then
-        say "configuring in $build"
-        (cd "$build" && "$top/configure" -q)
+    # Reconfigure also when the build directory was configured with other
+    # arguments (config.status --config prints them, -q left out).
+    local want have
+    want=$(printf '%s\n' "${configure_args[@]}" | { grep -vx -- -q || true; } | tr '\n' ' ')
+    have=$([ -x "$build/config.status" ] && "$build/config.status" --config | tr -d "'" | tr ' ' '\n' | grep -v '^$' | tr '\n' ' ' || true)
+    if [ ! -f "$build/Makefile" ] || [ configure -nt "$build/config.status" ] || [ "$want" != "$have" ]; then
+        say "configuring in $build (${configure_args[*]})"
+        (cd "$build" && "$top/configure" "${configure_args[@]}")
     fi
     say "building with $jobs jobs"
     make -C "$build" -j"$jobs" -s
@@ -73,10 +84,28 @@ demo() {
     exec "$top/bench/demo.sh" "$build" "$@"
 }
 
+# A separate build with ASan, LSan and UBSan, and the runs on it
+# (docs/reliability.md).  Not part of ./dev.sh test: it needs a second build.
+sanitize() {
+    build=${BUILD_DIR:-$top/build-sanitize}
+    configure_args=(-q --enable-sanitizers)
+    build
+    say "running the sanitizer checks (tests/sanitize/run-sanitizers.sh)"
+    "$top/tests/sanitize/run-sanitizers.sh" "$build"
+}
+
+valgrind_check() {
+    build
+    say "running valgrind memcheck on MPI runs (tests/sanitize/run-valgrind.sh)"
+    "$top/tests/sanitize/run-valgrind.sh" "$build"
+}
+
 case "${1:-}" in
     deps) deps ;;
     build) build ;;
     test) run_tests ;;
     demo) shift; demo "$@" ;;
-    *) echo "usage: $0 {demo|test|build|deps}" >&2; exit 2 ;;
+    sanitize) sanitize ;;
+    valgrind) valgrind_check ;;
+    *) echo "usage: $0 {demo|test|build|deps|sanitize|valgrind}" >&2; exit 2 ;;
 esac

@@ -36,6 +36,8 @@ genx_config auto_config(const std::string& rules, int strict, int verbose, Sink*
     c.rules_strict = strict;
     return c;
 }
+// The config keeps rules.c_str(): a temporary would leave it dangling.
+genx_config auto_config(std::string&& rules, int strict, int verbose, Sink* sink) = delete;
 
 // A rules file per test (the selector caches files by path per process).
 std::string write_rules(const std::string& name, const std::string& rules) {
@@ -133,7 +135,8 @@ TEST_CASE("a bad rules file: defaults with a warning, or an error when strict", 
     CHECK(has(sink.lines[0].second, "uses its built-in defaults"));
     genx_comm* d = genx_comm_create(0, 4, &loose, nullptr, 0);
     CHECK(sink.lines.size() == 1);
-    genx_config defaults = auto_config("", 0, 0, nullptr);
+    const std::string no_rules;
+    genx_config defaults = auto_config(no_rules, 0, 0, nullptr);
     genx_comm* e = genx_comm_create(0, 4, &defaults, nullptr, 0);
     REQUIRE(genx_comm_prepare(d, nullptr, 0) == GENX_OK);
     REQUIRE(genx_comm_prepare(e, nullptr, 0) == GENX_OK);
