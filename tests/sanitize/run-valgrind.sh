@@ -86,10 +86,13 @@ for spec in "${runs[@]}"; do
     # Open MPI dlopens and dlcloses components, and a later one can be
     # mapped where an earlier one was; without it a leak record (printed at
     # exit) is symbolized with whatever was mapped there last, which
-    # attributed leaks of another component's constructors to genx.
+    # attributed leaks of another component's constructors to genx.  No
+    # --error-exitcode: a rank exiting non-zero over Open MPI's own leaks
+    # makes mpirun kill the others before valgrind writes their summaries
+    # (seen as a log without ERROR SUMMARY); the verdict comes from the logs.
     cmd=("$mpirun" -np "$np" --oversubscribe --mca mca_base_component_path "$component_path"
         "${args[@]}"
-        valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
+        valgrind --tool=memcheck --leak-check=full
         --show-leak-kinds=definite --errors-for-leak-kinds=definite
         --fullpath-after= --keep-debuginfo=yes --num-callers=30 --suppressions="$supp"
         --log-file="$prefix.vg.%p" "$prog")
@@ -122,7 +125,6 @@ for spec in "${runs[@]}"; do
     elif [ "$ran" -eq 0 ]; then
         fail "$name" "no genx line shows genx running $alg: was the component loaded?" "$prefix.out"
     else
-        # rc may be 99 (valgrind's error exit) for errors outside genx.
         pass "$name" "${secs}s, exit $rc; $(tail -n 1 <<< "$verdict")"
     fi
 done
