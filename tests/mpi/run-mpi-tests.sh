@@ -38,17 +38,8 @@ PROG_NAME=allreduce_check
 # shellcheck source=tests/mpi/mpi-env.sh
 . "$(dirname "$0")/mpi-env.sh"
 
-npass=0
-nfail=0
-summary=()
-
-pass() { npass=$((npass + 1)); summary+=("PASS  $1"); }
-fail() {
-    nfail=$((nfail + 1))
-    summary+=("FAIL  $1: $2")
-    echo "FAIL: $1: $2 (log: $3)"
-    tail -n 30 "$3" | sed 's/^/    | /'
-}
+# shellcheck source=tests/mpi/results.sh
+. "$(dirname "$0")/results.sh"
 
 # run NAME LOG NP MPIRUN-ARGS... : runs allreduce_check, bounded.
 run() {

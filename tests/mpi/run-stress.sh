@@ -35,17 +35,10 @@ PROG_NAME=allreduce_stress
 . "$(dirname "$0")/mpi-env.sh"
 base+=(--mca coll_genx_verbose 1)
 
-npass=0
-nfail=0
-summary=()
-pass() { npass=$((npass + 1)); summary+=("PASS  $1"); }
-fail() {
-    nfail=$((nfail + 1))
-    summary+=("FAIL  $1: $2")
-    echo "FAIL: $1: $2 (log: $3)"
-    echo "      reproduce: $(head -n 1 "$3" | sed 's/^+ //')"
-    grep -v '^+ ' "$3" | grep -v '^\[[^]]*\] genx: ' | tail -n 30 | sed 's/^/    | /'
-}
+# Failure excerpts leave out genx's verbose lines (there are many).
+results_hide='^\[[^]]*\] genx: '
+# shellcheck source=tests/mpi/results.sh
+. "$(dirname "$0")/results.sh"
 
 # run LOG NP SEED MPIRUN-ARGS... -- PROGRAM-ARGS...: bounded, command on line 1.
 run() {

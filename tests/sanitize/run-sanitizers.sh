@@ -61,16 +61,8 @@ mkdir -p "$logdir"
 nodlclose=$builddir/tests/sanitize/no-dlclose.so
 ${CC:-gcc} -shared -fPIC -O2 -o "$nodlclose" "$here/no-dlclose.c" || die "cannot compile no-dlclose.c"
 
-npass=0
-nfail=0
-summary=()
-pass() { npass=$((npass + 1)); summary+=("PASS  $1${2:+ ($2)}"); }
-fail() {
-    nfail=$((nfail + 1))
-    summary+=("FAIL  $1: $2")
-    echo "FAIL: $1: $2${3:+ (log: $3)}"
-    [ -z "${3:-}" ] || tail -n 30 "$3" | sed 's/^/    | /'
-}
+# shellcheck source=tests/mpi/results.sh
+. "$(dirname "$0")/../mpi/results.sh"
 
 # Sanitizer settings.  ASan errors abort the process (abort_on_error), so
 # a run with one fails whoever is at fault.  Leak records do not change the

@@ -61,16 +61,8 @@ rm -rf "$logdir"
 mkdir -p "$logdir"
 component_path="$builddir/.libs:$ompi_dir"
 
-npass=0
-nfail=0
-summary=()
-pass() { npass=$((npass + 1)); summary+=("PASS  $1${2:+ ($2)}"); }
-fail() {
-    nfail=$((nfail + 1))
-    summary+=("FAIL  $1: $2")
-    echo "FAIL: $1: $2${3:+ (log: $3)}"
-    [ -z "${3:-}" ] || tail -n 40 "$3" | sed 's/^/    | /'
-}
+# shellcheck source=tests/mpi/results.sh
+. "$(dirname "$0")/../mpi/results.sh"
 
 IFS=';' read -r -a runs <<< "${GENX_VALGRIND_RUNS:-2 ring segment=4K;3 butterfly r=1;4 auto}"
 for spec in "${runs[@]}"; do
