@@ -627,21 +627,7 @@ CheckResult check_plan(const Plan& plan, const CheckOptions& options) {
     return Checker(plan, options).run();
 }
 
-}  // namespace genx
-
-namespace genx {
-
 namespace {
-
-CheckResult violation(Violation kind, int rank, int step, const std::string& msg) {
-    CheckResult r;
-    r.ok = false;
-    r.kind = kind;
-    r.rank = rank;
-    r.step = step;
-    r.message = msg;
-    return r;
-}
 
 CheckResult passed() {
     CheckResult r;
@@ -649,11 +635,12 @@ CheckResult passed() {
     return r;
 }
 
-// Same shape as `a` with peers mapped by `peer`: step by step the same
-// transfers (buffer, number of blocks), the same ops (kind, operands,
-// number of blocks).  Returns "" or what differs.
+// Same shape as `a`: step by step the same transfers (buffer, number of
+// blocks; with `peer`, each to a's peer mapped by it, else to any peer),
+// the same ops (kind, operands, number of blocks).  Returns "" or what
+// differs.
 template <typename PeerMap>
-std::string same_shape(const Program& a, const Program& b, PeerMap peer, int* step) {
+std::string same_shape(const Program& a, const Program& b, const PeerMap* peer, int* step) {
     *step = -1;
     if (a.steps.size() != b.steps.size())
         return std::to_string(b.steps.size()) + " steps instead of " + std::to_string(a.steps.size());
@@ -668,10 +655,10 @@ std::string same_shape(const Program& a, const Program& b, PeerMap peer, int* st
             const auto& tx = dir == 0 ? x.recvs : x.sends;
             const auto& ty = dir == 0 ? y.recvs : y.sends;
             for (size_t i = 0; i < tx.size(); ++i) {
-                if (peer(tx[i].peer) != ty[i].peer)
+                if (peer != nullptr && (*peer)(tx[i].peer) != ty[i].peer)
                     return std::string(dir == 0 ? "receive " : "send ") + std::to_string(i) +
                            " names peer " + std::to_string(ty[i].peer) + " instead of " +
-                           std::to_string(peer(tx[i].peer));
+                           std::to_string((*peer)(tx[i].peer));
                 if (tx[i].buffer != ty[i].buffer || tx[i].blocks.size() != ty[i].blocks.size())
                     return std::string(dir == 0 ? "receive " : "send ") + std::to_string(i) +
                            " uses another buffer or another number of blocks";
@@ -693,23 +680,23 @@ CheckResult check_symmetry(const Plan& plan) {
     const RankGroup g(plan.symmetry);
     const int P = plan.nranks;
     if (g.order != P || plan.programs.size() != static_cast<size_t>(P))
-        return violation(Violation::Malformed, -1, -1,
-                         "plan declares a symmetry group of order " + std::to_string(g.order) +
-                             " for " + std::to_string(P) + " ranks");
+        return failure(Violation::Malformed, -1, -1, -1,
+                       "plan declares a symmetry group of order " + std::to_string(g.order) +
+                           " for " + std::to_string(P) + " ranks");
     for (int r = 0; r < P; ++r)
         for (int t = 1; t < P; ++t) {
             const int rt = g.add(r, t);
             int step = -1;
+            const auto translate = [&](int p) { return g.add(p, t); };
             const std::string why =
                 same_shape(plan.programs[static_cast<size_t>(r)],
-                           plan.programs[static_cast<size_t>(rt)],
-                           [&](int p) { return g.add(p, t); }, &step);
+                           plan.programs[static_cast<size_t>(rt)], &translate, &step);
             if (!why.empty())
-                return violation(Violation::Malformed, rt, step,
-                                 "declared symmetry does not hold: rank " + std::to_string(rt) +
-                                     " is not rank " + std::to_string(r) + " translated by " +
-                                     std::to_string(t) + " (step " + std::to_string(step) +
-                                     ": " + why + ")");
+                return failure(Violation::Malformed, rt, step, -1,
+                               "declared symmetry does not hold: rank " + std::to_string(rt) +
+                                   " is not rank " + std::to_string(r) + " translated by " +
+                                   std::to_string(t) + " (step " + std::to_string(step) +
+                                   ": " + why + ")");
         }
     return passed();
 }
@@ -718,33 +705,26 @@ CheckResult check_representatives(const Plan& plan) {
     if (plan.representatives.empty()) return passed();
     for (int rep : plan.representatives)
         if (rep < 0 || rep >= plan.nranks)
-            return violation(Violation::Malformed, rep, -1,
-                             "representative " + std::to_string(rep) + " is not a rank");
+            return failure(Violation::Malformed, rep, -1, -1,
+                           "representative " + std::to_string(rep) + " is not a rank");
     for (int r = 0; r < plan.nranks; ++r) {
         bool covered = false;
         std::string last;
         for (int rep : plan.representatives) {
             int step = -1;
             // Peers may differ: only the workload is compared.
-            Program a = plan.programs[static_cast<size_t>(rep)];
-            const Program& b = plan.programs[static_cast<size_t>(r)];
-            for (size_t s = 0; s < a.steps.size() && s < b.steps.size(); ++s) {
-                for (size_t i = 0; i < a.steps[s].recvs.size() && i < b.steps[s].recvs.size(); ++i)
-                    a.steps[s].recvs[i].peer = b.steps[s].recvs[i].peer;
-                for (size_t i = 0; i < a.steps[s].sends.size() && i < b.steps[s].sends.size(); ++i)
-                    a.steps[s].sends[i].peer = b.steps[s].sends[i].peer;
-            }
-            last = same_shape(a, b, [](int p) { return p; }, &step);
+            last = same_shape<int (*)(int)>(plan.programs[static_cast<size_t>(rep)],
+                                            plan.programs[static_cast<size_t>(r)], nullptr, &step);
             if (last.empty()) {
                 covered = true;
                 break;
             }
         }
         if (!covered)
-            return violation(Violation::Malformed, r, -1,
-                             "rank " + std::to_string(r) +
-                                 "'s workload matches no declared representative (last: " + last +
-                                 ")");
+            return failure(Violation::Malformed, r, -1, -1,
+                           "rank " + std::to_string(r) +
+                               "'s workload matches no declared representative (last: " + last +
+                               ")");
     }
     return passed();
 }
@@ -780,8 +760,8 @@ CheckResult check_sampled(const RankGenerator& gen, const SampleOptions& options
         }
         for (int p : peers)
             if (p < 0 || p >= P || p == r)
-                return violation(Violation::BadPeer, r, -1,
-                                 "rank " + std::to_string(r) + " names peer " + std::to_string(p));
+                return failure(Violation::BadPeer, r, -1, -1,
+                               "rank " + std::to_string(r) + " names peer " + std::to_string(p));
         std::sort(peers.begin(), peers.end());
         peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
         if (options.max_peers > 0 && peers.size() > static_cast<size_t>(options.max_peers)) {
@@ -797,27 +777,27 @@ CheckResult check_sampled(const RankGenerator& gen, const SampleOptions& options
                 for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
                     const std::string what = sends ? "send" : "receive";
                     if (i >= b.size())
-                        return violation(sends ? Violation::UnmatchedSend : Violation::UnmatchedRecv,
-                                         r, a[i].first,
-                                         "rank " + std::to_string(r) + " step " +
-                                             std::to_string(a[i].first) + ": " + what + " " +
-                                             std::to_string(i) + (sends ? " to" : " from") +
-                                             " rank " + std::to_string(p) + " has no match there");
+                        return failure(sends ? Violation::UnmatchedSend : Violation::UnmatchedRecv,
+                                       r, a[i].first, -1,
+                                       "rank " + std::to_string(r) + " step " +
+                                           std::to_string(a[i].first) + ": " + what + " " +
+                                           std::to_string(i) + (sends ? " to" : " from") +
+                                           " rank " + std::to_string(p) + " has no match there");
                     if (i >= a.size())
-                        return violation(sends ? Violation::UnmatchedRecv : Violation::UnmatchedSend,
-                                         p, b[i].first,
-                                         "rank " + std::to_string(p) + " step " +
-                                             std::to_string(b[i].first) + ": transfer " +
-                                             std::to_string(i) + " with rank " + std::to_string(r) +
-                                             " has no match there");
+                        return failure(sends ? Violation::UnmatchedRecv : Violation::UnmatchedSend,
+                                       p, b[i].first, -1,
+                                       "rank " + std::to_string(p) + " step " +
+                                           std::to_string(b[i].first) + ": transfer " +
+                                           std::to_string(i) + " with rank " + std::to_string(r) +
+                                           " has no match there");
                     if (a[i].second->blocks != b[i].second->blocks)
-                        return violation(Violation::Mismatched, r, a[i].first,
-                                         "rank " + std::to_string(r) + " step " +
-                                             std::to_string(a[i].first) + ": " + what + " " +
-                                             std::to_string(i) + " with rank " + std::to_string(p) +
-                                             " carries other blocks than its match (rank " +
-                                             std::to_string(p) + " step " +
-                                             std::to_string(b[i].first) + ")");
+                        return failure(Violation::Mismatched, r, a[i].first, -1,
+                                       "rank " + std::to_string(r) + " step " +
+                                           std::to_string(a[i].first) + ": " + what + " " +
+                                           std::to_string(i) + " with rank " + std::to_string(p) +
+                                           " carries other blocks than its match (rank " +
+                                           std::to_string(p) + " step " +
+                                           std::to_string(b[i].first) + ")");
                 }
             }
         }

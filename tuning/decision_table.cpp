@@ -108,7 +108,7 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     // candidates share kFullModelBudget, spent cheapest first by their
     // estimated size (deterministic, so every rank prices the same set);
     // the rest are counted as unpriced.
-    std::set<std::string> full_only, afford;
+    std::set<std::string> over_budget;  // candidate keys left unpriced
     std::map<std::string, RankGenerator> prepared_gens;  // from the pre-pass
     if (shape.size > kWholePlanMaxRanks && !options.exact) {
         std::map<std::vector<int>, bool> quotient_ok;  // by symmetry group
@@ -129,23 +129,19 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
                              .first;
                 quotient = it->second;
             }
-            if (!quotient) {
-                full_only.insert(key);
-                costs.emplace_back(full_model_cost(gen), key);
-            }
+            if (!quotient) costs.emplace_back(full_model_cost(gen), key);
             prepared_gens.emplace(key, std::move(gen));
         }
         std::sort(costs.begin(), costs.end());
         double spent = 0;
         for (const auto& c : costs) {
-            if (spent + c.first > kFullModelBudget) break;
             spent += c.first;
-            afford.insert(c.second);
+            if (spent > kFullModelBudget) over_budget.insert(c.second);
         }
     }
     for (const Candidate& c : candidates) {
         const std::string key = c.algorithm + "|" + c.params;
-        if (full_only.count(key) != 0 && afford.count(key) == 0) {
+        if (over_budget.count(key) != 0) {
             ++unpriced;
             continue;
         }
