@@ -2,7 +2,6 @@
 #include "plan/hcps.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <utility>
 

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 
 #include "plan/registry.hpp"
