@@ -58,6 +58,9 @@ typedef struct {
     int (*irecv)(void *ctx, void *buf, size_t bytes, int peer, void **req);
     int (*test)(void *ctx, void *req, int *done);
     int (*progress)(void *ctx);
+    /* Optional (NULL: the core loops test and progress): blocks until all n
+     * requests completed and releases them. */
+    int (*wait_all)(void *ctx, void **reqs, int n);
 } genx_transport_ops;
 
 #ifdef __cplusplus

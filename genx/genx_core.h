@@ -73,6 +73,16 @@ int genx_allreduce(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t c
                    const genx_reduce_cb *cb, const genx_transport_ops *transport,
                    char *why, size_t whylen);
 
+/* What a communicator's calls cost so far, for tests and benchmarks. */
+typedef struct genx_comm_stats {
+    uint64_t calls;             /* genx_allreduce calls genx ran (not declined) */
+    uint64_t schedule_compiles; /* schedule cache misses */
+    uint64_t plans_generated;   /* plans this process generated (process-wide, all communicators) */
+    uint64_t progress_calls;    /* transport progress() calls, summed over the calls */
+    uint64_t waits;             /* transport wait_all() calls, summed over the calls */
+} genx_comm_stats;
+int genx_comm_get_stats(const genx_comm *comm, genx_comm_stats *out);
+
 /* The size class of a message, the unit of genx's once-per-class logging
  * (core and glue alike): 0 for 0 bytes, else 1 + floor(log2(bytes)). */
 unsigned genx_size_class(size_t bytes);

@@ -81,6 +81,28 @@ static int genx_pml_progress(void *ctx)
     return 0;
 }
 
+/* A step whose requests are all posted: block on them as tuned's exchanges
+ * do (ompi_request_wait_all frees the ones that succeed).  The core treats
+ * a failure as the end of the collective, so requests that failed are
+ * freed here, as genx_pml_test does. */
+static int genx_pml_wait_all(void *ctx, void **reqs, int n)
+{
+    ompi_request_t **requests = (ompi_request_t **) reqs;
+    int rc;
+
+    (void) ctx;
+    rc = ompi_request_wait_all((size_t) n, requests, MPI_STATUSES_IGNORE);
+    if (OMPI_SUCCESS != rc) {
+        for (int i = 0; i < n; ++i) {
+            if (MPI_REQUEST_NULL != requests[i]) {
+                (void) ompi_request_free(&requests[i]);
+            }
+        }
+        return rc;
+    }
+    return 0;
+}
+
 void mca_coll_genx_pml_transport(mca_coll_genx_module_t *module, genx_transport_ops *ops)
 {
     ops->ctx = module;
@@ -88,4 +110,5 @@ void mca_coll_genx_pml_transport(mca_coll_genx_module_t *module, genx_transport_
     ops->irecv = genx_pml_irecv;
     ops->test = genx_pml_test;
     ops->progress = genx_pml_progress;
+    ops->wait_all = genx_pml_wait_all;
 }

@@ -306,6 +306,13 @@ Status compile(const PlanHeader& header, const Program& program, int rank, size_
     return Status::ok();
 }
 
+size_t schedule_bytes(const RankSchedule& s) {
+    return sizeof(RankSchedule) + s.algorithm.capacity() +
+           s.steps.capacity() * sizeof(StepSched) + s.transfers.capacity() * sizeof(TransferSched) +
+           s.segments.capacity() * sizeof(SegmentSched) + s.ops.capacity() * sizeof(OpSched) +
+           s.pieces.capacity() * sizeof(PieceSched) + s.src_locs.capacity() * sizeof(Loc);
+}
+
 // ------------------------------------------------------------- execution
 
 Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void* recvbuf,
@@ -344,6 +351,12 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
     window_ = window;
     step_ = 0;
     posted_ = false;
+    progress_calls_ = 0;
+    waits_ = 0;
+    if (waiting_.capacity() < slots) {
+        waiting_.reserve(slots);
+        waiting_slots_.reserve(slots);
+    }
     if (sendbuf != nullptr && sendbuf != recvbuf && bytes > 0) std::memcpy(recvbuf, sendbuf, bytes);
     return Status::ok();
 }
@@ -377,8 +390,12 @@ Status Execution::post(int i, size_t seg) {
     return Status::ok();
 }
 
-// Tests the transfer's in-flight segments and refills its window.
-Status Execution::advance(int i, bool* complete) {
+// Tests the transfer's in-flight segments and refills its window; *posted
+// says whether a segment was posted (the caller then tests again: an eager
+// send or a receive whose message already arrived completes on posting, and
+// seeing that in the same pass saves a transport progress call per step,
+// which is what tuned's blocking calls save too).
+Status Execution::advance(int i, bool* complete, bool* posted) {
     const TransferSched& t = transfer(i);
     Flight& f = flights_[static_cast<size_t>(i)];
     const size_t w = window_;
@@ -396,6 +413,7 @@ Status Execution::advance(int i, bool* complete) {
     while (f.posted < t.nsegments && f.posted - f.completed < w) {
         GENX_RETURN_IF_ERROR(post(i, f.posted));
         ++f.posted;
+        *posted = true;
     }
     *complete = f.completed == t.nsegments;
     return Status::ok();
@@ -430,14 +448,20 @@ Status Execution::progress(bool* done) {
             for (int i = 0; i < ntransfers; ++i) flights_[static_cast<size_t>(i)] = Flight();
             posted_ = true;
         }
-        // The first pass over a fresh step posts each transfer's initial
-        // window, receives first (they come first in the step's list).
-        bool all = true;
-        for (int i = 0; i < ntransfers; ++i) {
-            bool complete = false;
-            Status s = advance(i, &complete);
-            if (!s.is_ok()) return fail(s);
-            all = all && complete;
+        // Passes over the step's transfers, receives first (they come first
+        // in its list), until one posts nothing new: the first pass posts
+        // each transfer's initial window, and the pass after a post tests
+        // what it posted.
+        bool all = false;
+        for (bool again = true; again;) {
+            again = false;
+            all = true;
+            for (int i = 0; i < ntransfers; ++i) {
+                bool complete = false;
+                Status s = advance(i, &complete, &again);
+                if (!s.is_ok()) return fail(s);
+                all = all && complete;
+            }
         }
         if (!all) return Status::ok();
         run_ops(st);
@@ -448,12 +472,52 @@ Status Execution::progress(bool* done) {
     return Status::ok();
 }
 
+bool Execution::step_fully_posted() const {
+    if (sched_ == nullptr || step_ >= sched_->steps.size() || !posted_) return false;
+    const StepSched& st = sched_->steps[step_];
+    for (int i = 0; i < st.nrecvs + st.nsends; ++i)
+        if (flights_[static_cast<size_t>(i)].posted < transfer(i).nsegments) return false;
+    return true;
+}
+
+Status Execution::wait_step() {
+    const StepSched& st = sched_->steps[step_];
+    waiting_.clear();
+    waiting_slots_.clear();
+    for (int i = 0; i < st.nrecvs + st.nsends; ++i) {
+        const Flight& f = flights_[static_cast<size_t>(i)];
+        const size_t base = static_cast<size_t>(i) * window_;
+        for (size_t seg = f.completed; seg < f.posted; ++seg) {
+            const size_t slot = base + seg % window_;
+            if (!in_flight_[slot]) continue;
+            waiting_.push_back(requests_[slot]);
+            waiting_slots_.push_back(slot);
+        }
+    }
+    if (waiting_.empty()) return Status::ok();
+    ++waits_;
+    GENX_RETURN_IF_ERROR(transport_->wait_all(waiting_.data(), static_cast<int>(waiting_.size())));
+    for (size_t slot : waiting_slots_) in_flight_[slot] = 0;
+    return Status::ok();
+}
+
 Status Execution::run() {
     for (;;) {
         bool done = false;
         GENX_RETURN_IF_ERROR(progress(&done));
         if (done) return Status::ok();
-        Status st = transport_->progress();
+        // Everything of the step is posted: nothing is left for the
+        // executor to do until all of it completes, so the transport may
+        // block on it as a whole (the PML's ompi_request_wait_all, what
+        // tuned's blocking exchanges use).  Otherwise let it move bytes
+        // and come back to refill the windows.
+        Status st;
+        if (step_fully_posted()) {
+            st = wait_step();
+        } else {
+            ++progress_calls_;
+            st = transport_->progress();
+        }
         if (!st.is_ok()) return fail(st);
     }
 }

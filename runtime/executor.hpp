@@ -17,10 +17,13 @@
 //  Execution   a resumable state machine over a RankSchedule: start() binds
 //              the call's buffers, progress() does whatever can be done
 //              without blocking and says whether the rank is finished, run()
-//              loops progress() and the transport's progress().  Per step it
-//              posts the receives, then the sends, keeping at most
-//              ExecOptions::window segments in flight per transfer, and runs
-//              the local ops once every transfer of the step completed.
+//              loops progress() and the transport's wait_all() or progress().
+//              Per step it posts the receives, then the sends, keeping at
+//              most ExecOptions::window segments in flight per transfer,
+//              tests what it just posted before returning (eager sends and
+//              already-arrived messages complete on posting, so such a step
+//              costs no transport call), and runs the local ops once every
+//              transfer of the step completed.
 //              Request arrays are sized on first use and reused, so a
 //              steady-state call allocates nothing.
 //
@@ -143,6 +146,9 @@ Status compile(const Plan& plan, int rank, size_t count, size_t elem_size,
 Status compile(const PlanHeader& header, const Program& program, int rank, size_t count,
                size_t elem_size, const ExecOptions& options, RankSchedule* out);
 
+// Estimated heap bytes of a schedule (what a cache of them holds).
+size_t schedule_bytes(const RankSchedule& s);
+
 class Execution {
   public:
     Execution() = default;
@@ -165,8 +171,16 @@ class Execution {
     // (a failed collective is not recoverable).
     Status progress(bool* done);
 
-    // Blocking: progress() and transport.progress() until done or error.
+    // Blocking: progress() until done or error; in between, the
+    // transport's wait_all() on the current step's requests once all of
+    // them are posted, else the transport's progress().
     Status run();
+
+    // What the last run() cost beyond the executor's own passes: transport
+    // progress() calls and wait_all() calls (tests and benchmarks count
+    // them; a step whose transfers complete on posting costs neither).
+    uint64_t progress_calls() const { return progress_calls_; }
+    uint64_t waits() const { return waits_; }
 
   private:
     struct Flight {
@@ -178,7 +192,9 @@ class Execution {
     }
     const TransferSched& transfer(int i) const;
     Status post(int i, size_t seg);
-    Status advance(int i, bool* complete);
+    Status advance(int i, bool* complete, bool* posted);
+    bool step_fully_posted() const;
+    Status wait_step();
     void run_ops(const StepSched& step);
     Status fail(Status st);
 
@@ -196,6 +212,10 @@ class Execution {
     std::vector<uint8_t> in_flight_;    // parallel to requests_
     std::vector<const void*> srcs_;     // operand pointers for one piece
     std::vector<unsigned char> temp_;   // ReduceKernel::temp_bytes()
+    std::vector<Request> waiting_;      // wait_step(): the step's in-flight requests
+    std::vector<size_t> waiting_slots_; // ... and their slots
+    uint64_t progress_calls_ = 0;
+    uint64_t waits_ = 0;
 };
 
 }  // namespace genx

@@ -27,6 +27,10 @@ struct LbRequest {
     void* rbuf = nullptr;
     size_t bytes = 0;
     uint64_t seq = 0;  // message number on its (sender, receiver) channel
+    // An eager message: the sender's request completed when it was posted
+    // and this copy of its data waits in the channel, owned by the fabric.
+    bool eager = false;
+    std::vector<unsigned char> held;
     std::atomic<int> state{kPending};
     std::string error;  // written before state becomes kFailed
 };
@@ -84,7 +88,9 @@ struct LoopbackFabric::Impl {
     std::string abort_reason;
     std::string first_error;
 
-    explicit Impl(int nranks);
+    size_t eager_limit = 0;
+
+    Impl(int nranks, size_t eager);
     ~Impl();
 
     Channel& channel(int from, int to) { return channels[static_cast<size_t>(from) * n + to]; }
@@ -107,10 +113,15 @@ struct LoopbackFabric::Impl {
         rs.cv.notify_all();
     }
     // Called under the channel's lock with both requests unlinked from it.
+    // An eager message's sender completed long ago: the fabric frees it.
     void match(LbRequest* s, LbRequest* r) {
         if (s->bytes == r->bytes) {
-            if (s->bytes > 0) std::memcpy(r->rbuf, s->sbuf, s->bytes);
-            complete(s, kDone);
+            if (s->bytes > 0) std::memcpy(r->rbuf, s->eager ? s->held.data() : s->sbuf, s->bytes);
+            if (s->eager) {
+                delete s;
+            } else {
+                complete(s, kDone);
+            }
             complete(r, kDone);
             return;
         }
@@ -119,9 +130,13 @@ struct LoopbackFabric::Impl {
                               std::to_string(r->owner) + ": sent " + std::to_string(s->bytes) +
                               " B, receive posted for " + std::to_string(r->bytes) + " B";
         note_error(e);
-        s->error = e;
         r->error = e;
-        complete(s, kFailed);
+        if (s->eager) {
+            delete s;
+        } else {
+            s->error = e;
+            complete(s, kFailed);
+        }
         complete(r, kFailed);
     }
     Status post(int rank, bool is_send, const void* sbuf, void* rbuf, size_t bytes, int peer,
@@ -147,14 +162,18 @@ class LoopbackFabric::Impl::RankTransport final : public Transport {
     int rank_;
 };
 
-LoopbackFabric::Impl::Impl(int nranks)
-    : n(nranks), channels(static_cast<size_t>(nranks) * nranks), ranks(nranks) {
+LoopbackFabric::Impl::Impl(int nranks, size_t eager)
+    : n(nranks), channels(static_cast<size_t>(nranks) * nranks), ranks(nranks), eager_limit(eager) {
     for (int r = 0; r < nranks; ++r) transports.push_back(std::make_unique<RankTransport>(this, r));
 }
 
 LoopbackFabric::Impl::~Impl() {
     for (RankState& rs : ranks)
         for (LbRequest* r : rs.live) delete r;
+    for (Channel& ch : channels)
+        ch.sends.for_each([](LbRequest* r) {
+            if (r->eager) delete r;
+        });
 }
 
 Status LoopbackFabric::Impl::post(int rank, bool is_send, const void* sbuf, void* rbuf,
@@ -184,7 +203,21 @@ Status LoopbackFabric::Impl::post(int rank, bool is_send, const void* sbuf, void
     if (aborted.load(std::memory_order_acquire)) return aborted_status();
     if (is_send) {
         r->seq = ch.nsends++;
-        if (ch.recvs.empty()) {
+        if (ch.recvs.empty() && bytes > 0 && bytes <= eager_limit) {
+            // Eager: the data goes into a message of the fabric's own and
+            // the send completes now, as a small MPI send does.
+            auto* m = new LbRequest;
+            m->is_send = true;
+            m->eager = true;
+            m->owner = rank;
+            m->peer = peer;
+            m->bytes = bytes;
+            m->seq = r->seq;
+            m->held.assign(static_cast<const unsigned char*>(sbuf),
+                           static_cast<const unsigned char*>(sbuf) + bytes);
+            ch.sends.push(m);
+            complete(r, kDone);
+        } else if (ch.recvs.empty()) {
             ch.sends.push(r);
         } else {
             match(r, ch.recvs.pop());
@@ -235,7 +268,8 @@ Status LoopbackFabric::Impl::progress(int rank) {
     return Status::ok();
 }
 
-LoopbackFabric::LoopbackFabric(int nranks) : impl_(std::make_unique<Impl>(std::max(nranks, 0))) {}
+LoopbackFabric::LoopbackFabric(int nranks, size_t eager_limit)
+    : impl_(std::make_unique<Impl>(std::max(nranks, 0), eager_limit)) {}
 LoopbackFabric::~LoopbackFabric() = default;
 
 int LoopbackFabric::size() const { return impl_->n; }
@@ -270,7 +304,7 @@ std::string LoopbackFabric::describe_pending() const {
             std::lock_guard<std::mutex> lk(ch.m);
             auto add = [&](const LbRequest* r) {
                 auto& v = per_rank[static_cast<size_t>(r->owner)];
-                v.push_back(std::string(r->is_send ? "send to " : "recv from ") +
+                v.push_back(std::string(r->eager ? "eager send to " : r->is_send ? "send to " : "recv from ") +
                             std::to_string(r->peer) + " (" + std::to_string(r->bytes) +
                             " B, message #" + std::to_string(r->seq) + ")");
             };

@@ -3,9 +3,9 @@
 //
 // It is deliberately strict so that tests catch what a real network would
 // only show sometimes:
-//  * rendezvous: a send completes only once the matching receive is posted
-//    and the data copied, never from an eager buffer; a schedule that only
-//    works because sends complete early deadlocks here;
+//  * rendezvous (by default): a send completes only once the matching
+//    receive is posted and the data copied, never from an eager buffer; a
+//    schedule that only works because sends complete early deadlocks here;
 //  * matching per ordered pair in posting order (MPI non-overtaking);
 //  * a matched send and receive of different sizes fail both requests with
 //    a message naming the ranks, sizes and message number.
@@ -28,7 +28,11 @@ namespace genx {
 
 class LoopbackFabric {
   public:
-    explicit LoopbackFabric(int nranks);
+    // eager_limit > 0: a send of 1..eager_limit bytes that finds no receive
+    // posted is copied into the fabric and completes at once, as MPI's
+    // eager protocol does for small messages (tests of what the executor
+    // does when sends complete on posting); larger ones stay rendezvous.
+    explicit LoopbackFabric(int nranks, size_t eager_limit = 0);
     ~LoopbackFabric();
     LoopbackFabric(const LoopbackFabric&) = delete;
     LoopbackFabric& operator=(const LoopbackFabric&) = delete;

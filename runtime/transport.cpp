@@ -5,6 +5,26 @@
 
 namespace genx {
 
+Status Transport::wait_all(Request* reqs, int n) {
+    // test() releases a completed request; its entry is set to nullptr so
+    // that it is not tested again (the array is the caller's scratch).
+    for (;;) {
+        int left = 0;
+        for (int i = 0; i < n; ++i) {
+            if (reqs[i] == nullptr) continue;
+            bool d = false;
+            GENX_RETURN_IF_ERROR(test(reqs[i], &d));
+            if (d) {
+                reqs[i] = nullptr;
+            } else {
+                ++left;
+            }
+        }
+        if (left == 0) return Status::ok();
+        GENX_RETURN_IF_ERROR(progress());
+    }
+}
+
 namespace {
 
 Status op_failed(const char* what, int rc, int peer, size_t bytes) {
@@ -40,6 +60,13 @@ Status OpsTransport::progress() {
     return Status::ok();
 }
 
+Status OpsTransport::wait_all(Request* reqs, int n) {
+    if (ops_.wait_all == nullptr) return Transport::wait_all(reqs, n);
+    const int rc = ops_.wait_all(ops_.ctx, reqs, n);
+    if (rc != 0) return Status::io_error("transport: wait_all failed with code " + std::to_string(rc));
+    return Status::ok();
+}
+
 // The C side only sees a return code, so the Status message is dropped;
 // callers that need it (tests) read the transport's own diagnostics.
 genx_transport_ops transport_ops_for(Transport* t) {
@@ -59,6 +86,9 @@ genx_transport_ops transport_ops_for(Transport* t) {
     };
     ops.progress = [](void* ctx) {
         return static_cast<Transport*>(ctx)->progress().is_ok() ? 0 : 1;
+    };
+    ops.wait_all = [](void* ctx, void** reqs, int n) {
+        return static_cast<Transport*>(ctx)->wait_all(reqs, n).is_ok() ? 0 : 1;
     };
     return ops;
 }

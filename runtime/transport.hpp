@@ -1,7 +1,8 @@
 // The narrow point-to-point surface the executor runs on.
 //
 // Four calls are all an allreduce plan needs: post a send, post a receive,
-// ask whether a request finished, and let the transport move bytes.  The
+// ask whether a request finished, and let the transport move bytes; a fifth,
+// waiting for a set of requests, has a default made of the other four.  The
 // executor never blocks inside a transport call, which is what lets the
 // same state machine serve blocking, non-blocking and persistent
 // collectives.  Implementations: the in-process loopback (loopback.hpp),
@@ -39,6 +40,13 @@ class Transport {
     // happen until another rank acts (the loopback does), so a waiting
     // rank does not burn a core others need.
     virtual Status progress() = 0;
+    // Blocks until all n requests completed, then releases them (the
+    // executor calls it once everything of a step is posted).  The array is
+    // the caller's scratch: entries may be overwritten.  The default loops
+    // test() and progress(); a transport with a native wait (the PML's
+    // ompi_request_wait_all) overrides it.  On error the requests belong to
+    // the transport, as after a failed test().
+    virtual Status wait_all(Request* reqs, int n);
 };
 
 // Adapter: the glue's C function table seen as a Transport.  The ops must
@@ -50,6 +58,7 @@ class OpsTransport final : public Transport {
     Status irecv(void* buf, size_t bytes, int peer, Request* req) override;
     Status test(Request req, bool* done) override;
     Status progress() override;
+    Status wait_all(Request* reqs, int n) override;
 
   private:
     const genx_transport_ops& ops_;

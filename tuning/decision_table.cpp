@@ -344,10 +344,10 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
     return Status::ok();
 }
 
-const Decision& DecisionTable::lookup(size_t bytes) const {
+size_t DecisionTable::index(size_t bytes) const {
     // Last start <= bytes; starts_[0] == 0.
     const auto it = std::upper_bound(starts_.begin(), starts_.end(), bytes);
-    return decisions_[static_cast<size_t>(it - starts_.begin()) - 1];
+    return static_cast<size_t>(it - starts_.begin()) - 1;
 }
 
 uint64_t DecisionTable::digest() const {

@@ -77,7 +77,9 @@ class DecisionTable {
                         DecisionTable* out, std::vector<std::string>* warnings);
 
     // The decision for a message of `bytes` (any size).
-    const Decision& lookup(size_t bytes) const;
+    const Decision& lookup(size_t bytes) const { return decisions_[index(bytes)]; }
+    // The interval holding `bytes`.
+    size_t index(size_t bytes) const;
 
     // One line per interval: "[lo, hi) algorithm params  why".
     std::string format() const;

@@ -11,6 +11,7 @@
 
 #include "plan/registry.hpp"
 #include "genx/genx_core.h"
+#include "genx/plan_cache.hpp"
 #include "runtime/loopback.hpp"
 #include "runtime/reduce.hpp"
 #include "runtime/transport.hpp"
@@ -390,4 +391,105 @@ TEST_CASE("genx_size_class and genx_hash: the one size class and hash core and g
     CHECK(genx_hash(3, "datatype is not contiguous") != genx_hash(4, "datatype is not contiguous"));
     CHECK(genx_hash(3, "a") != genx_hash(3, "b"));
     CHECK(genx_hash(0, nullptr) == genx_hash(0, ""));
+}
+
+TEST_CASE("calls compile each count once, generate no plan, and share plans across communicators",
+          "[capi][hot]") {
+    const int P = 4;
+    // Five counts cycled (what the old 4-entry cache recompiled on every
+    // call), then more distinct counts than the cache holds.
+    std::vector<size_t> cycle = {10, 100, 1000, 3, 7};
+    std::vector<genx_comm_stats> after(P), after_cycle(P);
+    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_config cfg = config("auto", "", 0, nullptr);
+        genx_comm* comm = genx_comm_create(rank, P, &cfg, nullptr, 0);
+        if (comm == nullptr) return Status::internal("create failed");
+        const genx_transport_ops ops = transport_ops_for(&t);
+        char why[256] = "";
+        GENX_RETURN_IF_ERROR(ensure(genx_comm_prepare(comm, why, sizeof why) == GENX_OK, why));
+        for (int round = 0; round < 3; ++round) {
+            for (size_t n : cycle) {
+                std::vector<int32_t> x(n, rank + 1);
+                if (genx_allreduce(comm, nullptr, x.data(), n, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr,
+                                   &ops, why, sizeof why) != GENX_OK)
+                    return Status::internal(why);
+                GENX_RETURN_IF_ERROR(ensure(x == std::vector<int32_t>(n, 10), "wrong sum"));
+            }
+        }
+        genx_comm_get_stats(comm, &after_cycle[static_cast<size_t>(rank)]);
+        for (size_t n = 1; n <= 100; ++n) {
+            std::vector<int32_t> x(n, 1);
+            if (genx_allreduce(comm, nullptr, x.data(), n, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr,
+                               &ops, why, sizeof why) != GENX_OK)
+                return Status::internal(why);
+        }
+        genx_comm_get_stats(comm, &after[static_cast<size_t>(rank)]);
+        genx_comm_destroy(comm);
+        return Status::ok();
+    });
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    for (int r = 0; r < P; ++r) {
+        const size_t i = static_cast<size_t>(r);
+        CAPTURE(r);
+        CHECK(after_cycle[i].calls == 15);
+        CHECK(after_cycle[i].schedule_compiles == cycle.size());
+        // 100 new counts through a 64-entry cache: every one compiles once.
+        CHECK(after[i].calls == 115);
+        // Counts 3, 7 and 10 are still cached when they come round again;
+        // 100 was evicted (least recently used) before it did.
+        CHECK(after[i].schedule_compiles == cycle.size() + 100 - 3);
+        // No call generated a plan: the count is the one after prepare
+        // (plans are process-wide, so other ranks' threads may have added
+        // theirs meanwhile, but only before their own first call).
+        CHECK(after[i].plans_generated == after_cycle[i].plans_generated);
+    }
+}
+
+TEST_CASE("communicators of one shape and rank share their plans", "[capi][hot]") {
+    // One thread, so the process-wide count moves only by what this does.
+    genx_config cfg = config("auto", "", 0, nullptr);
+    genx_comm_stats s{};
+    genx_comm* a = genx_comm_create(2, 11, &cfg, nullptr, 0);
+    REQUIRE(a != nullptr);
+    genx_comm_get_stats(a, &s);
+    const uint64_t before = s.plans_generated;
+    char err[256];
+    REQUIRE(genx_comm_prepare(a, err, sizeof err) == GENX_OK);
+    genx_comm_get_stats(a, &s);
+    const uint64_t after_first = s.plans_generated;
+    genx_comm* b = genx_comm_create(2, 11, &cfg, nullptr, 0);
+    REQUIRE(b != nullptr);
+    REQUIRE(genx_comm_prepare(b, err, sizeof err) == GENX_OK);
+    genx_comm_get_stats(b, &s);
+    // The first communicator generated its decisions' plans (P = 11 has
+    // not been used by any earlier test on rank 2), the second none.
+    CHECK(after_first > before);
+    CHECK(s.plans_generated == after_first);
+    genx_comm* c = genx_comm_create(3, 11, &cfg, nullptr, 0);
+    REQUIRE(c != nullptr);
+    REQUIRE(genx_comm_prepare(c, err, sizeof err) == GENX_OK);
+    genx_comm_get_stats(c, &s);
+    CHECK(s.plans_generated > after_first);  // another rank: other programs
+    genx_comm_destroy(a);
+    genx_comm_destroy(b);
+    genx_comm_destroy(c);
+}
+
+TEST_CASE("the plan cache evicts only plans no communicator holds", "[capi][hot]") {
+    const PlanCacheStats initial = plan_cache_stats();
+    auto held = rank_plan("ring", "", 37, 5);
+    REQUIRE(held->status.is_ok());
+    auto dropped = rank_plan("ring", "", 37, 6);
+    const size_t dropped_bytes = dropped->bytes;
+    CHECK(rank_plan("ring", "", 37, 5) == held);  // shared, not regenerated
+    dropped.reset();
+    set_plan_cache_cap(0);  // everything unused goes; `held` stays
+    const PlanCacheStats s = plan_cache_stats();
+    CHECK(s.entries == 1);
+    CHECK(s.bytes == held->bytes);
+    CHECK(s.evicted >= initial.evicted + 1);
+    CHECK(dropped_bytes > 0);
+    CHECK(rank_plan("ring", "", 37, 5) == held);
+    set_plan_cache_cap(kPlanCacheDefaultCap);
 }

@@ -4,6 +4,7 @@
 // bit for bit with a sequential rank-order reference.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -516,4 +517,154 @@ TEST_CASE("start validates buffers against the schedule", "[executor]") {
               .code() == Code::InvalidArgument);
     bool done = false;
     CHECK_FALSE(ex.progress(&done).is_ok());
+}
+
+#define REQUIRE_OK(expr)                 \
+    do {                                 \
+        const Status st_ = (expr);       \
+        INFO(st_.message());             \
+        REQUIRE(st_.is_ok());            \
+    } while (0)
+
+namespace {
+
+// Drives the ranks of a plan in one thread, round robin, one progress()
+// call per rank per turn, the way run() would between transport calls;
+// returns per rank how many of its calls ended without finishing (each is
+// a transport call in run()).
+std::vector<int> round_robin_stalls(const Plan& plan, LoopbackFabric& fabric, size_t count) {
+    const int P = plan.nranks;
+    std::vector<RankSchedule> sched(static_cast<size_t>(P));
+    std::vector<Execution> ex(static_cast<size_t>(P));
+    std::vector<std::vector<unsigned char>> buf(static_cast<size_t>(P)), scratch(static_cast<size_t>(P));
+    ReduceKernel k;
+    REQUIRE(resolve_kernel(GENX_DT_INT32, GENX_OP_SUM, 4, nullptr, &k).is_ok());
+    for (int r = 0; r < P; ++r) {
+        const size_t i = static_cast<size_t>(r);
+        REQUIRE(compile(plan, r, count, 4, opts(0, 1), &sched[i]).is_ok());
+        buf[i] = make_input(GENX_DT_INT32, GENX_OP_SUM, r, count);
+        scratch[i].resize(sched[i].scratch_bytes);
+        REQUIRE(ex[i].start(sched[i], nullptr, buf[i].data(), scratch[i].data(), scratch[i].size(), k,
+                            fabric.transport(r)).is_ok());
+    }
+    std::vector<int> stalls(static_cast<size_t>(P), 0);
+    std::vector<bool> finished(static_cast<size_t>(P), false);
+    for (int left = P, turns = 0; left > 0; ++turns) {
+        REQUIRE(turns < 100000);
+        for (int r = 0; r < P; ++r) {
+            const size_t i = static_cast<size_t>(r);
+            if (finished[i]) continue;
+            bool done = false;
+            REQUIRE(ex[i].progress(&done).is_ok());
+            if (done) {
+                finished[i] = true;
+                --left;
+            } else {
+                ++stalls[i];
+            }
+        }
+    }
+    const std::vector<unsigned char> expected = reference_allreduce(GENX_DT_INT32, GENX_OP_SUM, P, count);
+    for (int r = 0; r < P; ++r)
+        REQUIRE(first_difference(GENX_DT_INT32, buf[static_cast<size_t>(r)].data(), expected.data(),
+                                 count) < 0);
+    return stalls;
+}
+
+}  // namespace
+
+TEST_CASE("a step whose transfers complete on posting costs no transport call", "[executor][hot]") {
+    // With eager sends, a rank that reaches a step after its peers posted
+    // theirs finds every message there: it must finish the step in the
+    // call that posts it.  Without the re-test every step costs one stall
+    // per rank (stalls >= steps); with it, the late rank overtakes steps.
+    for (const char* alg : {"ring", "rhd"}) {
+        for (int P : {2, 4, 8}) {
+            CAPTURE(alg, P);
+            const Plan plan = make_plan(alg, P);
+            LoopbackFabric eager(P, size_t{1} << 20);
+            const std::vector<int> stalls = round_robin_stalls(plan, eager, 64 * static_cast<size_t>(P));
+            int total = 0;
+            for (int s : stalls) total += s;
+            const size_t steps = plan.programs[0].steps.size();
+            CAPTURE(stalls, steps);
+            CHECK(static_cast<size_t>(total) < steps * static_cast<size_t>(P));
+            // At least one rank gains a whole step on every two.
+            CHECK(static_cast<size_t>(*std::min_element(stalls.begin(), stalls.end())) <= (steps + 1) / 2 + 1);
+        }
+    }
+}
+
+TEST_CASE("run() waits on a fully posted step instead of polling", "[executor][hot]") {
+    // Unsegmented transfers: every step is posted in one pass, so run()
+    // never needs the transport's progress(), only wait_all (at most once
+    // per step).  With one-element segments and window 1, the windows must
+    // be refilled, which takes progress() calls.
+    for (int P : {2, 3, 5, 8}) {
+        CAPTURE(P);
+        const Plan plan = make_plan("ring", P);
+        const size_t steps = plan.programs[0].steps.size();
+        const size_t count = 16 * static_cast<size_t>(P);
+        for (const bool segmented : {false, true}) {
+            CAPTURE(segmented);
+            std::vector<uint64_t> progress_calls(static_cast<size_t>(P)), waits(static_cast<size_t>(P));
+            REQUIRE_OK(run_ranks(P, [&](int rank, Transport& t) -> Status {
+                RankSchedule sched;
+                GENX_RETURN_IF_ERROR(compile(plan, rank, count, 4, segmented ? opts(4, 1) : opts(0, 4), &sched));
+                ReduceKernel k;
+                GENX_RETURN_IF_ERROR(resolve_kernel(GENX_DT_INT32, GENX_OP_SUM, 4, nullptr, &k));
+                std::vector<unsigned char> buf = make_input(GENX_DT_INT32, GENX_OP_SUM, rank, count);
+                std::vector<unsigned char> scratch(sched.scratch_bytes);
+                Execution ex;
+                GENX_RETURN_IF_ERROR(ex.start(sched, nullptr, buf.data(), scratch.data(), scratch.size(), k, t));
+                GENX_RETURN_IF_ERROR(ex.run());
+                progress_calls[static_cast<size_t>(rank)] = ex.progress_calls();
+                waits[static_cast<size_t>(rank)] = ex.waits();
+                return Status::ok();
+            }));
+            for (int r = 0; r < P; ++r) {
+                const size_t i = static_cast<size_t>(r);
+                CAPTURE(r, progress_calls[i], waits[i]);
+                if (!segmented) {
+                    CHECK(progress_calls[i] == 0);
+                    CHECK(waits[i] <= steps);
+                } else {
+                    CHECK(progress_calls[i] > 0);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("the eager loopback completes small sends at once and keeps order", "[loopback]") {
+    LoopbackFabric f(2, 8);
+    Transport& a = f.transport(0);
+    Transport& b = f.transport(1);
+    const int x = 7, y = 9;
+    const std::vector<unsigned char> big(64, 3);
+    Request s1, s2, s3, r1, r2, r3;
+    REQUIRE_OK(a.isend(&x, sizeof x, 1, &s1));
+    bool done = false;
+    REQUIRE_OK(a.test(s1, &done));
+    CHECK(done);  // eager: no receive needed
+    REQUIRE_OK(a.isend(big.data(), big.size(), 1, &s2));
+    REQUIRE_OK(a.test(s2, &done));
+    CHECK_FALSE(done);  // over the limit: rendezvous
+    REQUIRE_OK(a.isend(&y, sizeof y, 1, &s3));
+    int gx = 0, gy = 0;
+    std::vector<unsigned char> gbig(64, 0);
+    REQUIRE_OK(b.irecv(&gx, sizeof gx, 0, &r1));
+    REQUIRE_OK(b.irecv(gbig.data(), gbig.size(), 0, &r2));
+    REQUIRE_OK(b.irecv(&gy, sizeof gy, 0, &r3));
+    for (Request r : {r1, r2, r3}) {
+        REQUIRE_OK(b.test(r, &done));
+        CHECK(done);
+    }
+    for (Request r : {s2, s3}) {
+        REQUIRE_OK(a.test(r, &done));
+        CHECK(done);
+    }
+    CHECK(gx == 7);
+    CHECK(gy == 9);
+    CHECK(gbig == big);
 }
