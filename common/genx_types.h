@@ -61,6 +61,10 @@ typedef struct {
     /* Optional (NULL: the core loops test and progress): blocks until all n
      * requests completed and releases them. */
     int (*wait_all)(void *ctx, void **reqs, int n);
+    /* Optional (NULL: isend and wait): blocking send, returns once the
+     * buffer may be reused.  The core uses it only where waiting for the
+     * send cannot hold up a message its peer needs first. */
+    int (*send)(void *ctx, const void *buf, size_t bytes, int peer);
 } genx_transport_ops;
 
 #ifdef __cplusplus

@@ -90,6 +90,10 @@ void fill(char* buf, size_t len, const std::string& text) {
     buf[n] = '\0';
 }
 
+void clear(char* buf, size_t len) {
+    if (buf != nullptr && len != 0) buf[0] = '\0';
+}
+
 std::string join_names() {
     std::string out;
     for (const genx::GeneratorInfo& g : genx::generators()) out += (out.empty() ? "" : ",") + g.name;
@@ -402,7 +406,7 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
                    genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
                    const genx_reduce_cb* cb, const genx_transport_ops* transport, char* why,
                    size_t whylen) {
-    fill(why, whylen, "");
+    clear(why, whylen);
     try {
         if (comm == nullptr || transport == nullptr || transport->isend == nullptr ||
             transport->irecv == nullptr || transport->test == nullptr) {

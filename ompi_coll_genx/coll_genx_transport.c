@@ -81,6 +81,19 @@ static int genx_pml_progress(void *ctx)
     return 0;
 }
 
+/* The last send of a step whose other transfers are all posted: the PML's
+ * blocking send, which for an eager message goes inline without a request
+ * (what tuned's ompi_coll_base_sendrecv does). */
+static int genx_pml_send(void *ctx, const void *buf, size_t bytes, int peer)
+{
+    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) ctx;
+    int rc;
+
+    rc = MCA_PML_CALL(send(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
+                           MCA_PML_BASE_SEND_STANDARD, module->comm));
+    return (OMPI_SUCCESS == rc) ? 0 : rc;
+}
+
 /* A step whose requests are all posted: block on them as tuned's exchanges
  * do (ompi_request_wait_all frees the ones that succeed).  The core treats
  * a failure as the end of the collective, so requests that failed are
@@ -111,4 +124,5 @@ void mca_coll_genx_pml_transport(mca_coll_genx_module_t *module, genx_transport_
     ops->test = genx_pml_test;
     ops->progress = genx_pml_progress;
     ops->wait_all = genx_pml_wait_all;
+    ops->send = genx_pml_send;
 }

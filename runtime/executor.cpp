@@ -277,6 +277,9 @@ Status Compiler::run() {
         for (size_t i = 0; i < st.ops.size(); ++i)
             GENX_RETURN_IF_ERROR(add_op(st.ops[i], static_cast<int>(i)));
         ss.nops = out_->ops.size() - ss.first_op;
+        ss.single_segment = true;
+        for (size_t t = ss.first_transfer; t < out_->transfers.size(); ++t)
+            ss.single_segment = ss.single_segment && out_->transfers[t].nsegments == 1;
         out_->max_transfers_per_step = std::max(out_->max_transfers_per_step, ss.nrecvs + ss.nsends);
         // A step that moves and computes nothing (every block empty for this
         // count) is dropped: it has no observable effect on either side.
@@ -353,6 +356,7 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
     posted_ = false;
     progress_calls_ = 0;
     waits_ = 0;
+    blocking_sends_ = 0;
     if (waiting_.capacity() < slots) {
         waiting_.reserve(slots);
         waiting_slots_.reserve(slots);
@@ -381,8 +385,9 @@ const TransferSched& Execution::transfer(int i) const {
 Status Execution::post(int i, size_t seg) {
     const TransferSched& t = transfer(i);
     const SegmentSched& s = sched_->segments[t.first_segment + seg];
-    const size_t slot = static_cast<size_t>(i) * window_ + seg % window_;
+    const size_t slot = static_cast<size_t>(i) * window_ + ring_slot(seg);
     const bool is_recv = i < sched_->steps[step_].nrecvs;
+
     Status st = is_recv ? transport_->irecv(addr(s.loc), s.bytes, t.peer, &requests_[slot])
                         : transport_->isend(addr(s.loc), s.bytes, t.peer, &requests_[slot]);
     if (!st.is_ok()) return st;
@@ -401,7 +406,7 @@ Status Execution::advance(int i, bool* complete, bool* posted) {
     const size_t w = window_;
     const size_t base = static_cast<size_t>(i) * w;
     for (size_t seg = f.completed; seg < f.posted; ++seg) {
-        const size_t slot = base + seg % w;
+        const size_t slot = base + ring_slot(seg);
         if (!in_flight_[slot]) continue;
         bool done = false;
         GENX_RETURN_IF_ERROR(transport_->test(requests_[slot], &done));
@@ -409,7 +414,7 @@ Status Execution::advance(int i, bool* complete, bool* posted) {
     }
     // A segment finishing before an older one keeps its slot reserved until
     // the older one finishes, so in-flight segments never share a slot.
-    while (f.completed < f.posted && !in_flight_[base + f.completed % w]) ++f.completed;
+    while (f.completed < f.posted && !in_flight_[base + ring_slot(f.completed)]) ++f.completed;
     while (f.posted < t.nsegments && f.posted - f.completed < w) {
         GENX_RETURN_IF_ERROR(post(i, f.posted));
         ++f.posted;
@@ -488,7 +493,7 @@ Status Execution::wait_step() {
         const Flight& f = flights_[static_cast<size_t>(i)];
         const size_t base = static_cast<size_t>(i) * window_;
         for (size_t seg = f.completed; seg < f.posted; ++seg) {
-            const size_t slot = base + seg % window_;
+            const size_t slot = base + ring_slot(seg);
             if (!in_flight_[slot]) continue;
             waiting_.push_back(requests_[slot]);
             waiting_slots_.push_back(slot);
@@ -501,8 +506,48 @@ Status Execution::wait_step() {
     return Status::ok();
 }
 
+// run()'s path for a step of single-segment transfers: post everything
+// (the last send blocking where the transport can), wait for the rest in
+// one call, reduce.  The same transport calls as tuned's sendrecv.
+Status Execution::run_simple_step() {
+    const StepSched& st = sched_->steps[step_];
+    const int ntransfers = st.nrecvs + st.nsends;
+    waiting_.clear();
+    for (int i = 0; i < ntransfers; ++i) {
+        const TransferSched& t = transfer(i);
+        const SegmentSched& seg = sched_->segments[t.first_segment];
+        Request req = nullptr;
+        if (i < st.nrecvs) {
+            GENX_RETURN_IF_ERROR(transport_->irecv(addr(seg.loc), seg.bytes, t.peer, &req));
+        } else if (i == ntransfers - 1 && transport_->has_blocking_send()) {
+            ++blocking_sends_;
+            GENX_RETURN_IF_ERROR(transport_->send(addr(seg.loc), seg.bytes, t.peer));
+            continue;
+        } else {
+            GENX_RETURN_IF_ERROR(transport_->isend(addr(seg.loc), seg.bytes, t.peer, &req));
+        }
+        waiting_.push_back(req);
+    }
+    if (!waiting_.empty()) {
+        ++waits_;
+        GENX_RETURN_IF_ERROR(transport_->wait_all(waiting_.data(), static_cast<int>(waiting_.size())));
+    }
+    run_ops(st);
+    ++step_;
+    return Status::ok();
+}
+
 Status Execution::run() {
+    if (!error_.is_ok()) return error_;
+    if (sched_ == nullptr) return Status::internal("executor: run() before a successful start()");
     for (;;) {
+        // A fresh step of single segments takes the short path (the
+        // progress() machinery below handles everything else, and a step
+        // progress() already started).
+        while (step_ < sched_->steps.size() && !posted_ && sched_->steps[step_].single_segment) {
+            Status st = run_simple_step();
+            if (!st.is_ok()) return fail(st);
+        }
         bool done = false;
         GENX_RETURN_IF_ERROR(progress(&done));
         if (done) return Status::ok();

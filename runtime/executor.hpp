@@ -110,6 +110,9 @@ struct StepSched {
     int nsends = 0;
     size_t first_op = 0;
     size_t nops = 0;
+    // Every transfer of the step is one segment: once the last one is
+    // posted, the whole step is (run() may then send it blocking).
+    bool single_segment = false;
 };
 
 // One rank's program in bytes.  Depends only on (plan, rank, count,
@@ -173,7 +176,12 @@ class Execution {
 
     // Blocking: progress() until done or error; in between, the
     // transport's wait_all() on the current step's requests once all of
-    // them are posted, else the transport's progress().
+    // them are posted, else the transport's progress().  In a step whose
+    // transfers are single segments and end with a send, that last send
+    // goes through the transport's blocking send() where it has one: the
+    // PML sends a small message inline, without a request, as tuned's
+    // exchanges do.  Every other transfer of the step is posted by then, so
+    // blocking on it waits for part of what run() waits for anyway.
     Status run();
 
     // What the last run() cost beyond the executor's own passes: transport
@@ -181,6 +189,7 @@ class Execution {
     // them; a step whose transfers complete on posting costs neither).
     uint64_t progress_calls() const { return progress_calls_; }
     uint64_t waits() const { return waits_; }
+    uint64_t blocking_sends() const { return blocking_sends_; }
 
   private:
     struct Flight {
@@ -191,8 +200,12 @@ class Execution {
         return (loc.space == Space::Result ? result_ : scratch_) + loc.offset;
     }
     const TransferSched& transfer(int i) const;
+    // A segment's slot in its transfer's ring; no division in the common
+    // unsegmented case (window_ 1).
+    size_t ring_slot(size_t seg) const { return window_ == 1 ? 0 : seg % window_; }
     Status post(int i, size_t seg);
     Status advance(int i, bool* complete, bool* posted);
+    Status run_simple_step();
     bool step_fully_posted() const;
     Status wait_step();
     void run_ops(const StepSched& step);
@@ -216,6 +229,7 @@ class Execution {
     std::vector<size_t> waiting_slots_; // ... and their slots
     uint64_t progress_calls_ = 0;
     uint64_t waits_ = 0;
+    uint64_t blocking_sends_ = 0;
 };
 
 }  // namespace genx

@@ -25,6 +25,12 @@ Status Transport::wait_all(Request* reqs, int n) {
     }
 }
 
+Status Transport::send(const void* buf, size_t bytes, int peer) {
+    Request req = nullptr;
+    GENX_RETURN_IF_ERROR(isend(buf, bytes, peer, &req));
+    return wait_all(&req, 1);
+}
+
 namespace {
 
 Status op_failed(const char* what, int rc, int peer, size_t bytes) {
@@ -67,6 +73,12 @@ Status OpsTransport::wait_all(Request* reqs, int n) {
     return Status::ok();
 }
 
+Status OpsTransport::send(const void* buf, size_t bytes, int peer) {
+    if (ops_.send == nullptr) return Transport::send(buf, bytes, peer);
+    const int rc = ops_.send(ops_.ctx, buf, bytes, peer);
+    return rc == 0 ? Status::ok() : op_failed("send", rc, peer, bytes);
+}
+
 // The C side only sees a return code, so the Status message is dropped;
 // callers that need it (tests) read the transport's own diagnostics.
 genx_transport_ops transport_ops_for(Transport* t) {
@@ -86,6 +98,9 @@ genx_transport_ops transport_ops_for(Transport* t) {
     };
     ops.progress = [](void* ctx) {
         return static_cast<Transport*>(ctx)->progress().is_ok() ? 0 : 1;
+    };
+    ops.send = [](void* ctx, const void* buf, size_t bytes, int peer) {
+        return static_cast<Transport*>(ctx)->send(buf, bytes, peer).is_ok() ? 0 : 1;
     };
     ops.wait_all = [](void* ctx, void** reqs, int n) {
         return static_cast<Transport*>(ctx)->wait_all(reqs, n).is_ok() ? 0 : 1;

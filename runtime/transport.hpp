@@ -47,6 +47,11 @@ class Transport {
     // ompi_request_wait_all) overrides it.  On error the requests belong to
     // the transport, as after a failed test().
     virtual Status wait_all(Request* reqs, int n);
+    // Optional blocking send (has_blocking_send()): returns once the
+    // message left the caller's buffer.  For a small message the PML sends
+    // inline without allocating a request.
+    virtual bool has_blocking_send() const { return false; }
+    virtual Status send(const void* buf, size_t bytes, int peer);
 };
 
 // Adapter: the glue's C function table seen as a Transport.  The ops must
@@ -59,6 +64,8 @@ class OpsTransport final : public Transport {
     Status test(Request req, bool* done) override;
     Status progress() override;
     Status wait_all(Request* reqs, int n) override;
+    bool has_blocking_send() const override { return ops_.send != nullptr; }
+    Status send(const void* buf, size_t bytes, int peer) override;
 
   private:
     const genx_transport_ops& ops_;

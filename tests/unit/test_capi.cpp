@@ -361,7 +361,11 @@ TEST_CASE("a transport failure is GENX_ERROR with the transport's words", "[capi
     std::vector<std::vector<int32_t>> xs(2, std::vector<int32_t>(16, 1));
     Status st = run_ranks(2, [&](int rank, Transport& t) -> Status {
         genx_transport_ops ops = transport_ops_for(&t);
-        if (rank == 0) ops.isend = [](void*, const void*, size_t, int, void**) { return 5; };
+        if (rank == 0) {
+            // Both ways of sending fail (a step's last send is blocking).
+            ops.isend = [](void*, const void*, size_t, int, void**) { return 5; };
+            ops.send = [](void*, const void*, size_t, int) { return 5; };
+        }
         std::vector<int32_t>& x = xs[static_cast<size_t>(rank)];
         char why[256] = "";
         const int rc = genx_allreduce(comms[rank], nullptr, x.data(), x.size(), GENX_DT_INT32, 4,
@@ -373,7 +377,7 @@ TEST_CASE("a transport failure is GENX_ERROR with the transport's words", "[capi
     });
     genx_comm_destroy(comms[0]);
     genx_comm_destroy(comms[1]);
-    CHECK(st.message().find("rank 0: rc 2: executor (ring, rank 0, step 0): transport: isend") !=
+    CHECK(st.message().find("rank 0: rc 2: executor (ring, rank 0, step 0): transport: send (peer 1") !=
           std::string::npos);
     CHECK(st.message().find("failed with code 5") != std::string::npos);
 }
