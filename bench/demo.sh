@@ -17,5 +17,5 @@ else
     echo "demo: genx's component is not built in $build; showing Open MPI alone" >&2
 fi
 exec python3 "$here/compare" --build "$build" --topology tree:2x4 --fallback-local \
-    --configs "$configs" --sizes 8:4M --rounds 2 --max-time 0.5 --timeout 300 \
+    --configs "$configs" --sizes 8:4M --rounds 5 --max-time 0.3 --timeout 300 \
     --out "$build/demo" "$@"

@@ -213,16 +213,15 @@ struct genx_comm {
         return scratch.get();
     }
 
+    // Builds no string unless it prints (a communicator whose decisions
+    // defer declines on every call).
     int decline(size_t bytes, const std::string& reason, char* why, size_t whylen) {
         fill(why, whylen, reason);
-        const std::string line = "genx: allreduce " + std::to_string(bytes) + " B on " +
-                                 std::to_string(size) + " ranks declined, using the fallback: " +
-                                 reason;
-        if (verbose >= 2) {
-            say(2, line);
-        } else if (rank == 0 && logged_declines.insert(reason).second) {
-            say(1, line);
-        }
+        if (log == nullptr || verbose < 1 || (verbose == 1 && rank != 0)) return GENX_DECLINE;
+        if (verbose == 1 && !logged_declines.insert(reason).second) return GENX_DECLINE;
+        say(verbose >= 2 ? 2 : 1,
+            "genx: allreduce " + std::to_string(bytes) + " B on " + std::to_string(size) +
+                " ranks declined, using the fallback: " + reason);
         return GENX_DECLINE;
     }
 
@@ -315,7 +314,8 @@ genx::Status prepare(genx_comm* c) {
         genx::selector_table(c->rules, c->shape, c->table_options, &c->table, &warnings);
     for (const std::string& w : warnings) report(c, w);
     if (!c->prepare_status) return c->prepare_status;
-    // Every plan the table names, now rather than during a call.  A plan
+    // Every plan the table names, now rather than during a call (none for
+    // a decision that defers to the displaced component).  A plan
     // that does not generate is kept with its status: calls in its interval
     // decline with the reason, identically on every rank.
     const size_t n = c->table->intervals();
@@ -327,7 +327,8 @@ genx::Status prepare(genx_comm* c) {
             if (e.algorithm == d.algorithm && e.params == d.params)
                 c->decision_plans[i] = c->decision_plans[j];
         }
-        if (!c->decision_plans[i]) c->decision_plans[i] = c->plan_for(d.algorithm, d.params);
+        if (!c->decision_plans[i] && !d.defers())
+            c->decision_plans[i] = c->plan_for(d.algorithm, d.params);
     }
     return c->prepare_status;
 }
@@ -433,6 +434,7 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
             const size_t i = comm->table->index(bytes);
             decision = &comm->table->decision(i);
             plan = comm->decision_plans[i].get();
+            if (decision->defers()) return comm->decline(bytes, decision->why, why, whylen);
         }
         if (!plan->status.is_ok())
             return comm->decline(bytes, "algorithm " + plan->algorithm + ": " + plan->status.message(),

@@ -210,7 +210,7 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
     std::vector<const AllreduceRule*> live;
     for (const AllreduceRule& r : rules.allreduce) {
         if (!rule_applies(r, shape)) continue;
-        if (!r.by_model()) {
+        if (!r.by_model() && !r.defers()) {
             ParamMap all, gen;
             Status st = parse_params(r.params, &all);
             for (const auto& kv : all)
@@ -312,6 +312,10 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
                 d.why += ", runner-up " + describe(d.runner_up, d.runner_up_params) + " " +
                          seconds_text(d.runner_up_predicted);
             }
+        } else if (rule->defers()) {
+            d.algorithm = rule->algorithm;
+            d.why = where + ": left to the component genx displaced" +
+                    (rule->comment.empty() ? std::string() : " (" + rule->comment + ")");
         } else {
             d.algorithm = rule->algorithm;
             d.params = rule->params;

@@ -67,6 +67,8 @@ struct Decision {
     std::string runner_up_params;
     double runner_up_predicted = 0;
     std::string why;  // one line: rule location or "model", the times
+    // algorithm == "fallback": genx leaves the call to the displaced component.
+    bool defers() const { return algorithm == kFallbackAlgorithm; }
 };
 
 class DecisionTable {

@@ -281,12 +281,17 @@ class Parser {
         GENX_RETURN_IF_ERROR(string_field(j, field, "comment", false, &r.comment));
         GENX_RETURN_IF_ERROR(string_field(j, field, "algorithm", true, &r.algorithm));
         const GeneratorInfo* gen = find_generator(r.algorithm);
-        if (gen == nullptr && !r.by_model())
+        if (gen == nullptr && !r.by_model() && !r.defers())
             return error(field + ".algorithm", "unknown algorithm '" + r.algorithm +
                                                    "' (known: " + algorithm_names() + ", " +
-                                                   kModelAlgorithm + ")");
+                                                   kModelAlgorithm + ", " + kFallbackAlgorithm +
+                                                   ")");
         std::string params;
         GENX_RETURN_IF_ERROR(string_field(j, field, "params", false, &params));
+        if (r.defers() && !params.empty())
+            return error(field + ".params",
+                         "\"fallback\" takes no parameters: the displaced component runs the "
+                         "call with its own settings");
         ParamMap pm;
         Status st = parse_params(params, &pm);
         if (!st) return error(field + ".params", st.message());

@@ -50,6 +50,9 @@ constexpr int kRulesFormatVersion = 1;
 constexpr const char* kRulesFormatName = "genx-rules";
 // The "algorithm" value that asks the cost model to choose.
 constexpr const char* kModelAlgorithm = "model";
+// The component genx displaced (normally tuned): genx declines the call
+// before sending anything and the glue hands it to that component.
+constexpr const char* kFallbackAlgorithm = "fallback";
 
 // Inclusive range of counts; hi < 0 means no upper bound.
 struct CountRange {
@@ -72,7 +75,7 @@ struct AllreduceRule {
     CountRange nodes;
     CountRange ppn;
     ByteRange bytes;
-    std::string algorithm;              // a registered generator or "model"
+    std::string algorithm;              // a registered generator, "model" or "fallback"
     std::string params;                 // canonical "k=v,..." (generator + executor keys)
     std::vector<std::string> families;  // "model" only: candidate families, empty = all
     std::string comment;
@@ -80,6 +83,7 @@ struct AllreduceRule {
     int line = 0;   // line of the rule in its file
 
     bool by_model() const { return algorithm == kModelAlgorithm; }
+    bool defers() const { return algorithm == kFallbackAlgorithm; }
 };
 
 struct Provenance {

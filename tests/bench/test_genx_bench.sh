@@ -131,6 +131,30 @@ if [ -e "$builddir/.libs/mca_coll_genx.so" ] && [ -f "$compare" ]; then
         fail "butterfly's params did not reach mpirun whole: $(cat "$tmp/cmp.out")"
     grep -q -- '--mca coll_genx_allreduce_algorithm rhd ' "$tmp/cmp.out" || fail "rhd not run: $(cat "$tmp/cmp.out")"
     echo "ok: compare keeps 'butterfly:group=3,r=1' whole in --genx-algorithms and --configs"
+    # Timed runs load genx as the baselines load theirs: no verbose output.
+    ! grep -q coll_genx_verbose "$tmp/cmp.out" || fail "a timed run sets coll_genx_verbose: $(cat "$tmp/cmp.out")"
+    echo "ok: compare's timed runs are not verbose"
+    # The validation run's check: what counts as genx running.
+    python3 - "$compare" <<'PY' || fail "compare's validation check (genx_ran) misjudged a log"
+import importlib.machinery, importlib.util, sys
+loader = importlib.machinery.SourceFileLoader("compare", sys.argv[1])
+spec = importlib.util.spec_from_loader("compare", loader)
+m = importlib.util.module_from_spec(spec)
+loader.exec_module(m)
+ring = m.Config("genx-ring", "ompi", [], "genx", forced="ring")
+auto = m.Config("genx-auto", "ompi", [], "genx")
+ran = "[h:1] genx: allreduce 8 B (size class 8) on 4 ranks: ring (segment=1M,window=4) [forced]\n"
+deferred = ("[h:1] genx: allreduce 8 B on 4 ranks declined, using the fallback: rule built-in "
+            "defaults:14 (allreduce[0]): left to the component genx displaced (one node)\n")
+declined = "[h:1] genx: allreduce 8 B on 4 ranks declined, using the fallback: op is not commutative\n"
+differ = "[h:1] genx: comm 3 (4 ranks): the ranks' allreduce decisions differ\n"
+cases = [(ring, ran, True), (ring, ran + deferred, False), (ring, "", False),
+         (auto, ran, True), (auto, deferred, True), (auto, ran + deferred, True),
+         (auto, ran + declined, False), (auto, deferred + differ, False), (auto, "", False)]
+bad = [(c.name, t) for c, t, ok in cases if (m.genx_ran(c, t) is None) != ok]
+sys.exit("misjudged: %r" % bad if bad else 0)
+PY
+    echo "ok: the validation run accepts deferred sizes only when genx chooses by itself"
 else
     fail "cannot check compare's algorithm lists: no genx component in $builddir/.libs or no bench/compare"
 fi

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -179,37 +180,50 @@ TEST_CASE("genx_allreduce end to end with cached schedules and a verbose log", "
 }
 
 TEST_CASE("auto uses the built-in rules; verbose 2 logs on every rank", "[capi]") {
+    // Built-in defaults on 3 ranks, one per node: 80 B is left to the
+    // displaced component (declined, nothing sent), 16 KiB runs ring; with
+    // the placement unknown both are left to it.
     const int P = 3;
-    std::vector<LogSink> logs(P);
-    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
-        genx_config cfg = config("auto", "", 2, &logs[static_cast<size_t>(rank)]);
-        genx_comm* comm = genx_comm_create(rank, P, &cfg, nullptr, 0);
-        if (comm == nullptr) return Status::internal("create failed");
-        const genx_transport_ops ops = transport_ops_for(&t);
-        std::vector<double> x(10, rank + 1.0);
-        char why[256] = "";
-        int rc = GENX_OK;
-        for (int i = 0; i < 2 && rc == GENX_OK; ++i)
-            rc = genx_allreduce(comm, nullptr, x.data(), x.size(), GENX_DT_DOUBLE, 8, GENX_OP_SUM, 1,
-                                nullptr, &ops, why, sizeof why);
-        genx_comm_destroy(comm);
-        GENX_RETURN_IF_ERROR(ensure(rc == GENX_OK, why));
-        // Two in-place sums: 1 + 2 + 3, then 3 x 6.
-        return ensure(x == std::vector<double>(10, 18.0), "wrong sum");
-    });
-    INFO(st.message());
-    REQUIRE(st.is_ok());
-    // The decision comes from the built-in defaults' catch-all model rule,
-    // with the model's prediction and the runner-up.
-    for (int r = 0; r < P; ++r) {
-        const auto& lines = logs[static_cast<size_t>(r)].lines;
-        REQUIRE(lines.size() == 2);
-        INFO(lines[0]);
-        CHECK(lines[0].rfind("genx: allreduce 80 B (size class 64) on 3 ranks: ", 0) == 0);
-        CHECK(lines[0].find("segment=1M,window=4) [rule built-in defaults:") != std::string::npos);
-        CHECK(lines[0].find("model predicts") != std::string::npos);
-        CHECK(lines[0].find("runner-up") != std::string::npos);
-        CHECK(lines[1] == lines[0]);
+    for (const bool placed : {true, false}) {
+        CAPTURE(placed);
+        std::vector<LogSink> logs(P);
+        Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+            genx_config cfg = config("auto", "", 2, &logs[static_cast<size_t>(rank)]);
+            genx_comm* comm = placed ? genx_comm_create_on(rank, P, P, 1, &cfg, nullptr, 0)
+                                     : genx_comm_create(rank, P, &cfg, nullptr, 0);
+            if (comm == nullptr) return Status::internal("create failed");
+            const genx_transport_ops ops = transport_ops_for(&t);
+            char why[256] = "";
+            std::vector<double> small(10, rank + 1.0);
+            const int rc_small = genx_allreduce(comm, nullptr, small.data(), small.size(), GENX_DT_DOUBLE,
+                                                8, GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+            std::vector<double> big(2048, rank + 1.0);
+            const int rc_big = genx_allreduce(comm, nullptr, big.data(), big.size(), GENX_DT_DOUBLE, 8,
+                                              GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+            genx_comm_destroy(comm);
+            GENX_RETURN_IF_ERROR(ensure(rc_small == GENX_DECLINE, "80 B was not declined"));
+            if (!placed) return ensure(rc_big == GENX_DECLINE, "16 KiB without placement ran");
+            GENX_RETURN_IF_ERROR(ensure(rc_big == GENX_OK, why));
+            return ensure(big == std::vector<double>(2048, 6.0), "wrong sum");
+        });
+        INFO(st.message());
+        REQUIRE(st.is_ok());
+        for (int r = 0; r < P; ++r) {
+            const auto& lines = logs[static_cast<size_t>(r)].lines;
+            REQUIRE(lines.size() == 2);
+            INFO(lines[0] + "\n" + lines[1]);
+            CHECK(lines[0].rfind("genx: allreduce 80 B on 3 ranks declined, using the fallback: rule "
+                                 "built-in defaults:",
+                                 0) == 0);
+            CHECK(lines[0].find("left to the component genx displaced") != std::string::npos);
+            if (placed) {
+                CHECK(lines[1].rfind("genx: allreduce 16384 B (size class 16K) on 3 ranks: ring "
+                                     "(segment=1M,window=4) [rule built-in defaults:",
+                                     0) == 0);
+            } else {
+                CHECK(lines[1].find("16384 B on 3 ranks declined") != std::string::npos);
+            }
+        }
     }
 }
 
@@ -397,6 +411,19 @@ TEST_CASE("genx_size_class and genx_hash: the one size class and hash core and g
     CHECK(genx_hash(0, nullptr) == genx_hash(0, ""));
 }
 
+namespace {
+
+// A rules file whose one rule lets the model decide every size (the
+// selector caches files by path per process, hence one per test).
+std::string write_model_rules(const std::string& name) {
+    const std::string path = "genx-test-capi-" + name + ".json";
+    std::ofstream out(path);
+    out << "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [{\"algorithm\": \"model\"}]}\n";
+    return path;
+}
+
+}  // namespace
+
 TEST_CASE("calls compile each count once, generate no plan, and share plans across communicators",
           "[capi][hot]") {
     const int P = 4;
@@ -404,8 +431,12 @@ TEST_CASE("calls compile each count once, generate no plan, and share plans acro
     // call), then more distinct counts than the cache holds.
     std::vector<size_t> cycle = {10, 100, 1000, 3, 7};
     std::vector<genx_comm_stats> after(P), after_cycle(P);
+    // Every size by the model, so that genx runs (the built-in defaults
+    // leave small sizes to the displaced component).
+    const std::string rules = write_model_rules("cache");
     Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = config("auto", "", 0, nullptr);
+        cfg.rules_path = rules.c_str();
         genx_comm* comm = genx_comm_create(rank, P, &cfg, nullptr, 0);
         if (comm == nullptr) return Status::internal("create failed");
         const genx_transport_ops ops = transport_ops_for(&t);
@@ -452,7 +483,9 @@ TEST_CASE("calls compile each count once, generate no plan, and share plans acro
 
 TEST_CASE("communicators of one shape and rank share their plans", "[capi][hot]") {
     // One thread, so the process-wide count moves only by what this does.
+    const std::string rules = write_model_rules("share");
     genx_config cfg = config("auto", "", 0, nullptr);
+    cfg.rules_path = rules.c_str();
     genx_comm_stats s{};
     genx_comm* a = genx_comm_create(2, 11, &cfg, nullptr, 0);
     REQUIRE(a != nullptr);

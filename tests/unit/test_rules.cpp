@@ -8,6 +8,7 @@
 
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
+#include "tuning/decision_table.hpp"
 #include "tuning/rules.hpp"
 
 using namespace genx;
@@ -94,6 +95,50 @@ TEST_CASE("count ranges: N, LO-HI inclusive, LO-inf", "[rules]") {
     CHECK_FALSE(parse_count_range("2-", &r).is_ok());
 }
 
+TEST_CASE("the built-in defaults take over only where measured", "[rules]") {
+    // {size, nodes, ppn}: the first size (bytes) genx runs, 0 = none.
+    struct Want {
+        CommShape shape;
+        size_t first;
+    };
+    const std::vector<Want> wants = {
+        {{6, 6, 1}, size_t{16} << 10},  {{7, 7, 1}, size_t{16} << 10},  {{3, 3, 1}, size_t{16} << 10},
+        {{5, 5, 1}, size_t{16} << 10},  {{4, 4, 1}, size_t{128} << 10}, {{8, 8, 1}, size_t{128} << 10},
+        {{2, 2, 1}, 0},  // two ranks: tuned's choices are ring-like already
+        {{4, 1, 4}, 0},  // one node
+        {{8, 2, 4}, 0},  // several ranks per node: not measured
+        {{6, 0, 0}, 0},  // placement unknown
+        {{16, 16, 1}, 0}, {{1000, 100, 10}, 0}};
+    for (const Want& w : wants) {
+        CAPTURE(w.shape.size, w.shape.nodes, w.shape.ppn);
+        DecisionTable t;
+        TableOptions o;
+        REQUIRE(DecisionTable::build(builtin_rules(), w.shape, o, &t, nullptr).is_ok());
+        for (size_t bytes : {size_t{0}, size_t{8}, size_t{4096}, size_t{8191}, size_t{16} << 10,
+                             size_t{64} << 10, size_t{128} << 10, size_t{16} << 20, size_t{1} << 30}) {
+            CAPTURE(bytes);
+            const Decision& d = t.lookup(bytes);
+            const bool genx_runs = w.first != 0 && bytes >= w.first;
+            CHECK(d.defers() == !genx_runs);
+            if (genx_runs) CHECK(d.algorithm == "ring");
+        }
+    }
+}
+
+TEST_CASE("\"fallback\" rules: parsed, no params, decided as declines", "[rules]") {
+    RulesFile f;
+    const std::string head = "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [";
+    CHECK(parse_rules(head + "{\"bytes\": \"0-1K\", \"algorithm\": \"fallback\"}]}", "f.json",
+                      RulesCheck{}, &f)
+              .is_ok());
+    CHECK(f.allreduce[0].defers());
+    const Status st = parse_rules(
+        head + "{\"algorithm\": \"fallback\", \"params\": \"segment=4K\"}]}", "g.json", RulesCheck{}, &f);
+    CHECK_FALSE(st.is_ok());
+    CHECK(st.message().find("g.json:1") != std::string::npos);
+    CHECK(st.message().find("takes no parameters") != std::string::npos);
+}
+
 TEST_CASE("the built-in defaults are a valid rules file", "[rules]") {
     RulesFile f;
     const Status st = parse_rules(builtin_rules_text(), "built-in defaults", RulesCheck{}, &f);
@@ -103,9 +148,12 @@ TEST_CASE("the built-in defaults are a valid rules file", "[rules]") {
     CHECK(f.model.inter.beta > 0);
     CHECK(f.model.host.delta > 0);
     REQUIRE_FALSE(f.allreduce.empty());
-    // The last rule catches everything, so every call has a decision.
-    CHECK(f.allreduce.back().by_model());
-    CHECK(match_rule(f, CommShape{1000, 0, 0}, 1) != nullptr);
+    // The last rule catches everything and hands it back to the displaced
+    // component, so every call has a decision and none is genx's without
+    // a rule that says so.
+    CHECK(f.allreduce.back().defers());
+    CHECK(f.allreduce.back().comm_size.any);
+    CHECK(match_rule(f, CommShape{1000, 0, 0}, 1) == &f.allreduce.back());
     CHECK(builtin_rules().source == "built-in defaults");
     CHECK(builtin_rules().allreduce.size() == f.allreduce.size());
     // Any fingerprint: the defaults apply everywhere.
