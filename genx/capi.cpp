@@ -475,6 +475,14 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
     return GENX_ERROR;
 }
 
+int genx_comm_defers(const genx_comm* comm, size_t bytes, const char** reason) {
+    if (comm == nullptr || comm->forced || !comm->table) return 0;
+    const genx::Decision& d = comm->table->lookup(bytes);
+    if (!d.defers()) return 0;
+    if (reason != nullptr) *reason = d.why.c_str();
+    return 1;
+}
+
 int genx_comm_get_stats(const genx_comm* comm, genx_comm_stats* out) {
     if (comm == nullptr || out == nullptr) return GENX_ERROR;
     *out = comm->stats;

@@ -64,6 +64,14 @@ int genx_comm_prepare(genx_comm *comm, char *err, size_t errlen);
  * across ranks (with its fallback allreduce) before genx's first call. */
 uint64_t genx_comm_digest(const genx_comm *comm);
 
+/* Whether the communicator's decision for a message of `bytes` leaves it
+ * to the displaced component (a "fallback" rule), without looking at
+ * anything else: the glue asks first, so a deferred call costs a table
+ * lookup and nothing more.  *reason (may be NULL) gets the decision's
+ * explanation, valid while the communicator lives.  0 before a successful
+ * genx_comm_prepare and for forced algorithms. */
+int genx_comm_defers(const genx_comm *comm, size_t bytes, const char **reason);
+
 /* MPI_Allreduce.  sendbuf == NULL means in place (recvbuf holds the input).
  * commutative: 0 for non-commutative ops (genx declines unless the chosen
  * plan preserves rank order).  Returns GENX_OK, GENX_DECLINE (why filled;

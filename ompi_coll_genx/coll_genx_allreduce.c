@@ -252,6 +252,7 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
     size_t bytes;
     ptrdiff_t true_lb, true_extent;
     char why[512];
+    const char *deferred = NULL;
     int rc;
 
     ompi_datatype_type_size(dtype, &type_size);
@@ -263,6 +264,11 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
     if (0 > module->agreed) {
         return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes,
                              "the ranks' genx decisions differ (reported at the first call)");
+    }
+    /* Sizes genx's rules leave to the displaced component go there before
+     * any other work: deferring costs a table lookup. */
+    if (genx_comm_defers(module->core, bytes, &deferred)) {
+        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes, deferred);
     }
 
     if (!ompi_datatype_is_contiguous_memory_layout(dtype, count)) {

@@ -144,7 +144,7 @@ loader.exec_module(m)
 ring = m.Config("genx-ring", "ompi", [], "genx", forced="ring")
 auto = m.Config("genx-auto", "ompi", [], "genx")
 ran = "[h:1] genx: allreduce 8 B (size class 8) on 4 ranks: ring (segment=1M,window=4) [forced]\n"
-deferred = ("[h:1] genx: allreduce 8 B on 4 ranks declined, using the fallback: rule built-in "
+deferred = ("[h:1] genx: allreduce 8 B on comm 0 (4 ranks): fallback to tuned: rule built-in "
             "defaults:14 (allreduce[0]): left to the component genx displaced (one node)\n")
 declined = "[h:1] genx: allreduce 8 B on 4 ranks declined, using the fallback: op is not commutative\n"
 differ = "[h:1] genx: comm 3 (4 ranks): the ranks' allreduce decisions differ\n"

@@ -177,7 +177,7 @@ require_lines() {
 log=$logdir/rules-defaults.log
 run "$log" 4 --mca coll_genx_verbose 1
 if require_lines "P=4 auto: built-in defaults leave one node to tuned" "$log" $? \
-    'on 4 ranks declined, using the fallback: rule built-in defaults:[0-9]* .*left to the component genx displaced (one node' \
+    '(4 ranks): fallback to [a-z]*: rule built-in defaults:[0-9]* .*left to the component genx displaced (one node' \
     "no decline names the built-in one-node rule"; then
     if genx_lines "$log" | grep -q 'on 4 ranks: [a-z]* ('; then
         fail "P=4 auto: built-in defaults run no genx plan on one node" "genx ran a plan" "$log"

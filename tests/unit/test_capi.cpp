@@ -200,7 +200,17 @@ TEST_CASE("auto uses the built-in rules; verbose 2 logs on every rank", "[capi]"
             std::vector<double> big(2048, rank + 1.0);
             const int rc_big = genx_allreduce(comm, nullptr, big.data(), big.size(), GENX_DT_DOUBLE, 8,
                                               GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+            // What the glue asks before anything else.
+            const char* reason = nullptr;
+            const int defers_small = genx_comm_defers(comm, 80, &reason);
+            const std::string small_reason = reason != nullptr ? reason : "";
+            const int defers_big = genx_comm_defers(comm, 16384, nullptr);
             genx_comm_destroy(comm);
+            GENX_RETURN_IF_ERROR(ensure(defers_small == 1, "genx_comm_defers(80 B) is not 1"));
+            GENX_RETURN_IF_ERROR(ensure(small_reason.find("left to the component genx displaced") !=
+                                            std::string::npos,
+                                        "genx_comm_defers gave no reason"));
+            GENX_RETURN_IF_ERROR(ensure(defers_big == (placed ? 0 : 1), "genx_comm_defers(16 KiB)"));
             GENX_RETURN_IF_ERROR(ensure(rc_small == GENX_DECLINE, "80 B was not declined"));
             if (!placed) return ensure(rc_big == GENX_DECLINE, "16 KiB without placement ran");
             GENX_RETURN_IF_ERROR(ensure(rc_big == GENX_OK, why));
