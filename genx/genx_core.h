@@ -64,6 +64,28 @@ int genx_comm_prepare(genx_comm *comm, char *err, size_t errlen);
  * across ranks (with its fallback allreduce) before genx's first call. */
 uint64_t genx_comm_digest(const genx_comm *comm);
 
+/* Non-blocking MPI_Allreduce (MPI_Iallreduce) on the same decisions and
+ * plans as genx_allreduce.  GENX_DECLINE: nothing was posted, the caller
+ * uses its fallback's iallreduce (why filled).  GENX_OK: *req is an
+ * operation in progress (its first step already posted), which the caller
+ * drives with genx_request_progress until done and then frees; the
+ * buffers, the reduce callback's ctx and the transport's ctx must live
+ * until then.  The transport should keep this operation's messages apart
+ * from every other collective's (its own tag).  Several requests may be in
+ * flight on one communicator; they run independently of genx_allreduce's
+ * state. */
+typedef struct genx_request genx_request;
+int genx_iallreduce(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                    genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
+                    const genx_reduce_cb *cb, const genx_transport_ops *transport,
+                    genx_request **req, char *why, size_t whylen);
+/* Does what can be done without blocking; *done = 1 when the result is in
+ * recvbuf.  GENX_ERROR (why filled) ends the operation: free it. */
+int genx_request_progress(genx_request *req, int *done, char *why, size_t whylen);
+/* Frees a request (finished or failed).  Freeing one in flight leaves its
+ * posted messages to the transport. */
+void genx_request_free(genx_request *req);
+
 /* Whether the communicator's decision for a message of `bytes` leaves it
  * to the displaced component (a "fallback" rule), without looking at
  * anything else: the glue asks first, so a deferred call costs a table

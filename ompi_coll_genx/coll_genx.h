@@ -18,8 +18,12 @@
 #include <stdint.h>
 
 #include "mpi.h"
+#include "opal/threads/mutex.h"
 #include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi/op/op.h"
+#include "ompi/request/request.h"
 
 #include "genx/genx_core.h"
 
@@ -43,6 +47,14 @@ typedef struct mca_coll_genx_component_t {
     /* A bad coll_genx_allreduce_algorithm/params value is reported once per
      * process, whatever the verbosity, not once per communicator. */
     bool config_error_reported;
+
+    /* Non-blocking allreduces in flight (every communicator), driven by
+     * one progress callback registered with Open MPI's progress engine at
+     * the first one; the lock makes them safe under MPI_THREAD_MULTIPLE. */
+    opal_mutex_t nb_lock;
+    struct mca_coll_genx_request_t *nb_active;
+    volatile int32_t nb_count;
+    bool nb_progress_registered;
 } mca_coll_genx_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_genx_component_t mca_coll_genx_component;
@@ -52,17 +64,27 @@ OMPI_MODULE_DECLSPEC extern mca_coll_genx_component_t mca_coll_genx_component;
  * once full, further ones on that communicator are not printed (said once). */
 #define MCA_COLL_GENX_LOGGED_MAX 128
 
+/* What the PML transport posts on: a communicator and a tag. */
+typedef struct mca_coll_genx_pml_ctx_t {
+    ompi_communicator_t *comm;
+    int tag;
+} mca_coll_genx_pml_ctx_t;
+
 typedef struct mca_coll_genx_module_t {
     mca_coll_base_module_t super;
 
     ompi_communicator_t *comm;
     genx_comm *core;
+    mca_coll_genx_pml_ctx_t pml; /* blocking calls: the allreduce tag */
     genx_transport_ops transport;
 
     /* The allreduce that was installed before genx (retained). */
     mca_coll_base_module_allreduce_fn_t fallback_allreduce;
     mca_coll_base_module_t *fallback_allreduce_module;
     const char *fallback_name;
+    /* The iallreduce that was installed before genx (retained), if any. */
+    mca_coll_base_module_iallreduce_fn_t fallback_iallreduce;
+    mca_coll_base_module_t *fallback_iallreduce_module;
 
     /* Whether every rank's core decides alike (genx_comm_digest), checked
      * with the fallback allreduce at genx's first call: 0 not yet, 1 yes,
@@ -76,6 +98,27 @@ typedef struct mca_coll_genx_module_t {
 
 OBJ_CLASS_DECLARATION(mca_coll_genx_module_t);
 
+/* The reduce callback's context: an MPI op on an MPI datatype. */
+typedef struct mca_coll_genx_reduce_ctx_t {
+    ompi_op_t *op;
+    ompi_datatype_t *dtype;
+} mca_coll_genx_reduce_ctx_t;
+
+/* One MPI_Iallreduce genx runs: the MPI request the user holds, the core's
+ * operation, and what that operation points to until it ends. */
+typedef struct mca_coll_genx_request_t {
+    ompi_request_t super;
+    genx_request *core;
+    mca_coll_genx_pml_ctx_t pml; /* its own non-blocking collective tag */
+    genx_transport_ops transport;
+    mca_coll_genx_reduce_ctx_t rctx;
+    genx_reduce_cb cb;
+    size_t bytes;
+    struct mca_coll_genx_request_t *next; /* in the component's active list */
+} mca_coll_genx_request_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_genx_request_t);
+
 int mca_coll_genx_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int *priority);
 
@@ -84,8 +127,28 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
                             struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module);
 
-/* Fills ops with the PML transport over module->comm. */
-void mca_coll_genx_pml_transport(mca_coll_genx_module_t *module, genx_transport_ops *ops);
+int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
+                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             struct ompi_communicator_t *comm, ompi_request_t **request,
+                             mca_coll_base_module_t *module);
+/* Unregisters the non-blocking progress callback (component close). */
+void mca_coll_genx_nb_fini(void);
+
+/* Shared by the blocking and non-blocking entries (coll_genx_allreduce.c):
+ * the core's element type for (dtype, op), and the reduce callback. */
+genx_dtype mca_coll_genx_map_dtype(ompi_datatype_t *dtype, size_t size, genx_op op);
+genx_op mca_coll_genx_map_op(ompi_op_t *op);
+void mca_coll_genx_reduce(void *ctx, const void *in, void *inout, size_t count);
+/* Why a datatype cannot go to the core as contiguous bytes, or NULL. */
+const char *mca_coll_genx_layout_problem(ompi_datatype_t *dtype, int count);
+/* The first-call agreement check (genx_comm_digest across the ranks). */
+void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm);
+/* Logs, once per size class and reason at verbosity >= 1, that a call goes
+ * to the fallback. */
+void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, const char *reason);
+
+/* Fills ops with the PML transport over pml's communicator and tag. */
+void mca_coll_genx_pml_transport(mca_coll_genx_pml_ctx_t *pml, genx_transport_ops *ops);
 
 END_C_DECLS
 

@@ -77,7 +77,7 @@ static const genx_type_entry genx_types[] = {
     { MPI_BYTE, GENX_KIND_BYTE },
 };
 
-static genx_op genx_map_op(ompi_op_t *op)
+genx_op mca_coll_genx_map_op(ompi_op_t *op)
 {
     if (!ompi_op_is_intrinsic(op)) {
         return GENX_OP_OTHER;
@@ -110,7 +110,7 @@ static genx_dtype genx_int_dtype(size_t size, bool is_signed)
 
 /* GENX_DT_OTHER: genx moves the elements and reduces them through the
  * callback.  MPI_BYTE is an element type only for the bitwise operators. */
-static genx_dtype genx_map_dtype(ompi_datatype_t *dtype, size_t size, genx_op op)
+genx_dtype mca_coll_genx_map_dtype(ompi_datatype_t *dtype, size_t size, genx_op op)
 {
     for (size_t i = 0; i < sizeof(genx_types) / sizeof(genx_types[0]); ++i) {
         if (genx_types[i].dtype != dtype) {
@@ -142,15 +142,10 @@ static genx_dtype genx_map_dtype(ompi_datatype_t *dtype, size_t size, genx_op op
     return GENX_DT_OTHER;
 }
 
-typedef struct {
-    ompi_op_t *op;
-    ompi_datatype_t *dtype;
-} genx_reduce_ctx;
-
 /* inout = in (op) inout, which is ompi_op_reduce's source/target order. */
-static void genx_reduce(void *ctx, const void *in, void *inout, size_t count)
+void mca_coll_genx_reduce(void *ctx, const void *in, void *inout, size_t count)
 {
-    genx_reduce_ctx *rc = (genx_reduce_ctx *) ctx;
+    mca_coll_genx_reduce_ctx_t *rc = (mca_coll_genx_reduce_ctx_t *) ctx;
 
     ompi_op_reduce(rc->op, (void *) in, inout, count, rc->dtype);
 }
@@ -158,7 +153,7 @@ static void genx_reduce(void *ctx, const void *in, void *inout, size_t count)
 /* Says once per (size class, reason) on this communicator that the call
  * goes to the fallback; at verbosity 1 only the communicator's rank 0
  * speaks, since every rank takes the same path (the core does the same). */
-static void genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, const char *reason)
+void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, const char *reason)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     ompi_communicator_t *comm = module->comm;
@@ -189,11 +184,31 @@ static void genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, cons
                         module->fallback_name, reason);
 }
 
+/* The core works on contiguous bytes that start at the buffer address; the
+ * reduce callback hands its pointers to ompi_op_reduce, which expects the
+ * data at pointer + true_lb, so only true_lb == 0 makes the two views
+ * agree. */
+const char *mca_coll_genx_layout_problem(ompi_datatype_t *dtype, int count)
+{
+    ptrdiff_t true_lb, true_extent;
+
+    if (!ompi_datatype_is_contiguous_memory_layout(dtype, count)) {
+        return ompi_datatype_is_predefined(dtype)
+                   ? "datatype is not contiguous (it has gaps between elements)"
+                   : "datatype is not contiguous (derived datatype)";
+    }
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    if (0 != true_lb) {
+        return "datatype's data does not start at the buffer address (true lower bound is not 0)";
+    }
+    return NULL;
+}
+
 static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void *rbuf,
                          int count, ompi_datatype_t *dtype, ompi_op_t *op,
                          ompi_communicator_t *comm, size_t bytes, const char *reason)
 {
-    genx_log_fallback(module, bytes, reason);
+    mca_coll_genx_log_fallback(module, bytes, reason);
     return module->fallback_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                       module->fallback_allreduce_module);
 }
@@ -203,7 +218,7 @@ static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void 
  * but a rules file missing on one node or a placement one rank sees
  * differently would make ranks run different plans and hang; one small
  * allreduce through the fallback rules that out for good. */
-static void genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
+void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
 {
     char err[512];
     uint64_t mine;
@@ -244,13 +259,13 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
                             mca_coll_base_module_t *base_module)
 {
     mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
-    genx_reduce_ctx rctx;
+    mca_coll_genx_reduce_ctx_t rctx;
     genx_reduce_cb cb;
+    const char *layout;
     genx_dtype gdt;
     genx_op gop;
     size_t type_size;
     size_t bytes;
-    ptrdiff_t true_lb, true_extent;
     char why[512];
     const char *deferred = NULL;
     int rc;
@@ -259,7 +274,7 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
     bytes = type_size * (size_t) count;
 
     if (0 == module->agreed) {
-        genx_check_agreement(module, comm);
+        mca_coll_genx_check_agreement(module, comm);
     }
     if (0 > module->agreed) {
         return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes,
@@ -271,29 +286,17 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
         return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes, deferred);
     }
 
-    if (!ompi_datatype_is_contiguous_memory_layout(dtype, count)) {
-        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes,
-                             ompi_datatype_is_predefined(dtype)
-                                 ? "datatype is not contiguous (it has gaps between elements)"
-                                 : "datatype is not contiguous (derived datatype)");
+    layout = mca_coll_genx_layout_problem(dtype, count);
+    if (NULL != layout) {
+        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes, layout);
     }
 
-    /* The reduce callback hands the core's pointers to ompi_op_reduce,
-     * which expects the data at pointer + true_lb; only true_lb == 0 makes
-     * the core's contiguous bytes and MPI's view of the buffer agree. */
-    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-    if (0 != true_lb) {
-        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes,
-                             "datatype's data does not start at the buffer address "
-                             "(true lower bound is not 0)");
-    }
-
-    gop = genx_map_op(op);
-    gdt = genx_map_dtype(dtype, type_size, gop);
+    gop = mca_coll_genx_map_op(op);
+    gdt = mca_coll_genx_map_dtype(dtype, type_size, gop);
     rctx.op = op;
     rctx.dtype = dtype;
     cb.ctx = &rctx;
-    cb.reduce = genx_reduce;
+    cb.reduce = mca_coll_genx_reduce;
 
     why[0] = '\0';
     rc = genx_allreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,

@@ -109,6 +109,10 @@ static int genx_open(void)
     cs->output = opal_output_open(NULL);
     opal_output_set_verbosity(cs->output, cs->verbose);
     cs->config_error_reported = false;
+    OBJ_CONSTRUCT(&cs->nb_lock, opal_mutex_t);
+    cs->nb_active = NULL;
+    cs->nb_count = 0;
+    cs->nb_progress_registered = false;
     return OMPI_SUCCESS;
 }
 
@@ -116,6 +120,8 @@ static int genx_close(void)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
 
+    mca_coll_genx_nb_fini();
+    OBJ_DESTRUCT(&cs->nb_lock);
     if (0 <= cs->output) {
         opal_output_close(cs->output);
         cs->output = -1;

@@ -25,6 +25,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/proc/proc.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "opal/mca/hwloc/hwloc-internal.h"
@@ -41,6 +42,10 @@ static void genx_module_construct(mca_coll_genx_module_t *module)
     module->fallback_allreduce = NULL;
     module->fallback_allreduce_module = NULL;
     module->fallback_name = "the previous component";
+    module->fallback_iallreduce = NULL;
+    module->fallback_iallreduce_module = NULL;
+    module->pml.comm = NULL;
+    module->pml.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
     module->agreed = 0;
     module->nlogged = 0;
     module->logged_full = false;
@@ -51,6 +56,10 @@ static void genx_module_destruct(mca_coll_genx_module_t *module)
     if (NULL != module->fallback_allreduce_module) {
         OBJ_RELEASE(module->fallback_allreduce_module);
         module->fallback_allreduce_module = NULL;
+    }
+    if (NULL != module->fallback_iallreduce_module) {
+        OBJ_RELEASE(module->fallback_iallreduce_module);
+        module->fallback_iallreduce_module = NULL;
     }
     if (NULL != module->core) {
         genx_comm_destroy(module->core);
@@ -252,14 +261,27 @@ static int genx_module_enable(mca_coll_base_module_t *base_module, ompi_communic
     if (NULL != name) {
         module->fallback_name = name;
     }
-    mca_coll_genx_pml_transport(module, &module->transport);
+    module->pml.comm = comm;
+    module->pml.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
+    mca_coll_genx_pml_transport(&module->pml, &module->transport);
 
     opal_output_verbose(2, cs->output,
                         "genx: comm %u (%d ranks): enabled (priority %d), fallback is %s",
                         ompi_comm_get_cid(comm), ompi_comm_size(comm), cs->priority,
                         module->fallback_name);
 
+    /* MPI_Iallreduce too, where a component below genx provides one to
+     * fall back to (libnbc normally). */
+    if (NULL != comm->c_coll->coll_iallreduce && NULL != comm->c_coll->coll_iallreduce_module) {
+        module->fallback_iallreduce = comm->c_coll->coll_iallreduce;
+        module->fallback_iallreduce_module = comm->c_coll->coll_iallreduce_module;
+        OBJ_RETAIN(module->fallback_iallreduce_module);
+    }
+
     /* Offered last: only a module that holds its fallback serves calls. */
     module->super.coll_allreduce = mca_coll_genx_allreduce;
+    if (NULL != module->fallback_iallreduce) {
+        module->super.coll_iallreduce = mca_coll_genx_iallreduce;
+    }
     return OMPI_SUCCESS;
 }

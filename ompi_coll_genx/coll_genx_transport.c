@@ -1,9 +1,13 @@
 /*
  * coll_genx_transport.c: Open MPI's PML as the core's transport.
  *
- * Messages go straight to the PML on the user's communicator with the
- * allreduce collective tag, as Open MPI's own collectives do: no extra
- * communicator, and the negative tag keeps them apart from user traffic.
+ * Messages go straight to the PML on the user's communicator with a
+ * collective tag, as Open MPI's own collectives do: no extra communicator,
+ * and the negative tag keeps them apart from user traffic.  Blocking
+ * allreduce uses the allreduce tag, as tuned does; each non-blocking one a
+ * tag of its own from the communicator's non-blocking collective tag space
+ * (ompi_coll_base_nbc_reserve_tags, shared with libnbc), so concurrent
+ * operations never match each other's messages.
  * Collectives on one communicator are issued in the same order everywhere
  * and the PML does not let messages between a pair overtake each other on
  * one tag, which is exactly the matching rule the core relies on.  Buffers
@@ -23,24 +27,24 @@
 
 static int genx_pml_isend(void *ctx, const void *buf, size_t bytes, int peer, void **req)
 {
-    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) ctx;
+    mca_coll_genx_pml_ctx_t *pml = (mca_coll_genx_pml_ctx_t *) ctx;
     ompi_request_t *request = MPI_REQUEST_NULL;
     int rc;
 
-    rc = MCA_PML_CALL(isend(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
-                            MCA_PML_BASE_SEND_STANDARD, module->comm, &request));
+    rc = MCA_PML_CALL(isend(buf, bytes, MPI_BYTE, peer, pml->tag,
+                            MCA_PML_BASE_SEND_STANDARD, pml->comm, &request));
     *req = request;
     return (OMPI_SUCCESS == rc) ? 0 : rc;
 }
 
 static int genx_pml_irecv(void *ctx, void *buf, size_t bytes, int peer, void **req)
 {
-    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) ctx;
+    mca_coll_genx_pml_ctx_t *pml = (mca_coll_genx_pml_ctx_t *) ctx;
     ompi_request_t *request = MPI_REQUEST_NULL;
     int rc;
 
-    rc = MCA_PML_CALL(irecv(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
-                            module->comm, &request));
+    rc = MCA_PML_CALL(irecv(buf, bytes, MPI_BYTE, peer, pml->tag,
+                            pml->comm, &request));
     *req = request;
     return (OMPI_SUCCESS == rc) ? 0 : rc;
 }
@@ -86,11 +90,11 @@ static int genx_pml_progress(void *ctx)
  * (what tuned's ompi_coll_base_sendrecv does). */
 static int genx_pml_send(void *ctx, const void *buf, size_t bytes, int peer)
 {
-    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) ctx;
+    mca_coll_genx_pml_ctx_t *pml = (mca_coll_genx_pml_ctx_t *) ctx;
     int rc;
 
-    rc = MCA_PML_CALL(send(buf, bytes, MPI_BYTE, peer, MCA_COLL_BASE_TAG_ALLREDUCE,
-                           MCA_PML_BASE_SEND_STANDARD, module->comm));
+    rc = MCA_PML_CALL(send(buf, bytes, MPI_BYTE, peer, pml->tag,
+                           MCA_PML_BASE_SEND_STANDARD, pml->comm));
     return (OMPI_SUCCESS == rc) ? 0 : rc;
 }
 
@@ -116,9 +120,9 @@ static int genx_pml_wait_all(void *ctx, void **reqs, int n)
     return 0;
 }
 
-void mca_coll_genx_pml_transport(mca_coll_genx_module_t *module, genx_transport_ops *ops)
+void mca_coll_genx_pml_transport(mca_coll_genx_pml_ctx_t *pml, genx_transport_ops *ops)
 {
-    ops->ctx = module;
+    ops->ctx = pml;
     ops->isend = genx_pml_isend;
     ops->irecv = genx_pml_irecv;
     ops->test = genx_pml_test;

@@ -5,7 +5,11 @@
 # not, communicators split, duplicated and freed mid-run; every element
 # checked against a locally computed exact result) under mpirun, with genx
 # loaded from the build tree as in run-mpi-tests.sh:
-#   - genx's default selection (auto) and each family forced in turn (ring,
+#   - genx choosing by itself: with its built-in defaults (which leave every
+#     call on one node to the displaced component: the fallback lines must
+#     say so) and with a rules file that lets the model choose among all
+#     families at every size ("model": genx must run plans); and each family
+#     forced in turn (ring,
 #     ring with small segments, butterfly r=0 and r=1, rb, cps, hcps, rhd)
 #     at P = 3 and 4 (oversubscribed); every run must pass and, for a forced
 #     family, genx's verbose lines must show that family running (it falls
@@ -61,17 +65,24 @@ totals() {
     sed -n 's/^allreduce_stress: seed [0-9]*: \([0-9]*\) calls in [0-9]* steps, \([0-9]*\) collective .*; \([0-9]*\) communicator creations made \([0-9]*\) communicators.*; \([0-9.]*\) s$/\1 calls (\2 collective allreduces), \4 communicators (\3 creations), \5 s/p' "$1"
 }
 
+model_rules=$logdir/stress-model-rules.json
+echo '{"format": "genx-rules", "version": 1, "allreduce": [{"algorithm": "model"}]}' > "$model_rules"
+
 k=0
 total_calls=0
 for np in $nps; do
-    for spec in auto: ring: ring:segment=4K,window=2 butterfly:r=0 butterfly:r=1 rb: cps: hcps: rhd:; do
+    for spec in auto: model: ring: ring:segment=4K,window=2 butterfly:r=0 butterfly:r=1 rb: cps: hcps: rhd:; do
         alg=${spec%%:*} params=${spec#*:}
         seed=$((seed0 + k))
         k=$((k + 1))
         name="P=$np $alg${params:+ $params} seed=$seed"
         log=$logdir/stress-p$np-$alg${params:+-${params//[=,]/_}}.log
         margs=()
-        [ "$alg" = auto ] || margs+=(--mca coll_genx_allreduce_algorithm "$alg")
+        case $alg in
+        auto) ;;
+        model) margs+=(--mca coll_genx_rules "$model_rules") ;;
+        *) margs+=(--mca coll_genx_allreduce_algorithm "$alg") ;;
+        esac
         [ -z "$params" ] || margs+=(--mca coll_genx_allreduce_params "$params")
         run "$log" "$np" "$seed" "${margs[@]}" -- --calls "$calls" "${extra[@]}"
         rc=$?
@@ -79,10 +90,13 @@ for np in $nps; do
             fail "$name" "mpirun did not finish within ${limit}s" "$log"
         elif [ "$rc" -ne 0 ] || ! grep -q '^allreduce_stress: PASS' "$log"; then
             fail "$name" "allreduce_stress failed (exit $rc)" "$log"
-        elif [ "$alg" != auto ] && ! genx_lines "$log" | grep -v fallback | grep -q "ranks: $alg\b"; then
-            fail "$name" "no genx line shows $alg running" "$log"
-        elif [ "$alg" = auto ] && ! genx_lines "$log" | grep -q "on $np ranks: [a-z]"; then
+        elif [ "$alg" = auto ] && ! genx_lines "$log" | grep -q "($np ranks): fallback to [a-z]*: rule built-in defaults"; then
+            fail "$name" "no fallback line names the built-in defaults on $np ranks" "$log"
+        elif [ "$alg" = model ] && ! genx_lines "$log" | grep -q "on $np ranks: [a-z]"; then
             fail "$name" "no genx decision line on $np ranks" "$log"
+        elif [ "$alg" != auto ] && [ "$alg" != model ] &&
+            ! genx_lines "$log" | grep -v fallback | grep -q "ranks: $alg\b"; then
+            fail "$name" "no genx line shows $alg running" "$log"
         else
             pass "$name: $(totals "$log")"
             total_calls=$((total_calls + $(totals "$log" | sed 's/ calls.*//')))

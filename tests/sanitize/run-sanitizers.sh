@@ -127,7 +127,15 @@ run_mpi() {
     local name="P=$np $alg${params:+ $params}"
     local prefix=$logdir/mpi-p$np-$alg${params:+-${params//[=,]/_}}
     local -a args=(--mca coll_genx_verbose 1)
-    [ "$alg" = auto ] || args+=(--mca coll_genx_allreduce_algorithm "$alg")
+    # auto: genx chooses, with a rules file that lets the model pick among
+    # every family at every size (the built-in defaults would leave one
+    # node's calls to tuned and run nothing of genx's).
+    if [ "$alg" = auto ]; then
+        echo '{"format": "genx-rules", "version": 1, "allreduce": [{"algorithm": "model"}]}' > "$logdir/model-rules.json"
+        args+=(--mca coll_genx_rules "$logdir/model-rules.json")
+    else
+        args+=(--mca coll_genx_allreduce_algorithm "$alg")
+    fi
     [ -z "$params" ] || args+=(--mca coll_genx_allreduce_params "$params")
     local -a cmd=("$mpirun" -np "$np" --oversubscribe
         --mca mca_base_component_path "$component_path" "${args[@]}"

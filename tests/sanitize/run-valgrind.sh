@@ -71,7 +71,15 @@ for spec in "${runs[@]}"; do
     name="P=$np $alg${params:+ $params} under valgrind"
     prefix=$logdir/p$np-$alg${params:+-${params//[=,]/_}}
     args=(--mca coll_genx_verbose 1)
-    [ "$alg" = auto ] || args+=(--mca coll_genx_allreduce_algorithm "$alg")
+    # auto: genx chooses, with a rules file that lets the model pick among
+    # every family at every size (the built-in defaults would leave one
+    # node's calls to tuned and run nothing of genx's).
+    if [ "$alg" = auto ]; then
+        echo '{"format": "genx-rules", "version": 1, "allreduce": [{"algorithm": "model"}]}' > "$logdir/model-rules.json"
+        args+=(--mca coll_genx_rules "$logdir/model-rules.json")
+    else
+        args+=(--mca coll_genx_allreduce_algorithm "$alg")
+    fi
     [ -z "$params" ] || args+=(--mca coll_genx_allreduce_params "$params")
     # --fullpath-after= prints whole source paths, so that genx's sources
     # are told from Open MPI's files of the same name.  --keep-debuginfo:

@@ -1,0 +1,251 @@
+/*
+ * coll_genx_iallreduce.c: MPI_Iallreduce on genx's plans.
+ *
+ * The core runs a non-blocking allreduce as a resumable execution
+ * (genx_iallreduce, genx_request_progress); this file wraps it in an MPI
+ * request and drives it from Open MPI's progress engine, the way libnbc
+ * drives its schedules:
+ *
+ *  - the call takes the same decisions as MPI_Allreduce (same rules, same
+ *    plans) and hands whatever genx leaves alone to the iallreduce that was
+ *    installed before genx (normally libnbc's);
+ *  - each operation gets a tag of its own from the communicator's
+ *    non-blocking collective tag space (ompi_coll_base_nbc_reserve_tags,
+ *    which libnbc also draws from), so that concurrent operations on one
+ *    communicator, blocking allreduces and the fallback never match each
+ *    other's messages; MPI requires non-blocking collectives to be started
+ *    in the same order everywhere, so every rank draws the same tags;
+ *  - the call posts the plan's first step and returns; one progress
+ *    callback, registered at the first operation, advances every operation
+ *    in flight whenever Open MPI progresses (in MPI_Test, MPI_Wait, any
+ *    other MPI call) and completes the MPI request when its plan ends.
+ *
+ * Without an asynchronous progress thread a plan advances only inside MPI
+ * calls, as libnbc's do.  The active list is guarded by one lock, taken
+ * with trylock in the progress callback (a thread that finds it held leaves
+ * the work to the holder), so operations on different communicators from
+ * different threads are safe under MPI_THREAD_MULTIPLE.
+ *
+ * The first call on a communicator (blocking or not) runs the ranks'
+ * agreement check, one small blocking allreduce through the fallback; only
+ * that first call can wait for the other ranks.
+ */
+#include "ompi_config.h"
+
+#include <stdio.h>
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/op/op.h"
+
+#include "coll_genx.h"
+
+static int genx_request_free_cb(struct ompi_request_t **request)
+{
+    mca_coll_genx_request_t *req = (mca_coll_genx_request_t *) *request;
+
+    /* As libnbc: an operation in flight cannot be freed (MPI_Request_free
+     * on an active non-blocking collective is erroneous in practice: its
+     * buffers must stay valid until it completes). */
+    if (!REQUEST_COMPLETE(&req->super)) {
+        return MPI_ERR_REQUEST;
+    }
+    OMPI_REQUEST_FINI(&req->super);
+    OBJ_RELEASE(req);
+    *request = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int genx_request_cancel_cb(struct ompi_request_t *request, int complete)
+{
+    (void) request;
+    (void) complete;
+    return MPI_ERR_REQUEST;
+}
+
+static void genx_request_construct(mca_coll_genx_request_t *req)
+{
+    req->super.req_type = OMPI_REQUEST_COLL;
+    req->super.req_status._cancelled = 0;
+    req->super.req_free = genx_request_free_cb;
+    req->super.req_cancel = genx_request_cancel_cb;
+    req->core = NULL;
+    req->pml.comm = NULL;
+    req->pml.tag = 0;
+    req->next = NULL;
+    req->bytes = 0;
+}
+
+static void genx_request_destruct(mca_coll_genx_request_t *req)
+{
+    if (NULL != req->core) {
+        genx_request_free(req->core);
+        req->core = NULL;
+    }
+    if (NULL != req->pml.comm) {
+        OBJ_RELEASE(req->pml.comm);
+        req->pml.comm = NULL;
+    }
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_genx_request_t, ompi_request_t, genx_request_construct,
+                   genx_request_destruct);
+
+/* Advances every operation in flight; completes the finished ones (outside
+ * the lock: completing may run the user's request callbacks). */
+static int genx_nb_progress(void)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+    mca_coll_genx_request_t *finished = NULL, **link, *req;
+    char why[512];
+    int completed = 0;
+
+    if (0 == cs->nb_count) {
+        return 0;
+    }
+    if (0 != opal_mutex_trylock(&cs->nb_lock)) {
+        return 0;
+    }
+    link = &cs->nb_active;
+    while (NULL != (req = *link)) {
+        int done = 0;
+        if (GENX_OK != genx_request_progress(req->core, &done, why, sizeof(why))) {
+            opal_output(0, "genx: iallreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
+                        req->bytes, ompi_comm_get_cid(req->pml.comm),
+                        ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm), why);
+            req->super.req_status.MPI_ERROR = MPI_ERR_INTERN;
+            done = 1;
+        }
+        if (done) {
+            *link = req->next;
+            req->next = finished;
+            finished = req;
+            (void) OPAL_THREAD_ADD_FETCH32(&cs->nb_count, -1);
+        } else {
+            link = &req->next;
+        }
+    }
+    opal_mutex_unlock(&cs->nb_lock);
+    while (NULL != (req = finished)) {
+        finished = req->next;
+        req->next = NULL;
+        ompi_request_complete(&req->super, true);
+        ++completed;
+    }
+    return completed;
+}
+
+static void genx_nb_add(mca_coll_genx_request_t *req)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+
+    opal_mutex_lock(&cs->nb_lock);
+    if (!cs->nb_progress_registered) {
+        cs->nb_progress_registered = (OPAL_SUCCESS == opal_progress_register(genx_nb_progress));
+    }
+    req->next = cs->nb_active;
+    cs->nb_active = req;
+    (void) OPAL_THREAD_ADD_FETCH32(&cs->nb_count, 1);
+    opal_mutex_unlock(&cs->nb_lock);
+}
+
+void mca_coll_genx_nb_fini(void)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+
+    if (cs->nb_progress_registered) {
+        (void) opal_progress_unregister(genx_nb_progress);
+        cs->nb_progress_registered = false;
+    }
+}
+
+static int genx_ifallback(mca_coll_genx_module_t *module, const void *sbuf, void *rbuf,
+                          int count, ompi_datatype_t *dtype, ompi_op_t *op,
+                          ompi_communicator_t *comm, ompi_request_t **request, size_t bytes,
+                          const char *reason)
+{
+    mca_coll_genx_log_fallback(module, bytes, reason);
+    return module->fallback_iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
+                                       module->fallback_iallreduce_module);
+}
+
+int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
+                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             struct ompi_communicator_t *comm, ompi_request_t **request,
+                             mca_coll_base_module_t *base_module)
+{
+    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
+    mca_coll_genx_request_t *req;
+    const char *reason = NULL;
+    size_t type_size, bytes;
+    genx_op gop;
+    genx_dtype gdt;
+    char why[512];
+    int rc;
+
+    ompi_datatype_type_size(dtype, &type_size);
+    bytes = type_size * (size_t) count;
+
+    if (0 == module->agreed) {
+        mca_coll_genx_check_agreement(module, comm);
+    }
+    if (0 > module->agreed) {
+        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
+                              "the ranks' genx decisions differ (reported at the first call)");
+    }
+    if (genx_comm_defers(module->core, bytes, &reason)) {
+        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes, reason);
+    }
+    reason = mca_coll_genx_layout_problem(dtype, count);
+    if (NULL != reason) {
+        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes, reason);
+    }
+
+    req = OBJ_NEW(mca_coll_genx_request_t);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    OMPI_REQUEST_INIT(&req->super, false);
+    req->super.req_state = OMPI_REQUEST_ACTIVE;
+    req->super.req_mpi_object.comm = comm;
+    req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    req->bytes = bytes;
+    /* Every rank reaches this point for the same call (same decisions), so
+     * every rank draws the same tag. */
+    req->pml.comm = comm;
+    OBJ_RETAIN(comm);
+    req->pml.tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    mca_coll_genx_pml_transport(&req->pml, &req->transport);
+    gop = mca_coll_genx_map_op(op);
+    gdt = mca_coll_genx_map_dtype(dtype, type_size, gop);
+    req->rctx.op = op;
+    req->rctx.dtype = dtype;
+    req->cb.ctx = &req->rctx;
+    req->cb.reduce = mca_coll_genx_reduce;
+
+    why[0] = '\0';
+    rc = genx_iallreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, (size_t) count,
+                         gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0, &req->cb,
+                         &req->transport, &req->core, why, sizeof(why));
+    if (GENX_DECLINE == rc) {
+        /* Nothing was posted; the core has said why. */
+        OMPI_REQUEST_FINI(&req->super);
+        OBJ_RELEASE(req);
+        return module->fallback_iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
+                                           module->fallback_iallreduce_module);
+    }
+    if (GENX_OK != rc) {
+        opal_output(0, "genx: iallreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
+                    bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
+                    ('\0' != why[0]) ? why : "error in the genx core");
+        /* Messages may be posted into this request's buffers: it is left
+         * allocated, as a failed collective is not recoverable. */
+        return MPI_ERR_INTERN;
+    }
+    *request = &req->super;
+    genx_nb_add(req);
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,210 @@
+/*
+ * iallreduce_check: MPI_Iallreduce through genx, checked exactly.
+ *
+ *  1. correctness: float, double, int and unsigned char sums and a MAX, in
+ *     place and not, at counts from 1 to 100000, each compared element by
+ *     element with MPI_Allreduce on a reference communicator served
+ *     without genx (info key ompi_comm_coll_preference = "^genx"); values
+ *     are small integers so every order of summation is exact;
+ *  2. concurrency: 6 operations of different counts in flight at once on
+ *     one communicator and 2 on a duplicate, completed by one MPI_Waitall,
+ *     with a blocking MPI_Allreduce issued between them;
+ *  3. asynchrony: after a warm-up, rank 1 starts 200 ms late; rank 0's
+ *     MPI_Iallreduce must return in under 1 ms, and its MPI_Test must stay
+ *     false for as long as rank 1 has not started (tested for 150 ms).
+ *
+ * Prints "iallreduce_check: PASS" on rank 0 and exits 0, or names the first
+ * failure and exits 1.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures = 0;
+
+static void fail(int rank, const char *what)
+{
+    fprintf(stderr, "iallreduce_check: rank %d: FAIL: %s\n", rank, what);
+    ++failures;
+}
+
+/* Rank- and element-dependent small integers (exact in every type). */
+static double value(int rank, int i, int salt) { return (double) ((rank * 7 + i * 3 + salt) % 11); }
+
+static void fill(MPI_Datatype t, void *buf, int n, int rank, int salt)
+{
+    for (int i = 0; i < n; ++i) {
+        double v = value(rank, i, salt);
+        if (MPI_FLOAT == t) ((float *) buf)[i] = (float) v;
+        else if (MPI_DOUBLE == t) ((double *) buf)[i] = v;
+        else if (MPI_INT == t) ((int *) buf)[i] = (int) v;
+        else ((unsigned char *) buf)[i] = (unsigned char) v;
+    }
+}
+
+static size_t tsize(MPI_Datatype t)
+{
+    int s;
+    MPI_Type_size(t, &s);
+    return (size_t) s;
+}
+
+static void check_one(MPI_Comm comm, MPI_Comm ref, MPI_Datatype t, MPI_Op op, int n, int in_place,
+                      int rank, int salt)
+{
+    size_t bytes = tsize(t) * (size_t) n;
+    void *in = malloc(bytes), *out = malloc(bytes), *want = malloc(bytes);
+    MPI_Request req;
+    char what[256];
+
+    fill(t, in, n, rank, salt);
+    MPI_Allreduce(in, want, n, t, op, ref);
+    if (in_place) {
+        memcpy(out, in, bytes);
+        MPI_Iallreduce(MPI_IN_PLACE, out, n, t, op, comm, &req);
+    } else {
+        memset(out, 0xEE, bytes);
+        MPI_Iallreduce(in, out, n, t, op, comm, &req);
+    }
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (0 != memcmp(out, want, bytes)) {
+        snprintf(what, sizeof(what), "count %d, type size %zu, %s%s: result differs from the reference",
+                 n, tsize(t), MPI_SUM == op ? "SUM" : "MAX", in_place ? ", in place" : "");
+        fail(rank, what);
+    }
+    free(in);
+    free(out);
+    free(want);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Comm ref, dup;
+    MPI_Info info;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "ompi_comm_coll_preference", "^genx");
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &ref);
+    MPI_Info_free(&info);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+
+    /* 1. correctness */
+    {
+        const int counts[] = { 1, 2, 7, 64, 1000, 4099, 100000 };
+        const MPI_Datatype types[] = { MPI_FLOAT, MPI_DOUBLE, MPI_INT, MPI_UNSIGNED_CHAR };
+        int salt = 0;
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); ++c)
+            for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); ++t)
+                for (int ip = 0; ip < 2; ++ip)
+                    check_one(MPI_COMM_WORLD, ref, types[t], MPI_UNSIGNED_CHAR == types[t] ? MPI_MAX : MPI_SUM,
+                              counts[c], ip, rank, ++salt);
+    }
+
+    /* 2. concurrency */
+    {
+        enum { K = 6, KD = 2 };
+        const int n[K + KD] = { 5, 1000, 33, 70000, 1, 257, 999, 12345 };
+        float *in[K + KD], *out[K + KD], *want[K + KD];
+        MPI_Request reqs[K + KD];
+        float mid_in[16], mid_out[16], mid_want[16];
+        for (int k = 0; k < K + KD; ++k) {
+            in[k] = malloc(sizeof(float) * (size_t) n[k]);
+            out[k] = malloc(sizeof(float) * (size_t) n[k]);
+            want[k] = malloc(sizeof(float) * (size_t) n[k]);
+            fill(MPI_FLOAT, in[k], n[k], rank, 100 + k);
+            MPI_Allreduce(in[k], want[k], n[k], MPI_FLOAT, MPI_SUM, ref);
+        }
+        fill(MPI_FLOAT, mid_in, 16, rank, 99);
+        MPI_Allreduce(mid_in, mid_want, 16, MPI_FLOAT, MPI_SUM, ref);
+        for (int k = 0; k < K; ++k) {
+            MPI_Iallreduce(in[k], out[k], n[k], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &reqs[k]);
+            if (2 == k) {
+                MPI_Allreduce(mid_in, mid_out, 16, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            }
+        }
+        for (int k = K; k < K + KD; ++k) {
+            MPI_Iallreduce(in[k], out[k], n[k], MPI_FLOAT, MPI_SUM, dup, &reqs[k]);
+        }
+        MPI_Waitall(K + KD, reqs, MPI_STATUSES_IGNORE);
+        for (int k = 0; k < K + KD; ++k) {
+            if (0 != memcmp(out[k], want[k], sizeof(float) * (size_t) n[k])) {
+                char what[128];
+                snprintf(what, sizeof(what), "concurrent operation %d (count %d%s) differs", k, n[k],
+                         k >= K ? ", on the duplicate" : "");
+                fail(rank, what);
+            }
+            free(in[k]);
+            free(out[k]);
+            free(want[k]);
+        }
+        if (0 != memcmp(mid_out, mid_want, sizeof(mid_out))) {
+            fail(rank, "the blocking allreduce between non-blocking ones differs");
+        }
+    }
+
+    /* 3. asynchrony (ranks 0 and 1; the others start at once) */
+    {
+        float x[256], y[256];
+        MPI_Request req;
+        int flag = 0, early_true = 0;
+        double t0, started, waited;
+        fill(MPI_FLOAT, x, 256, rank, 7);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (1 == rank) {
+            usleep(200000);
+        }
+        t0 = MPI_Wtime();
+        MPI_Iallreduce(x, y, 256, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+        started = MPI_Wtime() - t0;
+        if (0 == rank) {
+            while (MPI_Wtime() - t0 < 0.150) {
+                MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+                if (flag) {
+                    early_true = 1;
+                    break;
+                }
+                usleep(1000);
+            }
+        }
+        if (!flag) {
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+        waited = MPI_Wtime() - t0;
+        if (0 == rank) {
+            char what[160];
+            if (started > 0.001) {
+                snprintf(what, sizeof(what), "MPI_Iallreduce took %.3f ms to return while rank 1 was late",
+                         started * 1e3);
+                fail(rank, what);
+            }
+            if (early_true) {
+                fail(rank, "MPI_Test returned true before rank 1 had started");
+            }
+            if (waited < 0.150) {
+                snprintf(what, sizeof(what), "the operation finished after %.3f ms, before rank 1 started",
+                         waited * 1e3);
+                fail(rank, what);
+            }
+            printf("iallreduce_check: rank 0: MPI_Iallreduce returned in %.1f us; done after %.1f ms "
+                   "(rank 1 started 200 ms late)\n", started * 1e6, waited * 1e3);
+        }
+    }
+
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&ref);
+    {
+        int all = 0;
+        MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (0 == rank) {
+            printf(0 == all ? "iallreduce_check: PASS\n" : "iallreduce_check: FAIL (%d failures)\n", all);
+        }
+        MPI_Finalize();
+        return 0 == all ? 0 : 1;
+    }
+}
