@@ -643,6 +643,16 @@ int genx_comm_defers(const genx_comm* comm, size_t bytes, const char** reason) {
     return 1;
 }
 
+int genx_comm_defers_all(const genx_comm* comm, const char** reason) {
+    if (comm == nullptr || comm->forced || !comm->table) return 0;
+    const size_t n = comm->table->intervals();
+    if (n == 0) return 0;
+    for (size_t i = 0; i < n; ++i)
+        if (!comm->table->decision(i).defers()) return 0;
+    if (reason != nullptr) *reason = comm->table->decision(0).why.c_str();
+    return 1;
+}
+
 int genx_comm_get_stats(const genx_comm* comm, genx_comm_stats* out) {
     if (comm == nullptr || out == nullptr) return GENX_ERROR;
     *out = comm->stats;

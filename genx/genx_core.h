@@ -94,6 +94,13 @@ void genx_request_free(genx_request *req);
  * genx_comm_prepare and for forced algorithms. */
 int genx_comm_defers(const genx_comm *comm, size_t bytes, const char **reason);
 
+/* Whether every message size defers (e.g. the built-in defaults on one
+ * node): the glue then hands the communicator's allreduce back to the
+ * displaced component for good.  *reason (may be NULL) gets the first
+ * interval's explanation.  0 before a successful genx_comm_prepare, for
+ * forced algorithms and where any size runs a genx plan. */
+int genx_comm_defers_all(const genx_comm *comm, const char **reason);
+
 /* MPI_Allreduce.  sendbuf == NULL means in place (recvbuf holds the input).
  * commutative: 0 for non-commutative ops (genx declines unless the chosen
  * plan preserves rank order).  Returns GENX_OK, GENX_DECLINE (why filled;

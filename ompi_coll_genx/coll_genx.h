@@ -85,6 +85,7 @@ typedef struct mca_coll_genx_module_t {
     /* The iallreduce that was installed before genx (retained), if any. */
     mca_coll_base_module_iallreduce_fn_t fallback_iallreduce;
     mca_coll_base_module_t *fallback_iallreduce_module;
+    const char *fallback_iallreduce_name;  /* its component (libnbc normally) */
 
     /* Whether every rank's core decides alike (genx_comm_digest), checked
      * with the fallback allreduce at genx's first call: 0 not yet, 1 yes,
@@ -145,7 +146,8 @@ const char *mca_coll_genx_layout_problem(ompi_datatype_t *dtype, int count);
 void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm);
 /* Logs, once per size class and reason at verbosity >= 1, that a call goes
  * to the fallback. */
-void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, const char *reason);
+void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, bool nonblocking, size_t bytes,
+                                const char *reason);
 
 /* Fills ops with the PML transport over pml's communicator and tag. */
 void mca_coll_genx_pml_transport(mca_coll_genx_pml_ctx_t *pml, genx_transport_ops *ops);

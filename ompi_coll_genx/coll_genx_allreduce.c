@@ -153,7 +153,8 @@ void mca_coll_genx_reduce(void *ctx, const void *in, void *inout, size_t count)
 /* Says once per (size class, reason) on this communicator that the call
  * goes to the fallback; at verbosity 1 only the communicator's rank 0
  * speaks, since every rank takes the same path (the core does the same). */
-void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, const char *reason)
+void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, bool nonblocking, size_t bytes,
+                                const char *reason)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     ompi_communicator_t *comm = module->comm;
@@ -162,7 +163,7 @@ void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, co
     if (1 > cs->verbose || (1 == cs->verbose && 0 != ompi_comm_rank(comm))) {
         return;
     }
-    key = genx_hash(genx_size_class(bytes), reason);
+    key = genx_hash(genx_size_class(bytes) + (nonblocking ? 64u : 0u), reason);
     for (int i = 0; i < module->nlogged; ++i) {
         if (key == module->logged[i]) {
             return;
@@ -179,9 +180,11 @@ void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, size_t bytes, co
         return;
     }
     module->logged[module->nlogged++] = key;
-    opal_output_verbose(1, cs->output, "genx: allreduce %zu B on comm %u (%d ranks): fallback to %s: %s",
-                        bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
-                        module->fallback_name, reason);
+    opal_output_verbose(1, cs->output, "genx: %s %zu B on comm %u (%d ranks): fallback to %s: %s",
+                        nonblocking ? "iallreduce" : "allreduce", bytes, ompi_comm_get_cid(comm),
+                        ompi_comm_size(comm),
+                        nonblocking ? module->fallback_iallreduce_name : module->fallback_name,
+                        reason);
 }
 
 /* The core works on contiguous bytes that start at the buffer address; the
@@ -208,9 +211,70 @@ static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void 
                          int count, ompi_datatype_t *dtype, ompi_op_t *op,
                          ompi_communicator_t *comm, size_t bytes, const char *reason)
 {
-    mca_coll_genx_log_fallback(module, bytes, reason);
+    mca_coll_genx_log_fallback(module, false, bytes, reason);
     return module->fallback_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                       module->fallback_allreduce_module);
+}
+
+/* Hands one of the communicator's slots (allreduce or iallreduce) back to
+ * the module genx displaced.  Open MPI 4.1's selection (COPY in
+ * coll_base_comm_select.c) retains a module for each slot it fills and
+ * unselect releases whatever module each slot holds, so the slot's
+ * reference moves with it: the fallback gains one, genx's module loses
+ * one.  The module stays alive: the communicator's module list keeps the
+ * reference selection started with until the communicator is freed, which
+ * the count check below makes sure of (if it were the last reference genx
+ * keeps its slot rather than free the module it is running in). */
+#define GENX_STEP_ASIDE(module, comm, slot)                                          \
+    do {                                                                             \
+        if ((comm)->c_coll->coll_##slot##_module == &(module)->super &&                \
+            NULL != (module)->fallback_##slot &&                                     \
+            1 < (module)->super.super.obj_reference_count) {                         \
+            OBJ_RETAIN((module)->fallback_##slot##_module);                          \
+            (comm)->c_coll->coll_##slot = (module)->fallback_##slot;                 \
+            (comm)->c_coll->coll_##slot##_module = (module)->fallback_##slot##_module; \
+            mca_coll_base_module_t *genx_self_ = &(module)->super;                   \
+            OBJ_RELEASE(genx_self_);                                                 \
+        }                                                                            \
+    } while (0)
+
+/* Where every message size defers (the built-in defaults on one node, or
+ * a rules file that says "fallback" throughout), genx takes itself out of
+ * the communicator's call path once the ranks agree, so later calls cost
+ * exactly what the displaced component's cost: no genx frame, no table
+ * lookup.  Every rank takes the same step, since they agreed on the
+ * decisions. */
+static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+    const char *reason = NULL;
+    bool both;
+
+    if (!genx_comm_defers_all(module->core, &reason)) {
+        return;
+    }
+    GENX_STEP_ASIDE(module, comm, iallreduce);
+    GENX_STEP_ASIDE(module, comm, allreduce);
+    if (1 > cs->verbose || (1 == cs->verbose && 0 != ompi_comm_rank(comm))) {
+        return;
+    }
+    if (comm->c_coll->coll_allreduce_module == &module->super) {
+        opal_output_verbose(1, cs->output,
+                            "genx: comm %u (%d ranks): every message size defers (%s); "
+                            "each call goes to %s",
+                            ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                            (NULL != reason) ? reason : "rules", module->fallback_name);
+        return;
+    }
+    both = NULL != module->fallback_iallreduce &&
+           comm->c_coll->coll_iallreduce_module != &module->super;
+    opal_output_verbose(1, cs->output,
+                        "genx: comm %u (%d ranks): every message size defers (%s); genx steps "
+                        "aside: this communicator's MPI_Allreduce now calls %s directly%s%s",
+                        ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                        (NULL != reason) ? reason : "rules", module->fallback_name,
+                        both ? ", MPI_Iallreduce " : "",
+                        both ? module->fallback_iallreduce_name : "");
 }
 
 /* Before genx's first call on a communicator: do all ranks decide alike?
@@ -245,6 +309,9 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
 
     /* v = (max digest, ~min digest): equal on every rank iff all agree. */
     module->agreed = (OMPI_SUCCESS == rc && v[0] == ~v[1]) ? 1 : -1;
+    if (0 < module->agreed) {
+        genx_step_aside_if_idle(module, comm);
+    }
     if (0 > module->agreed && 0 == ompi_comm_rank(comm)) {
         opal_output(0, "genx: comm %u (%d ranks): the ranks' allreduce decisions differ "
                     "(is the coll_genx_rules file readable on every node, and the same?); "

@@ -167,7 +167,7 @@ static int genx_ifallback(mca_coll_genx_module_t *module, const void *sbuf, void
                           ompi_communicator_t *comm, ompi_request_t **request, size_t bytes,
                           const char *reason)
 {
-    mca_coll_genx_log_fallback(module, bytes, reason);
+    mca_coll_genx_log_fallback(module, true, bytes, reason);
     return module->fallback_iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                        module->fallback_iallreduce_module);
 }

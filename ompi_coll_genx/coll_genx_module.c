@@ -44,6 +44,7 @@ static void genx_module_construct(mca_coll_genx_module_t *module)
     module->fallback_name = "the previous component";
     module->fallback_iallreduce = NULL;
     module->fallback_iallreduce_module = NULL;
+    module->fallback_iallreduce_name = "the previous component";
     module->pml.comm = NULL;
     module->pml.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
     module->agreed = 0;
@@ -276,6 +277,10 @@ static int genx_module_enable(mca_coll_base_module_t *base_module, ompi_communic
         module->fallback_iallreduce = comm->c_coll->coll_iallreduce;
         module->fallback_iallreduce_module = comm->c_coll->coll_iallreduce_module;
         OBJ_RETAIN(module->fallback_iallreduce_module);
+        name = genx_component_name_of(comm, module->fallback_iallreduce_module);
+        if (NULL != name) {
+            module->fallback_iallreduce_name = name;
+        }
     }
 
     /* Offered last: only a module that holds its fallback serves calls. */

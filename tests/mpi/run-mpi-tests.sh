@@ -173,12 +173,15 @@ require_lines() {
 
 # auto with the built-in defaults on one node: every call is left to the
 # displaced component (docs/model.md, "Built-in defaults"), the decline
-# names the built-in rule and why, and genx runs nothing.
+# names the built-in rule and why, genx hands the communicator's allreduce
+# slots back to tuned and libnbc at the first call, and runs nothing.
 log=$logdir/rules-defaults.log
 run "$log" 4 --mca coll_genx_verbose 1
 if require_lines "P=4 auto: built-in defaults leave one node to tuned" "$log" $? \
     '(4 ranks): fallback to [a-z]*: rule built-in defaults:[0-9]* .*left to the component genx displaced (one node' \
-    "no decline names the built-in one-node rule"; then
+    "no decline names the built-in one-node rule" \
+    'comm [0-9]* (4 ranks): every message size defers (.*one node.*); genx steps aside: this communicator.s MPI_Allreduce now calls tuned directly, MPI_Iallreduce libnbc' \
+    "genx did not step aside on a communicator whose every size defers"; then
     if genx_lines "$log" | grep -q 'on 4 ranks: [a-z]* ('; then
         fail "P=4 auto: built-in defaults run no genx plan on one node" "genx ran a plan" "$log"
     else

@@ -237,6 +237,39 @@ TEST_CASE("auto uses the built-in rules; verbose 2 logs on every rank", "[capi]"
     }
 }
 
+TEST_CASE("genx_comm_defers_all: the glue steps aside only where no size runs a plan", "[capi]") {
+    // nodes, ranks per node -> does every size defer under the built-in
+    // defaults?  One node: yes; 4 nodes of one rank: ring from 128 KiB;
+    // placement unknown (0/0): yes.
+    struct Case { int nodes, ppn; int expect; const char* reason; };
+    for (const Case& c : {Case{1, 4, 1, "one node"}, Case{4, 1, 0, nullptr},
+                          Case{0, 0, 1, "left to the component genx displaced"}}) {
+        CAPTURE(c.nodes, c.ppn);
+        genx_config cfg = config("auto", "", 0, nullptr);
+        genx_comm* comm = genx_comm_create_on(0, 4, c.nodes, c.ppn, &cfg, nullptr, 0);
+        REQUIRE(comm != nullptr);
+        const char* reason = nullptr;
+        // Not before the table is built: the answer would be a guess.
+        CHECK(genx_comm_defers_all(comm, &reason) == 0);
+        char err[256] = "";
+        REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
+        CHECK(genx_comm_defers_all(comm, &reason) == c.expect);
+        if (c.expect) {
+            REQUIRE(reason != nullptr);
+            CHECK(std::string(reason).find(c.reason) != std::string::npos);
+        }
+        genx_comm_destroy(comm);
+    }
+    // A forced algorithm never defers.
+    genx_config cfg = config("ring", "", 0, nullptr);
+    genx_comm* comm = genx_comm_create_on(0, 4, 1, 4, &cfg, nullptr, 0);
+    REQUIRE(comm != nullptr);
+    char err[256] = "";
+    REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
+    CHECK(genx_comm_defers_all(comm, nullptr) == 0);
+    genx_comm_destroy(comm);
+}
+
 TEST_CASE("declines send nothing and say why", "[capi]") {
     const int P = 3;
     LoopbackFabric fabric(P);
