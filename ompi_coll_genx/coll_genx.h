@@ -55,6 +55,13 @@ typedef struct mca_coll_genx_component_t {
     struct mca_coll_genx_request_t *nb_active;
     volatile int32_t nb_count;
     bool nb_progress_registered;
+
+    /* `--mca coll genx` alone (coll_genx_alone.c): the Open MPI coll
+     * components genx added to the coll framework at open, comma separated
+     * (empty when it added none), or the one line explaining why it could
+     * not (printed whatever the verbosity). */
+    char added_components[256];
+    char alone_problem[512];
 } mca_coll_genx_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_genx_component_t mca_coll_genx_component;
@@ -132,6 +139,11 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              struct ompi_communicator_t *comm, ompi_request_t **request,
                              mca_coll_base_module_t *module);
+/* Called from genx's open function: when the `coll` include list is
+ * "genx" alone, adds Open MPI's own coll components to the coll framework
+ * (coll_genx_alone.c). */
+void mca_coll_genx_complete_selection(void);
+
 /* Unregisters the non-blocking progress callback (component close). */
 void mca_coll_genx_nb_fini(void);
 

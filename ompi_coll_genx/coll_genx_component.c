@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 #include "ompi/constants.h"
 #include "ompi/mca/coll/coll.h"
 
@@ -113,6 +114,25 @@ static int genx_open(void)
     cs->nb_active = NULL;
     cs->nb_count = 0;
     cs->nb_progress_registered = false;
+
+    /* `--mca coll genx` alone: complete the selection with Open MPI's own
+     * coll components before any communicator selects its collectives
+     * (coll_genx_alone.c), and say what was done: at verbosity 1 on the
+     * first process (like the decisions), on every process from 2; a
+     * failure whatever the verbosity, once (first process). */
+    mca_coll_genx_complete_selection();
+    if ('\0' != cs->alone_problem[0]) {
+        if (0 == OPAL_PROC_MY_NAME.vpid) {
+            opal_output(0, "%s", cs->alone_problem);
+        }
+    } else if ('\0' != cs->added_components[0] &&
+               (2 <= cs->verbose || (1 == cs->verbose && 0 == OPAL_PROC_MY_NAME.vpid))) {
+        opal_output(cs->output,
+                    "genx: --mca coll genx: genx provides only MPI_Allreduce and "
+                    "MPI_Iallreduce, so it added Open MPI's coll components %s for the other "
+                    "collectives (as with --mca coll genx,%s)",
+                    cs->added_components, cs->added_components);
+    }
     return OMPI_SUCCESS;
 }
 

@@ -17,6 +17,10 @@
  * its gaps checked untouched), a commutative user op and MPI_MINLOC on
  * MPI_2INT.
  *
+ * With --others it also checks collectives genx does not provide (barrier,
+ * bcast, allgather, reduce, alltoall, ibarrier, ibcast, and allreduce and
+ * barrier on an intercommunicator) and says so on rank 0 before PASS.
+ *
  * Public MPI only.  Exit status 0 when everything matched; otherwise every
  * rank prints its first mismatches (type, op, count, in place, rank,
  * index, got, expected) and the program exits 1.
@@ -512,6 +516,164 @@ static void run_minloc(int count, bool in_place)
     free(out);
 }
 
+/*
+ * --others: the collectives genx does not provide, which must come from
+ * Open MPI's own components on the same communicators (blocking from
+ * tuned/basic, non-blocking from libnbc, intercommunicators from inter):
+ * MPI_Barrier, MPI_Bcast, MPI_Allgather, MPI_Reduce, MPI_Alltoall,
+ * MPI_Ibarrier, MPI_Ibcast on MPI_COMM_WORLD, then MPI_Allreduce and
+ * MPI_Barrier on an intercommunicator between the even and the odd ranks.
+ */
+static void other_failed(const char *what, int rc, long index, long got, long expected)
+{
+    char msg[MPI_MAX_ERROR_STRING + 1] = "";
+    int len = 0;
+
+    ++nfailures;
+    if (nfailures > MAX_REPORTS) {
+        return;
+    }
+    if (MPI_SUCCESS != rc) {
+        MPI_Error_string(rc, msg, &len);
+        fprintf(stderr, "allreduce_check: MISMATCH (%s): rank=%d: returned %s\n", what, myrank,
+                msg);
+    } else {
+        fprintf(stderr,
+                "allreduce_check: MISMATCH (%s): rank=%d index=%ld: got %ld, expected %ld\n", what,
+                myrank, index, got, expected);
+    }
+}
+
+static void run_others(void)
+{
+    enum { N = 1000, K = 3 };
+    int *buf = malloc(sizeof(int) * (size_t) N * (size_t) (nranks > K ? nranks : K));
+    int *out = malloc(sizeof(int) * (size_t) N * (size_t) (nranks > K ? nranks : K));
+    int root = nranks - 1, rc, value, sum;
+    MPI_Request req;
+    MPI_Comm half, inter;
+
+    rc = MPI_Barrier(MPI_COMM_WORLD);
+    ++ncases;
+    if (MPI_SUCCESS != rc) {
+        other_failed("MPI_Barrier", rc, 0, 0, 0);
+    }
+
+    for (int i = 0; i < N; ++i) {
+        buf[i] = (myrank == root) ? 3 * i + 1 : -1;
+    }
+    rc = MPI_Bcast(buf, N, MPI_INT, root, MPI_COMM_WORLD);
+    ++ncases;
+    for (int i = 0; i < N; ++i) {
+        if (MPI_SUCCESS != rc || buf[i] != 3 * i + 1) {
+            other_failed("MPI_Bcast", rc, i, buf[i], 3 * i + 1);
+            break;
+        }
+    }
+
+    for (int k = 0; k < K; ++k) {
+        buf[k] = 10 * myrank + k;
+    }
+    rc = MPI_Allgather(buf, K, MPI_INT, out, K, MPI_INT, MPI_COMM_WORLD);
+    ++ncases;
+    for (int i = 0; i < K * nranks; ++i) {
+        int want = 10 * (i / K) + i % K;
+        if (MPI_SUCCESS != rc || out[i] != want) {
+            other_failed("MPI_Allgather", rc, i, out[i], want);
+            break;
+        }
+    }
+
+    for (int i = 0; i < N; ++i) {
+        buf[i] = myrank + i;
+    }
+    rc = MPI_Reduce(buf, out, N, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    ++ncases;
+    for (int i = 0; 0 == myrank && i < N; ++i) {
+        int want = nranks * (nranks - 1) / 2 + nranks * i;
+        if (MPI_SUCCESS != rc || out[i] != want) {
+            other_failed("MPI_Reduce", rc, i, out[i], want);
+            break;
+        }
+    }
+    if (0 != myrank && MPI_SUCCESS != rc) {
+        other_failed("MPI_Reduce", rc, 0, 0, 0);
+    }
+
+    for (int r = 0; r < nranks; ++r) {
+        buf[r] = 100 * myrank + r;
+    }
+    rc = MPI_Alltoall(buf, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+    ++ncases;
+    for (int r = 0; r < nranks; ++r) {
+        if (MPI_SUCCESS != rc || out[r] != 100 * r + myrank) {
+            other_failed("MPI_Alltoall", rc, r, out[r], 100 * r + myrank);
+            break;
+        }
+    }
+
+    rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    if (MPI_SUCCESS == rc) {
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    ++ncases;
+    if (MPI_SUCCESS != rc) {
+        other_failed("MPI_Ibarrier", rc, 0, 0, 0);
+    }
+
+    for (int i = 0; i < N; ++i) {
+        buf[i] = (0 == myrank) ? 5 * i - 7 : 0;
+    }
+    rc = MPI_Ibcast(buf, N, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    if (MPI_SUCCESS == rc) {
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    ++ncases;
+    for (int i = 0; i < N; ++i) {
+        if (MPI_SUCCESS != rc || buf[i] != 5 * i - 7) {
+            other_failed("MPI_Ibcast", rc, i, buf[i], 5 * i - 7);
+            break;
+        }
+    }
+
+    /* Even ranks against odd ranks; each side's allreduce result is the
+     * sum over the other side.  A single rank has no other side. */
+    if (2 > nranks) {
+        free(buf);
+        free(out);
+        return;
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, myrank % 2, myrank, &half);
+    rc = MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, (0 == myrank % 2) ? 1 : 0, 77, &inter);
+    ++ncases;
+    if (MPI_SUCCESS != rc) {
+        other_failed("MPI_Intercomm_create", rc, 0, 0, 0);
+    } else {
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        value = myrank;
+        rc = MPI_Allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, inter);
+        ++ncases;
+        {
+            int want = 0;
+            for (int r = (0 == myrank % 2) ? 1 : 0; r < nranks; r += 2) {
+                want += r;
+            }
+            if (MPI_SUCCESS != rc || sum != want) {
+                other_failed("MPI_Allreduce on an intercommunicator", rc, 0, sum, want);
+            }
+        }
+        rc = MPI_Barrier(inter);
+        ++ncases;
+        if (MPI_SUCCESS != rc) {
+            other_failed("MPI_Barrier on an intercommunicator", rc, 0, 0, 0);
+        }
+        MPI_Comm_free(&inter);
+    }
+    MPI_Comm_free(&half);
+    free(buf);
+    free(out);
+}
+
 int main(int argc, char **argv)
 {
     int counts[7];
@@ -521,8 +683,12 @@ int main(int argc, char **argv)
     MPI_Datatype mat_type, vec_type;
     MPI_Op matmul, user_sum, vec_sum;
     long total_failures = 0;
+    bool others = false;
 
     MPI_Init(&argc, &argv);
+    for (int a = 1; a < argc; ++a) {
+        others = others || 0 == strcmp(argv[a], "--others");
+    }
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     MPI_Comm_rank(MPI_COMM_WORLD, &myrank);
     /* Report failures as values instead of aborting inside MPI. */
@@ -581,11 +747,20 @@ int main(int argc, char **argv)
     MPI_Op_free(&matmul);
     MPI_Type_free(&mat_type);
 
+    if (others) {
+        run_others();
+    }
+
     /* Counted on the communicator without genx, so a broken genx cannot
      * hide its own failures. */
     MPI_Allreduce(&nfailures, &total_failures, 1, MPI_LONG, MPI_SUM, ref_comm);
     if (0 == myrank) {
         if (0 == total_failures) {
+            if (others) {
+                printf("allreduce_check: other collectives OK: MPI_Barrier MPI_Bcast MPI_Allgather "
+                       "MPI_Reduce MPI_Alltoall MPI_Ibarrier MPI_Ibcast%s\n",
+                       (2 > nranks) ? "" : ", and MPI_Allreduce MPI_Barrier on an intercommunicator");
+            }
             printf("allreduce_check: PASS: %d ranks, %ld cases per rank, results identical to "
                    "the sequential reference and to Open MPI without genx\n", nranks, ncases);
         } else {
