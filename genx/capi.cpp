@@ -141,7 +141,7 @@ struct genx_comm {
     size_t scratch_bytes = 0;
     genx::Execution execution;
     // Size classes already logged per plan (verbose >= 1 only).
-    std::map<std::pair<const genx::RankPlan*, bool>, std::bitset<65>> logged_decisions;
+    std::map<std::pair<const genx::RankPlan*, const char*>, std::bitset<65>> logged_decisions;
     std::set<std::string> logged_declines;
 
     void say(int level, const std::string& msg) const {
@@ -238,11 +238,13 @@ struct genx_comm {
     // `why`: the rule or the model's prediction behind the choice and the
     // runner-up (Decision::why), or null when the algorithm was forced.
     // Builds no string unless it prints.
+    // `call`: "allreduce", "iallreduce" or "persistent allreduce" (static
+    // strings: the key of the once-per-size-class record).
     void log_decision(const genx::RankPlan& p, size_t bytes, const std::string* why,
-                      bool nonblocking = false) {
+                      const char* call = "allreduce") {
         if (verbose < 1 || log == nullptr || (verbose == 1 && rank != 0)) return;
         const unsigned cls_index = genx_size_class(bytes);
-        std::bitset<65>& seen = logged_decisions[{&p, nonblocking}];
+        std::bitset<65>& seen = logged_decisions[{&p, call}];
         const bool first = !seen.test(cls_index);
         seen.set(cls_index);
         if (!(verbose >= 2 || first)) return;
@@ -251,7 +253,7 @@ struct genx_comm {
                                        ? genx::format_exec_options(p.exec)
                                        : p.header.params + "," + genx::format_exec_options(p.exec);
         say(verbose >= 2 ? 2 : 1,
-            std::string(nonblocking ? "genx: iallreduce " : "genx: allreduce ") +
+            std::string("genx: ") + call + " " +
                 std::to_string(bytes) + " B (size class " + genx::format_size(cls) + ") on " +
                 std::to_string(size) + " ranks: " +
                 p.algorithm + " (" + params + ") [" +
@@ -435,7 +437,7 @@ struct Call {
 int decide(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size, genx_op op,
            int commutative, const genx_reduce_cb* cb, const genx_transport_ops* transport,
            Call* call, std::shared_ptr<const genx::RankSchedule>* keep, char* why, size_t whylen,
-           bool nonblocking = false) {
+           const char* what = "allreduce") {
     if (comm == nullptr || transport == nullptr || transport->isend == nullptr ||
         transport->irecv == nullptr || transport->test == nullptr) {
         fill(why, whylen, "genx: NULL communicator or incomplete transport ops");
@@ -475,7 +477,7 @@ int decide(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size, ge
     st = comm->schedule_for(*plan, count, elem_size, &call->sched, keep);
     if (!st.is_ok()) return comm->decline(bytes, st.message(), why, whylen);
     call->plan = plan;
-    comm->log_decision(*plan, bytes, decision != nullptr ? &decision->why : nullptr, nonblocking);
+    comm->log_decision(*plan, bytes, decision != nullptr ? &decision->why : nullptr, what);
     return GENX_OK;
 }
 
@@ -492,10 +494,57 @@ struct genx_request {
     std::shared_ptr<const genx::RankSchedule> sched;
     genx::ReduceKernel kernel;
     std::unique_ptr<unsigned char, FreeDeleter> scratch;
+    size_t scratch_len = 0;
+    const void* sendbuf = nullptr;  // nullptr: in place
+    void* recvbuf = nullptr;
     genx::Execution execution;
     bool done = false;
+    bool started = false;  // a persistent request between starts is not
     genx::Status error;
 };
+
+namespace {
+
+// Binds a decided call to a request: buffers, transport, kernel, scratch;
+// nothing is posted.
+void bind_request(genx_request* req, genx_comm* comm, const Call& call, const void* sendbuf,
+                  void* recvbuf, const genx_transport_ops* transport) {
+    req->comm = comm;
+    req->bytes = call.bytes;
+    req->ops = *transport;
+    req->sendbuf = sendbuf;
+    req->recvbuf = recvbuf;
+    if (call.sched == nullptr) return;  // count 0: nothing to run
+    req->kernel = call.kernel;
+    req->transport = std::make_unique<genx::OpsTransport>(req->ops);
+    const size_t n = std::max<size_t>(kScratchAlign, (req->sched->scratch_bytes + kScratchAlign - 1) /
+                                                         kScratchAlign * kScratchAlign);
+    void* p = std::aligned_alloc(kScratchAlign, n);
+    if (p == nullptr) throw std::bad_alloc();
+    req->scratch.reset(static_cast<unsigned char*>(p));
+    req->scratch_len = n;
+}
+
+// Starts (or restarts) a bound request: posts the plan's first step.
+genx::Status start_request(genx_request* req) {
+    req->started = true;
+    req->done = false;
+    if (!req->transport) {  // count 0
+        req->done = true;
+        return genx::Status::ok();
+    }
+    genx::Status st = req->execution.start(*req->sched, req->sendbuf, req->recvbuf,
+                                           req->scratch.get(), req->scratch_len, req->kernel,
+                                           *req->transport);
+    if (st.is_ok()) {
+        bool done = false;
+        st = req->execution.progress(&done);  // posts the first step now
+        req->done = done;
+    }
+    return st;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -547,36 +596,17 @@ int genx_iallreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t 
         auto req = std::make_unique<genx_request>();
         Call call;
         const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
-                              &req->sched, why, whylen, true);
+                              &req->sched, why, whylen, "iallreduce");
         if (rc != GENX_OK) return rc;
-        req->comm = comm;
-        req->bytes = call.bytes;
-        req->ops = *transport;
-        if (call.sched == nullptr) {  // count 0: complete at once
-            req->done = true;
-            *out = req.release();
-            return GENX_OK;
-        }
-        req->kernel = call.kernel;
-        req->transport = std::make_unique<genx::OpsTransport>(req->ops);
-        const size_t n = std::max<size_t>(kScratchAlign, (req->sched->scratch_bytes + kScratchAlign - 1) /
-                                                             kScratchAlign * kScratchAlign);
-        void* p = std::aligned_alloc(kScratchAlign, n);
-        if (p == nullptr) throw std::bad_alloc();
-        req->scratch.reset(static_cast<unsigned char*>(p));
-        genx::Status st = req->execution.start(*req->sched, sendbuf, recvbuf, req->scratch.get(), n,
-                                               req->kernel, *req->transport);
-        if (st.is_ok()) {
-            bool done = false;
-            st = req->execution.progress(&done);  // posts the first step now
-            req->done = done;
-        }
+        bind_request(req.get(), comm, call, sendbuf, recvbuf, transport);
+        const genx::Status st = start_request(req.get());
         ++comm->stats.calls;
         if (!st.is_ok()) {
             // Requests may be posted: the transport owns them (a failed
             // collective is not recoverable); the buffers are the caller's.
             fill(why, whylen, st.message());
             comm->say(1, "genx: iallreduce " + std::to_string(call.bytes) + " B failed: " + st.message());
+            (void)req->scratch.release();
             return GENX_ERROR;
         }
         *out = req.release();
@@ -591,6 +621,67 @@ int genx_iallreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t 
     return GENX_ERROR;
 }
 
+int genx_allreduce_init(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count,
+                        genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
+                        const genx_reduce_cb* cb, const genx_transport_ops* transport,
+                        genx_request** out, char* why, size_t whylen) {
+    clear(why, whylen);
+    if (out == nullptr) {
+        fill(why, whylen, "genx_allreduce_init: NULL request pointer");
+        return GENX_ERROR;
+    }
+    *out = nullptr;
+    try {
+        auto req = std::make_unique<genx_request>();
+        Call call;
+        const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
+                              &req->sched, why, whylen, "persistent allreduce");
+        if (rc != GENX_OK) return rc;
+        bind_request(req.get(), comm, call, sendbuf, recvbuf, transport);
+        *out = req.release();
+        return GENX_OK;
+    } catch (const std::bad_alloc&) {
+        fill(why, whylen, "genx_allreduce_init: out of memory (plan, schedule or scratch)");
+    } catch (const std::exception& e) {
+        fill(why, whylen, std::string("genx_allreduce_init: ") + e.what());
+    } catch (...) {
+        fill(why, whylen, "genx_allreduce_init: unknown exception");
+    }
+    return GENX_ERROR;
+}
+
+int genx_request_start(genx_request* req, char* why, size_t whylen) {
+    clear(why, whylen);
+    if (req == nullptr) {
+        fill(why, whylen, "genx_request_start: NULL request");
+        return GENX_ERROR;
+    }
+    if (!req->error.is_ok()) {
+        fill(why, whylen, "genx_request_start: the request failed earlier: " + req->error.message());
+        return GENX_ERROR;
+    }
+    if (req->started && !req->done) {
+        fill(why, whylen, "genx_request_start: the request is still in flight");
+        return GENX_ERROR;
+    }
+    try {
+        const genx::Status st = start_request(req);
+        ++req->comm->stats.calls;
+        if (!st.is_ok()) {
+            req->error = st;
+            fill(why, whylen, st.message());
+            return GENX_ERROR;
+        }
+        return GENX_OK;
+    } catch (const std::exception& e) {
+        req->error = genx::Status::internal(std::string("genx_request_start: ") + e.what());
+    } catch (...) {
+        req->error = genx::Status::internal("genx_request_start: unknown exception");
+    }
+    fill(why, whylen, req->error.message());
+    return GENX_ERROR;
+}
+
 int genx_request_progress(genx_request* req, int* done, char* why, size_t whylen) {
     clear(why, whylen);
     if (done != nullptr) *done = 0;
@@ -602,7 +693,7 @@ int genx_request_progress(genx_request* req, int* done, char* why, size_t whylen
         fill(why, whylen, req->error.message());
         return GENX_ERROR;
     }
-    if (req->done) {
+    if (req->done || !req->started) {  // finished, or persistent and not started
         *done = 1;
         return GENX_OK;
     }

@@ -79,6 +79,23 @@ int genx_iallreduce(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t 
                     genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
                     const genx_reduce_cb *cb, const genx_transport_ops *transport,
                     genx_request **req, char *why, size_t whylen);
+/* Persistent allreduce (MPI_Allreduce_init; Open MPI 4.1's
+ * MPIX_Allreduce_init): the same decision as genx_allreduce, taken once,
+ * with the plan, its schedule for this count and the scratch area bound to
+ * the request.  GENX_DECLINE as for genx_iallreduce.  GENX_OK: *req is an
+ * inactive request; each genx_request_start runs the allreduce on the
+ * buffers given here (no lookup), driven by genx_request_progress until
+ * done, and may be called again once it is.  The transport's messages
+ * should have a tag of their own, which may be the same for every start
+ * (one start ends before the next begins, and messages between two ranks
+ * on one tag are matched in order). */
+int genx_allreduce_init(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                        genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
+                        const genx_reduce_cb *cb, const genx_transport_ops *transport,
+                        genx_request **req, char *why, size_t whylen);
+/* Starts a persistent request (posts its first step).  GENX_ERROR (why
+ * filled) when it is still in flight or failed before. */
+int genx_request_start(genx_request *req, char *why, size_t whylen);
 /* Does what can be done without blocking; *done = 1 when the result is in
  * recvbuf.  GENX_ERROR (why filled) ends the operation: free it. */
 int genx_request_progress(genx_request *req, int *done, char *why, size_t whylen);

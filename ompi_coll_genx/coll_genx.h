@@ -93,6 +93,10 @@ typedef struct mca_coll_genx_module_t {
     mca_coll_base_module_iallreduce_fn_t fallback_iallreduce;
     mca_coll_base_module_t *fallback_iallreduce_module;
     const char *fallback_iallreduce_name;  /* its component (libnbc normally) */
+    /* The persistent allreduce (MPIX_Allreduce_init) installed before
+     * genx (retained), if any: libnbc's normally. */
+    mca_coll_base_module_allreduce_init_fn_t fallback_allreduce_init;
+    mca_coll_base_module_t *fallback_allreduce_init_module;
 
     /* Whether every rank's core decides alike (genx_comm_digest), checked
      * with the fallback allreduce at genx's first call: 0 not yet, 1 yes,
@@ -112,7 +116,8 @@ typedef struct mca_coll_genx_reduce_ctx_t {
     ompi_datatype_t *dtype;
 } mca_coll_genx_reduce_ctx_t;
 
-/* One MPI_Iallreduce genx runs: the MPI request the user holds, the core's
+/* One MPI_Iallreduce genx runs, or one persistent allreduce (between and
+ * during its starts): the MPI request the user holds, the core's
  * operation, and what that operation points to until it ends. */
 typedef struct mca_coll_genx_request_t {
     ompi_request_t super;
@@ -139,6 +144,10 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              struct ompi_communicator_t *comm, ompi_request_t **request,
                              mca_coll_base_module_t *module);
+int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                 ompi_request_t **request, mca_coll_base_module_t *module);
 /* Called from genx's open function: when the `coll` include list is
  * "genx" alone, adds Open MPI's own coll components to the coll framework
  * (coll_genx_alone.c). */
@@ -158,8 +167,13 @@ const char *mca_coll_genx_layout_problem(ompi_datatype_t *dtype, int count);
 void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm);
 /* Logs, once per size class and reason at verbosity >= 1, that a call goes
  * to the fallback. */
-void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, bool nonblocking, size_t bytes,
-                                const char *reason);
+typedef enum {
+    MCA_COLL_GENX_BLOCKING = 0,   /* MPI_Allreduce */
+    MCA_COLL_GENX_NONBLOCKING,    /* MPI_Iallreduce */
+    MCA_COLL_GENX_PERSISTENT      /* MPIX_Allreduce_init */
+} mca_coll_genx_call_t;
+void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_call_t call,
+                                size_t bytes, const char *reason);
 
 /* Fills ops with the PML transport over pml's communicator and tag. */
 void mca_coll_genx_pml_transport(mca_coll_genx_pml_ctx_t *pml, genx_transport_ops *ops);

@@ -153,8 +153,8 @@ void mca_coll_genx_reduce(void *ctx, const void *in, void *inout, size_t count)
 /* Says once per (size class, reason) on this communicator that the call
  * goes to the fallback; at verbosity 1 only the communicator's rank 0
  * speaks, since every rank takes the same path (the core does the same). */
-void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, bool nonblocking, size_t bytes,
-                                const char *reason)
+void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_call_t call,
+                                size_t bytes, const char *reason)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     ompi_communicator_t *comm = module->comm;
@@ -163,7 +163,7 @@ void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, bool nonblocking
     if (1 > cs->verbose || (1 == cs->verbose && 0 != ompi_comm_rank(comm))) {
         return;
     }
-    key = genx_hash(genx_size_class(bytes) + (nonblocking ? 64u : 0u), reason);
+    key = genx_hash(genx_size_class(bytes) + 64u * (unsigned) call, reason);
     for (int i = 0; i < module->nlogged; ++i) {
         if (key == module->logged[i]) {
             return;
@@ -181,9 +181,12 @@ void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, bool nonblocking
     }
     module->logged[module->nlogged++] = key;
     opal_output_verbose(1, cs->output, "genx: %s %zu B on comm %u (%d ranks): fallback to %s: %s",
-                        nonblocking ? "iallreduce" : "allreduce", bytes, ompi_comm_get_cid(comm),
-                        ompi_comm_size(comm),
-                        nonblocking ? module->fallback_iallreduce_name : module->fallback_name,
+                        (MCA_COLL_GENX_NONBLOCKING == call)   ? "iallreduce"
+                        : (MCA_COLL_GENX_PERSISTENT == call) ? "persistent allreduce"
+                                                              : "allreduce",
+                        bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                        (MCA_COLL_GENX_BLOCKING == call) ? module->fallback_name
+                                                         : module->fallback_iallreduce_name,
                         reason);
 }
 
@@ -211,7 +214,7 @@ static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void 
                          int count, ompi_datatype_t *dtype, ompi_op_t *op,
                          ompi_communicator_t *comm, size_t bytes, const char *reason)
 {
-    mca_coll_genx_log_fallback(module, false, bytes, reason);
+    mca_coll_genx_log_fallback(module, MCA_COLL_GENX_BLOCKING, bytes, reason);
     return module->fallback_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                       module->fallback_allreduce_module);
 }
@@ -253,6 +256,7 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
     if (!genx_comm_defers_all(module->core, &reason)) {
         return;
     }
+    GENX_STEP_ASIDE(module, comm, allreduce_init);
     GENX_STEP_ASIDE(module, comm, iallreduce);
     GENX_STEP_ASIDE(module, comm, allreduce);
     if (1 > cs->verbose || (1 == cs->verbose && 0 != ompi_comm_rank(comm))) {

@@ -167,7 +167,7 @@ static int genx_ifallback(mca_coll_genx_module_t *module, const void *sbuf, void
                           ompi_communicator_t *comm, ompi_request_t **request, size_t bytes,
                           const char *reason)
 {
-    mca_coll_genx_log_fallback(module, true, bytes, reason);
+    mca_coll_genx_log_fallback(module, MCA_COLL_GENX_NONBLOCKING, bytes, reason);
     return module->fallback_iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                        module->fallback_iallreduce_module);
 }
@@ -247,5 +247,131 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
     }
     *request = &req->super;
     genx_nb_add(req);
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Persistent allreduce: MPIX_Allreduce_init (Open MPI 4.1's pcollreq
+ * extension; MPI_Allreduce_init in MPI 4).  The decision, plan, schedule,
+ * scratch area and tag are bound once here; each MPI_Start posts the
+ * plan's first step with no lookup, and the progress callback above
+ * completes it as it does an iallreduce.  Open MPI's MPI_Start checks that
+ * the request is persistent and inactive, and MPI_Wait/MPI_Test make it
+ * inactive again once complete. */
+
+static int genx_persistent_start(size_t count, ompi_request_t **requests)
+{
+    char why[512];
+
+    for (size_t i = 0; i < count; ++i) {
+        mca_coll_genx_request_t *req = (mca_coll_genx_request_t *) requests[i];
+
+        req->super.req_state = OMPI_REQUEST_ACTIVE;
+        req->super.req_complete = REQUEST_PENDING;
+        req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+        if (GENX_OK != genx_request_start(req->core, why, sizeof(why))) {
+            opal_output(0, "genx: persistent allreduce %zu B on comm %u (%d ranks), rank %d: "
+                        "cannot start: %s", req->bytes, ompi_comm_get_cid(req->pml.comm),
+                        ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm), why);
+            req->super.req_status.MPI_ERROR = MPI_ERR_INTERN;
+            ompi_request_complete(&req->super, true);
+            return MPI_ERR_INTERN;
+        }
+        genx_nb_add(req);
+    }
+    return OMPI_SUCCESS;
+}
+
+static int genx_pfallback(mca_coll_genx_module_t *module, const void *sbuf, void *rbuf,
+                          int count, ompi_datatype_t *dtype, ompi_op_t *op,
+                          ompi_communicator_t *comm, ompi_info_t *info, ompi_request_t **request,
+                          size_t bytes, const char *reason)
+{
+    if (NULL != reason) {
+        mca_coll_genx_log_fallback(module, MCA_COLL_GENX_PERSISTENT, bytes, reason);
+    }
+    return module->fallback_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request,
+                                           module->fallback_allreduce_init_module);
+}
+
+int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                 ompi_request_t **request, mca_coll_base_module_t *base_module)
+{
+    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
+    mca_coll_genx_request_t *req;
+    const char *reason = NULL;
+    size_t type_size, bytes;
+    genx_op gop;
+    genx_dtype gdt;
+    char why[512];
+    int rc;
+
+    ompi_datatype_type_size(dtype, &type_size);
+    bytes = type_size * (size_t) count;
+
+    /* Like every first call on a communicator, a first call that is an
+     * MPIX_Allreduce_init checks the ranks' agreement (one small blocking
+     * allreduce through the fallback). */
+    if (0 == module->agreed) {
+        mca_coll_genx_check_agreement(module, comm);
+    }
+    if (0 > module->agreed) {
+        return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
+                              "the ranks' genx decisions differ (reported at the first call)");
+    }
+    if (genx_comm_defers(module->core, bytes, &reason)) {
+        return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
+                              reason);
+    }
+    reason = mca_coll_genx_layout_problem(dtype, count);
+    if (NULL != reason) {
+        return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
+                              reason);
+    }
+
+    req = OBJ_NEW(mca_coll_genx_request_t);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    OMPI_REQUEST_INIT(&req->super, true); /* inactive, complete */
+    req->super.req_start = genx_persistent_start;
+    req->super.req_mpi_object.comm = comm;
+    req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    req->bytes = bytes;
+    /* One tag for every start: one start ends before the next begins, and
+     * messages between two ranks on one tag match in order.  Every rank
+     * initialises its persistent collectives in the same order, so every
+     * rank draws the same tag. */
+    req->pml.comm = comm;
+    OBJ_RETAIN(comm);
+    req->pml.tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    mca_coll_genx_pml_transport(&req->pml, &req->transport);
+    gop = mca_coll_genx_map_op(op);
+    gdt = mca_coll_genx_map_dtype(dtype, type_size, gop);
+    req->rctx.op = op;
+    req->rctx.dtype = dtype;
+    req->cb.ctx = &req->rctx;
+    req->cb.reduce = mca_coll_genx_reduce;
+
+    why[0] = '\0';
+    rc = genx_allreduce_init(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
+                             (size_t) count, gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0,
+                             &req->cb, &req->transport, &req->core, why, sizeof(why));
+    if (GENX_OK != rc) {
+        OMPI_REQUEST_FINI(&req->super);
+        OBJ_RELEASE(req);
+        if (GENX_DECLINE == rc) {
+            /* The core has said why. */
+            return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request,
+                                  bytes, NULL);
+        }
+        opal_output(0, "genx: persistent allreduce %zu B on comm %u (%d ranks), rank %d: "
+                    "failed: %s", bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                    ompi_comm_rank(comm), ('\0' != why[0]) ? why : "error in the genx core");
+        return MPI_ERR_INTERN;
+    }
+    *request = &req->super;
     return OMPI_SUCCESS;
 }

@@ -45,6 +45,8 @@ static void genx_module_construct(mca_coll_genx_module_t *module)
     module->fallback_iallreduce = NULL;
     module->fallback_iallreduce_module = NULL;
     module->fallback_iallreduce_name = "the previous component";
+    module->fallback_allreduce_init = NULL;
+    module->fallback_allreduce_init_module = NULL;
     module->pml.comm = NULL;
     module->pml.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
     module->agreed = 0;
@@ -61,6 +63,10 @@ static void genx_module_destruct(mca_coll_genx_module_t *module)
     if (NULL != module->fallback_iallreduce_module) {
         OBJ_RELEASE(module->fallback_iallreduce_module);
         module->fallback_iallreduce_module = NULL;
+    }
+    if (NULL != module->fallback_allreduce_init_module) {
+        OBJ_RELEASE(module->fallback_allreduce_init_module);
+        module->fallback_allreduce_init_module = NULL;
     }
     if (NULL != module->core) {
         genx_comm_destroy(module->core);
@@ -283,10 +289,21 @@ static int genx_module_enable(mca_coll_base_module_t *base_module, ompi_communic
         }
     }
 
+    /* Persistent allreduce (MPIX_Allreduce_init), likewise. */
+    if (NULL != comm->c_coll->coll_allreduce_init &&
+        NULL != comm->c_coll->coll_allreduce_init_module) {
+        module->fallback_allreduce_init = comm->c_coll->coll_allreduce_init;
+        module->fallback_allreduce_init_module = comm->c_coll->coll_allreduce_init_module;
+        OBJ_RETAIN(module->fallback_allreduce_init_module);
+    }
+
     /* Offered last: only a module that holds its fallback serves calls. */
     module->super.coll_allreduce = mca_coll_genx_allreduce;
     if (NULL != module->fallback_iallreduce) {
         module->super.coll_iallreduce = mca_coll_genx_iallreduce;
+    }
+    if (NULL != module->fallback_allreduce_init) {
+        module->super.coll_allreduce_init = mca_coll_genx_allreduce_init;
     }
     return OMPI_SUCCESS;
 }

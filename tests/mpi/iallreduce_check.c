@@ -11,12 +11,19 @@
  *     with a blocking MPI_Allreduce issued between them;
  *  3. asynchrony: after a warm-up, rank 1 starts 200 ms late; rank 0's
  *     MPI_Iallreduce must return in under 1 ms, and its MPI_Test must stay
- *     false for as long as rank 1 has not started (tested for 150 ms).
+ *     false for as long as rank 1 has not started (tested for 150 ms);
+ *  4. persistent: MPIX_Allreduce_init (Open MPI's pcollreq extension) at
+ *     counts 1 to 100000, in place and not, each request started 4 times
+ *     with new inputs in the same buffers, completed alternately by
+ *     MPI_Wait and an MPI_Test loop with computation between, checked
+ *     against the reference; two requests on two communicators started
+ *     together by MPI_Startall; then freed.
  *
  * Prints "iallreduce_check: PASS" on rank 0 and exits 0, or names the first
  * failure and exits 1.
  */
 #include <mpi.h>
+#include <mpi-ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +85,50 @@ static void check_one(MPI_Comm comm, MPI_Comm ref, MPI_Datatype t, MPI_Op op, in
     free(out);
     free(want);
 }
+
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+/* One persistent request started `rounds` times; the input changes between
+ * starts and the result must follow. */
+static void check_persistent(MPI_Comm comm, MPI_Comm ref, MPI_Datatype t, int n, int in_place,
+                             int rank, int salt)
+{
+    size_t bytes = tsize(t) * (size_t) n;
+    void *in = malloc(bytes), *out = malloc(bytes), *want = malloc(bytes);
+    MPI_Request req;
+    char what[256];
+
+    MPIX_Allreduce_init(in_place ? MPI_IN_PLACE : in, out, n, t, MPI_SUM, comm, MPI_INFO_NULL, &req);
+    for (int round = 0; round < 4; ++round) {
+        fill(t, in, n, rank, salt + 17 * round);
+        MPI_Allreduce(in, want, n, t, MPI_SUM, ref);
+        if (in_place) {
+            memcpy(out, in, bytes);
+        } else {
+            memset(out, 0xEE, bytes);
+        }
+        MPI_Start(&req);
+        if (round % 2) {
+            int done = 0;
+            volatile double x = 0;
+            while (!done) {
+                for (int i = 0; i < 1000; ++i) x += i; /* computation between tests */
+                MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+            }
+        } else {
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+        if (0 != memcmp(out, want, bytes)) {
+            snprintf(what, sizeof(what), "persistent: count %d, type size %zu%s, start %d: result "
+                     "differs from the reference", n, tsize(t), in_place ? ", in place" : "", round + 1);
+            fail(rank, what);
+        }
+    }
+    MPI_Request_free(&req);
+    free(in);
+    free(out);
+    free(want);
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -195,6 +246,46 @@ int main(int argc, char **argv)
                    "(rank 1 started 200 ms late)\n", started * 1e6, waited * 1e3);
         }
     }
+
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+    /* 4. persistent */
+    {
+        const int counts[] = { 1, 7, 1000, 4099, 100000 };
+        const MPI_Datatype types[] = { MPI_FLOAT, MPI_INT };
+        enum { N2 = 3000 };
+        float a_in[N2], a_out[N2], a_want[N2], b_in[N2], b_out[N2], b_want[N2];
+        MPI_Request two[2];
+        int salt = 500;
+
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); ++c)
+            for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); ++t)
+                for (int ip = 0; ip < 2; ++ip)
+                    check_persistent(MPI_COMM_WORLD, ref, types[t], counts[c], ip, rank, ++salt);
+        MPIX_Allreduce_init(a_in, a_out, N2, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &two[0]);
+        MPIX_Allreduce_init(b_in, b_out, N2, MPI_FLOAT, MPI_SUM, dup, MPI_INFO_NULL, &two[1]);
+        for (int round = 0; round < 3; ++round) {
+            fill(MPI_FLOAT, a_in, N2, rank, 900 + round);
+            fill(MPI_FLOAT, b_in, N2, rank, 950 + round);
+            MPI_Allreduce(a_in, a_want, N2, MPI_FLOAT, MPI_SUM, ref);
+            MPI_Allreduce(b_in, b_want, N2, MPI_FLOAT, MPI_SUM, ref);
+            MPI_Startall(2, two);
+            MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+            if (0 != memcmp(a_out, a_want, sizeof(a_out)) || 0 != memcmp(b_out, b_want, sizeof(b_out))) {
+                fail(rank, "persistent: MPI_Startall of two requests on two communicators: result differs");
+            }
+        }
+        MPI_Request_free(&two[0]);
+        MPI_Request_free(&two[1]);
+        if (0 == rank) {
+            printf("iallreduce_check: persistent allreduce OK (%zu requests x 4 starts, 2 by MPI_Startall x 3)\n",
+                   sizeof(counts) / sizeof(counts[0]) * sizeof(types) / sizeof(types[0]) * 2);
+        }
+    }
+#else
+    if (0 == rank) {
+        printf("iallreduce_check: persistent allreduce not tested (no MPIX_Allreduce_init in this MPI)\n");
+    }
+#endif
 
     MPI_Comm_free(&dup);
     MPI_Comm_free(&ref);

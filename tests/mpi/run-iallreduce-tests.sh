@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# MPI_Iallreduce through genx (make check runs this): iallreduce_check
-# (exact results against a reference communicator without genx, 8
-# operations in flight on two communicators with a blocking allreduce among
-# them, and a peer that starts 200 ms late: MPI_Iallreduce must return in
-# under 1 ms and MPI_Test stay false until the peer arrives) under mpirun
-# with genx loaded from the build tree:
+# MPI_Iallreduce and persistent allreduce through genx (make check runs
+# this): iallreduce_check (exact results against a reference communicator
+# without genx, 8 operations in flight on two communicators with a blocking
+# allreduce among them, a peer that starts 200 ms late: MPI_Iallreduce must
+# return in under 1 ms and MPI_Test stay false until the peer arrives; and
+# MPIX_Allreduce_init requests started again and again) under mpirun with
+# genx loaded from the build tree:
 #   - ring forced at P = 2, 3, 4, 5, butterfly r=1 at P = 3 and rhd at P = 4:
 #     the run passes and genx's verbose lines show the forced family
-#     running MPI_Iallreduce (not the fallback);
+#     running MPI_Iallreduce and the persistent allreduce (not the
+#     fallback);
 #   - genx's built-in defaults on one node: passes, and every iallreduce
 #     goes to the displaced component with the rule that says so.
 # Environment: as run-mpi-tests.sh.  Exit: 0 passed, 1 failed, 77 skipped.
@@ -42,6 +44,12 @@ for spec in 2:ring: 3:ring: 4:ring: 5:ring: 3:butterfly:r=1 4:rhd:; do
         fail "$name" "no genx line shows $alg running MPI_Iallreduce" "$log"
     elif grep -q 'genx: iallreduce .*failed' "$log"; then
         fail "$name" "an iallreduce failed" "$log"
+    elif ! grep -q '^iallreduce_check: persistent allreduce OK' "$log"; then
+        fail "$name" "the persistent allreduce part did not run" "$log"
+    elif ! grep -q "genx: persistent allreduce [0-9]* B (size class [^)]*) on $np ranks: $alg " "$log"; then
+        fail "$name" "no genx line shows $alg running a persistent allreduce (MPIX_Allreduce_init)" "$log"
+    elif grep -q 'genx: persistent allreduce .*\(failed\|cannot start\)' "$log"; then
+        fail "$name" "a persistent allreduce failed" "$log"
     else
         pass "$name" "$(sed -n 's/^iallreduce_check: rank 0: //p' "$log")"
     fi
@@ -53,7 +61,7 @@ run "$log" 4
 rc=$?
 if [ "$rc" -ne 0 ] || ! grep -q '^iallreduce_check: PASS' "$log"; then
     fail "$name" "iallreduce_check failed (exit $rc)" "$log"
-elif grep -q 'genx: iallreduce [0-9]* B (size class' "$log"; then
+elif grep -q 'genx: \(iallreduce\|persistent allreduce\) [0-9]* B (size class' "$log"; then
     fail "$name" "genx ran a plan on one node" "$log"
 elif ! grep -q 'fallback to [a-z]*: rule built-in defaults' "$log"; then
     fail "$name" "no fallback line names the built-in rule" "$log"
