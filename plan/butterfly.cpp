@@ -433,8 +433,15 @@ Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
         return Status::invalid("butterfly: number of ranks must be >= 1, got " + std::to_string(P));
     const ParamMap& params = req.params;
 
+    // Default group: xor where P is a power of two, so that every step is a
+    // pairwise exchange (one peer per step, as recursive doubling); the
+    // cyclic group's steps send to rank + d and receive from rank - d, two
+    // peers, which measured 1.13-1.23x the pairwise steps' latency on an
+    // emulated 8-host tree (bench/RESULTS.md, Issue 10 §1).  Cyclic for
+    // every other P.
     auto git = params.find("group");
-    const std::string group_name = git == params.end() ? "cyclic" : git->second;
+    const bool pow2 = P >= 2 && (P & (P - 1)) == 0;
+    const std::string group_name = git != params.end() ? git->second : pow2 ? "xor" : "cyclic";
     std::vector<int> radix;
     GENX_RETURN_IF_ERROR(parse_group(group_name, P, &radix));
     auto sched = std::make_shared<Schedule>();
@@ -527,13 +534,16 @@ Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
     return Status::ok();
 }
 
-// Every r for the cyclic group, for xor when P is a power of two, and for
+// Every r for xor when P is a power of two, for the cyclic group, and for
 // ppn x (P/ppn) when the ranks per node divide P (its first factor stays on
-// the node).
+// the node).  xor comes first: the model prices it as the cyclic group
+// (same steps and bytes), and the selector keeps the first of equal
+// candidates, so ties go to pairwise exchanges, measured faster.
 void butterfly_candidates(const CandidateContext& ctx, std::vector<std::string>* out) {
     const int P = ctx.nranks;
-    std::vector<std::string> groups = {"cyclic"};
-    if ((P & (P - 1)) == 0) groups.push_back("xor");
+    std::vector<std::string> groups;
+    if (P >= 2 && (P & (P - 1)) == 0) groups.push_back("xor");
+    groups.push_back("cyclic");
     const int ppn = ctx.ranks_per_node;
     if (ppn > 1 && ppn < P && P % ppn == 0)
         groups.push_back(std::to_string(ppn) + "x" + std::to_string(P / ppn));

@@ -56,7 +56,7 @@ EOF
 expect 0 '^cps +- +28\.0000 +28\.0000 +0\.0000' -a cps -P 4 --model "$dir/rules.json" --bytes 1K
 expect 0 'extra messages intra 0 inter 4,' -a cps -P 4 --model "$dir/rules.json" --bytes 1K
 expect 0 '^ring +- +60\.0000 +60\.0000' -a ring -P 4 --model "$dir/model.json" --bytes 1K
-expect 0 '^butterfly +group=cyclic,r=2 +20\.0000' -P 4 --model "$dir/rules.json" --bytes 8 --candidates
+expect 0 '^butterfly +group=xor,r=2 +20\.0000' -P 4 --model "$dir/rules.json" --bytes 8 --candidates
 echo '{"format": "genx-rules", "version": 1, "model": {"links": {"inter": {"alpha": 1}}}}' \
     >"$dir/bad.json"
 expect 2 'bad\.json:1: model\.host: required field is missing' -a cps -P 4 --model "$dir/bad.json"

@@ -414,6 +414,20 @@ TEST_CASE("butterfly params are validated", "[butterfly][params]") {
     auto code = [&](int P, const std::string& params) { return make(P, params, &p).code(); };
     CHECK(code(7, "") == Code::Ok);
     CHECK(p.params == "group=cyclic,r=0");
+    // Default group: xor (pairwise exchanges) where P is a power of two.
+    CHECK(code(8, "r=3") == Code::Ok);
+    CHECK(p.params == "group=xor,r=3");
+    REQUIRE(p.programs[0].steps.size() == 3);
+    for (const auto& st : p.programs[0].steps) {
+        // Every step of rank 0 sends to the rank it receives from.
+        REQUIRE(st.sends.size() == 1);
+        REQUIRE(st.recvs.size() == 1);
+        CHECK(st.sends[0].peer == st.recvs[0].peer);
+    }
+    CHECK(code(2, "") == Code::Ok);
+    CHECK(p.params == "group=xor,r=0");
+    CHECK(code(6, "r=3") == Code::Ok);
+    CHECK(p.params == "group=cyclic,r=3");
     CHECK(code(7, "r=4") == Code::InvalidArgument);
     CHECK(code(7, "r=-1") == Code::InvalidArgument);
     CHECK(code(7, "r=two") == Code::InvalidArgument);
