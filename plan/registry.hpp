@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "plan/plan.hpp"
+#include "plan/topology_view.hpp"
 #include "common/status.hpp"
 
 namespace genx {
@@ -48,6 +49,9 @@ Status parse_factors(const std::string& text, std::vector<int>* out);
 struct GenRequest {
     int nranks = 0;
     ParamMap params;  // generator keys only
+    // The network the ranks sit on (topology_view.hpp), not owned; null or
+    // empty when none is known.  Only topology-following families read it.
+    const TopologyView* topology = nullptr;
 };
 
 // A generator prepared for one (P, params): the params are validated and
@@ -73,6 +77,7 @@ struct CandidateContext {
     int nranks = 0;
     int ranks_per_node = 0;   // 0 = unknown
     int max_hcps_levels = 0;  // hierarchical factorisations with at most this many levels (0 = all)
+    const TopologyView* topology = nullptr;  // as GenRequest::topology
 };
 // Appends the canonical params of every variant of the family worth pricing
 // for the context (nothing when the family does not apply).

@@ -1,0 +1,83 @@
+// What a generator may know of the network: the communicator's ranks as the
+// leaves of a switch tree.
+//
+// This is the "topology view" of DESIGN §3: pure data, no discovery and no
+// MPI.  topology/ builds it from what it discovers (hwloc, sysfs, a Slurm
+// topology.conf and its JSON overlay) and the ranks' host names; tests and
+// genx-plan build it by hand or from a file.  Generators that follow the
+// network (GenTree) read it; the others ignore it.
+//
+//   root switch (node 0)            link class of an edge = the class of the
+//    ├── leaf switch A              link from the child up to its parent:
+//    │    ├── host h0: ranks 0 2     host→leaf "leaf", leaf→root "root",
+//    │    └── host h1: ranks 1 3     rank→host "intra" (shared memory)
+//    └── leaf switch B
+//         └── host h2: ranks 4 5
+//
+// Nodes are stored in one vector; node 0 is the root.  A host is a node
+// with ranks and no children; a switch has children and no ranks.  Ranks
+// are communicator ranks, listed in the order the host's ranks should be
+// used (ascending unless a generator is told otherwise).  Ranks need not
+// follow tree order: a round-robin placement puts ranks 0 and 1 under
+// different leaves, and generators must build from where ranks are.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace genx {
+
+// One class of links; the cost model prices each class with its own
+// α, β, ε, w_t (tuning/cost_model.hpp).  Names are free text, conventionally
+// "intra" (ranks of one host), "leaf" (host to its switch), "root"/"l2"/…
+// (switch to switch), "xdc" (a cross-datacenter link).
+struct TopoLinkClass {
+    std::string name;
+    double rate = 0;      // bytes/s, 0 = unknown
+    double latency = 0;   // s, 0 = unknown
+    bool cross_dc = false;
+};
+
+struct TopoNode {
+    std::string name;            // switch or host name, for printing
+    int parent = -1;             // -1 for the root
+    int up_class = -1;           // index into link_classes of the edge to the parent (-1 for the root)
+    std::vector<int> children;   // switch: child node indices
+    std::vector<int> ranks;      // host: communicator ranks placed on it
+    // For a switch uplink: the sum of its children's rates divided by the
+    // uplink's (1 = non-blocking, 4 = 4:1 oversubscribed); 0 = unknown.
+    double oversubscription = 0;
+    // NICs of a host (several NICs add their rates); 0 = unknown, taken as 1.
+    int nics = 0;
+
+    bool is_host() const { return children.empty(); }
+};
+
+struct TopologyView {
+    std::vector<TopoLinkClass> link_classes;
+    // Class of links between two ranks of one host; -1 = none declared
+    // (then generators treat same-host pairs as the host's up_class).
+    int intra_class = -1;
+    std::vector<TopoNode> nodes;  // nodes[0] is the root; empty = no view
+
+    bool empty() const { return nodes.empty(); }
+    int nranks() const;
+    // Host node index of each rank (size nranks()); -1 where a rank is on no host.
+    std::vector<int> host_of_rank() const;
+    // Every rank below `node`, in tree order (children in order, a host's
+    // ranks in their listed order).
+    std::vector<int> ranks_under(int node) const;
+    // Number of switch levels above the hosts on the deepest path (a single
+    // switch over its hosts is 1).
+    int depth() const;
+    // Empty when the view is well formed: node 0 is the root, parents and
+    // children agree, no cycle, every rank 0..nranks()-1 appears on exactly
+    // one host, every class index is valid.  Otherwise what is wrong.
+    std::string validate() const;
+    // A stable hash of the shape, the classes and the rank placement:
+    // equal views give equal fingerprints on every rank and every run.
+    uint64_t fingerprint() const;
+};
+
+}  // namespace genx
