@@ -28,7 +28,17 @@
  *
  * The first call on a communicator (blocking or not) runs the ranks'
  * agreement check, one small blocking allreduce through the fallback; only
- * that first call can wait for the other ranks.
+ * that first call can wait for the other ranks.  Except under
+ * MPI_THREAD_MULTIPLE: there Open MPI itself calls MPI_Iallreduce from
+ * inside its progress engine (ompi_comm_nextcid, at every communicator
+ * creation), and a blocking wait nested in progress never returns (only the
+ * thread at the head of the wait list progresses, and it is the one
+ * waiting).  So under MPI_THREAD_MULTIPLE an MPI_Iallreduce on a
+ * communicator whose agreement is not yet checked goes to the fallback
+ * (libnbc), which needs no agreement, and the check waits for the first
+ * blocking MPI_Allreduce or MPIX_Allreduce_init on it, always called from
+ * the application's own context.  Every rank sees the same sequence of
+ * calls, so every rank makes the same choice.
  */
 #include "ompi_config.h"
 
@@ -40,6 +50,7 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/op/op.h"
+#include "ompi/runtime/mpiruntime.h"
 
 #include "coll_genx.h"
 
@@ -190,6 +201,13 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
     bytes = type_size * (size_t) count;
 
     if (0 == module->agreed) {
+        if (ompi_mpi_thread_multiple) {
+            return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
+                                  "MPI_THREAD_MULTIPLE: the ranks' agreement on this "
+                                  "communicator waits for its first blocking MPI_Allreduce "
+                                  "(or MPIX_Allreduce_init); Open MPI calls MPI_Iallreduce "
+                                  "from its progress engine, where genx must not wait");
+        }
         mca_coll_genx_check_agreement(module, comm);
     }
     if (0 > module->agreed) {
