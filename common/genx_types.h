@@ -59,12 +59,18 @@ typedef struct {
     int (*test)(void *ctx, void *req, int *done);
     int (*progress)(void *ctx);
     /* Optional (NULL: the core loops test and progress): blocks until all n
-     * requests completed and releases them. */
+     * requests completed and releases them.  On error, the entries still
+     * posted stay in reqs and the released ones are set to NULL. */
     int (*wait_all)(void *ctx, void **reqs, int n);
     /* Optional (NULL: isend and wait): blocking send, returns once the
      * buffer may be reused.  The core uses it only where waiting for the
      * send cannot hold up a message its peer needs first. */
     int (*send)(void *ctx, const void *buf, size_t bytes, int peer);
+    /* Optional (NULL: nothing can be cancelled): tries to cancel a posted
+     * request after a failure.  Sets *cancelled to 1 when the request is
+     * released and will never touch its buffer again (cancelled or already
+     * complete), else 0 and the request stays posted. */
+    int (*cancel)(void *ctx, void *req, int *cancelled);
 } genx_transport_ops;
 
 #ifdef __cplusplus

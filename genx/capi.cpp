@@ -37,6 +37,7 @@
 #include "genx/genx_core.h"
 
 #include <bitset>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -501,6 +502,9 @@ struct genx_request {
     bool done = false;
     bool started = false;  // a persistent request between starts is not
     genx::Status error;
+    // Requests abandon() could not drain after the failure: the scratch
+    // area then stays allocated (the transport may still write into it).
+    size_t stranded = 0;
 };
 
 namespace {
@@ -523,6 +527,23 @@ void bind_request(genx_request* req, genx_comm* comm, const Call& call, const vo
     if (p == nullptr) throw std::bad_alloc();
     req->scratch.reset(static_cast<unsigned char*>(p));
     req->scratch_len = n;
+}
+
+// After a failed execution: drains what it still has posted (cancelling
+// what the transport can) for at most kAbandonBudget and says what became
+// of it; returns the requests left posted.  The peers of a failed
+// collective usually fail too, and MPI's error handler decides the job's
+// fate; genx's part is that no rank spins forever and nothing posted into
+// memory genx frees.
+constexpr std::chrono::milliseconds kAbandonBudget{1000};
+
+size_t abandon_execution(genx::Execution& execution, std::string* note) {
+    const size_t left = execution.abandon(kAbandonBudget);
+    *note = left == 0 ? "; every posted request was cancelled or completed"
+                      : "; " + std::to_string(left) + " request(s) still posted after " +
+                            std::to_string(kAbandonBudget.count()) +
+                            " ms: their buffers stay allocated";
+    return left;
 }
 
 // Starts (or restarts) a bound request: posts the plan's first step.
@@ -567,8 +588,15 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
         comm->stats.progress_calls += comm->execution.progress_calls();
         comm->stats.waits += comm->execution.waits();
         if (!st.is_ok()) {
-            fill(why, whylen, st.message());
-            comm->say(1, "genx: allreduce " + std::to_string(call.bytes) + " B failed: " + st.message());
+            std::string note;
+            if (abandon_execution(comm->execution, &note) != 0) {
+                // The transport may still write into the scratch area: it
+                // is left to it, and the next call allocates another.
+                (void)comm->scratch.release();
+                comm->scratch_bytes = 0;
+            }
+            fill(why, whylen, st.message() + note);
+            comm->say(1, "genx: allreduce " + std::to_string(call.bytes) + " B failed: " + st.message() + note);
             return GENX_ERROR;
         }
         return GENX_OK;
@@ -602,11 +630,10 @@ int genx_iallreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t 
         const genx::Status st = start_request(req.get());
         ++comm->stats.calls;
         if (!st.is_ok()) {
-            // Requests may be posted: the transport owns them (a failed
-            // collective is not recoverable); the buffers are the caller's.
-            fill(why, whylen, st.message());
-            comm->say(1, "genx: iallreduce " + std::to_string(call.bytes) + " B failed: " + st.message());
-            (void)req->scratch.release();
+            std::string note;
+            if (abandon_execution(req->execution, &note) != 0) (void)req->scratch.release();
+            fill(why, whylen, st.message() + note);
+            comm->say(1, "genx: iallreduce " + std::to_string(call.bytes) + " B failed: " + st.message() + note);
             return GENX_ERROR;
         }
         *out = req.release();
@@ -668,8 +695,10 @@ int genx_request_start(genx_request* req, char* why, size_t whylen) {
         const genx::Status st = start_request(req);
         ++req->comm->stats.calls;
         if (!st.is_ok()) {
-            req->error = st;
-            fill(why, whylen, st.message());
+            std::string note;
+            req->stranded = abandon_execution(req->execution, &note);
+            req->error = genx::Status(st.code(), st.message() + note);
+            fill(why, whylen, req->error.message());
             return GENX_ERROR;
         }
         return GENX_OK;
@@ -701,8 +730,10 @@ int genx_request_progress(genx_request* req, int* done, char* why, size_t whylen
         bool d = false;
         const genx::Status st = req->execution.progress(&d);
         if (!st.is_ok()) {
-            req->error = st;
-            fill(why, whylen, st.message());
+            std::string note;
+            req->stranded = abandon_execution(req->execution, &note);
+            req->error = genx::Status(st.code(), st.message() + note);
+            fill(why, whylen, req->error.message());
             return GENX_ERROR;
         }
         req->done = d;
@@ -719,10 +750,13 @@ int genx_request_progress(genx_request* req, int* done, char* why, size_t whylen
 
 void genx_request_free(genx_request* req) {
     if (req == nullptr) return;
-    // After a failure the transport may still hold requests that write into
-    // the scratch area (there is no cancel): it stays allocated, as a
-    // failed collective is not recoverable.
-    if (!req->error.is_ok() && !req->done) (void)req->scratch.release();
+    // One freed in flight is abandoned here (the glue refuses to free an
+    // active request, but a finalizing library may).  Requests abandon()
+    // could not drain may still write into the scratch area: it stays
+    // allocated.
+    if (req->started && !req->done && req->error.is_ok() && req->transport)
+        req->stranded = req->execution.abandon(kAbandonBudget);
+    if (req->stranded != 0) (void)req->scratch.release();
     delete req;
 }
 

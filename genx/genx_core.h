@@ -99,8 +99,10 @@ int genx_request_start(genx_request *req, char *why, size_t whylen);
 /* Does what can be done without blocking; *done = 1 when the result is in
  * recvbuf.  GENX_ERROR (why filled) ends the operation: free it. */
 int genx_request_progress(genx_request *req, int *done, char *why, size_t whylen);
-/* Frees a request (finished or failed).  Freeing one in flight leaves its
- * posted messages to the transport. */
+/* Frees a request (finished or failed).  After a failure, and when freed in
+ * flight, the request's posted messages are cancelled where the transport
+ * can (ops->cancel) and tested to completion for at most a second; any
+ * left then keep their scratch area allocated (leaked, never reused). */
 void genx_request_free(genx_request *req);
 
 /* Whether the communicator's decision for a message of `bytes` leaves it

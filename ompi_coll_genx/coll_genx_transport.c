@@ -110,13 +110,40 @@ static int genx_pml_wait_all(void *ctx, void **reqs, int n)
     (void) ctx;
     rc = ompi_request_wait_all((size_t) n, requests, MPI_STATUSES_IGNORE);
     if (OMPI_SUCCESS != rc) {
+        /* Completed ones are released and set to NULL; the core abandons
+         * (cancels or drains) the ones still posted. */
         for (int i = 0; i < n; ++i) {
-            if (MPI_REQUEST_NULL != requests[i]) {
+            if (MPI_REQUEST_NULL == requests[i]) {
+                reqs[i] = NULL;
+            } else if (REQUEST_COMPLETE(requests[i])) {
                 (void) ompi_request_free(&requests[i]);
+                reqs[i] = NULL;
             }
         }
         return rc;
     }
+    return 0;
+}
+
+/* Abandoning a failed plan: ob1 cancels a receive not yet matched (it then
+ * completes as cancelled) but not a send (ob1's send cancel does nothing),
+ * so a request that does not complete right after the cancel is left for
+ * the core to test until it completes or its budget ends. */
+static int genx_pml_cancel(void *ctx, void *req, int *cancelled)
+{
+    ompi_request_t *request = (ompi_request_t *) req;
+
+    (void) ctx;
+    *cancelled = 0;
+    if (!REQUEST_COMPLETE(request)) {
+        (void) ompi_request_cancel(request);
+        (void) opal_progress();
+    }
+    if (!REQUEST_COMPLETE(request)) {
+        return 0;
+    }
+    (void) ompi_request_free(&request);
+    *cancelled = 1;
     return 0;
 }
 
@@ -129,4 +156,5 @@ void mca_coll_genx_pml_transport(mca_coll_genx_pml_ctx_t *pml, genx_transport_op
     ops->progress = genx_pml_progress;
     ops->wait_all = genx_pml_wait_all;
     ops->send = genx_pml_send;
+    ops->cancel = genx_pml_cancel;
 }

@@ -1,6 +1,8 @@
 // Plan compiler and executor state machine (design in executor.hpp).
 #include "runtime/executor.hpp"
 
+#include <thread>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -323,6 +325,12 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
                         Transport& transport) {
     sched_ = nullptr;
     error_ = Status::ok();
+    // A failed call that was not abandon()ed may have left requests
+    // marked; they are no longer this execution's to touch.
+    if (!held_.empty() || std::find(in_flight_.begin(), in_flight_.end(), 1) != in_flight_.end()) {
+        std::fill(in_flight_.begin(), in_flight_.end(), 0);
+        held_.clear();
+    }
     const size_t bytes = schedule.count * schedule.elem_size;
     if (recvbuf == nullptr && bytes > 0) return fail(Status::invalid("executor: recvbuf is NULL"));
     if (scratch_bytes < schedule.scratch_bytes || (scratch == nullptr && schedule.scratch_bytes > 0))
@@ -409,8 +417,10 @@ Status Execution::advance(int i, bool* complete, bool* posted) {
         const size_t slot = base + ring_slot(seg);
         if (!in_flight_[slot]) continue;
         bool done = false;
-        GENX_RETURN_IF_ERROR(transport_->test(requests_[slot], &done));
-        if (done) in_flight_[slot] = 0;
+        const Status st = transport_->test(requests_[slot], &done);
+        // A failed test released the request (transport contract).
+        if (done || !st.is_ok()) in_flight_[slot] = 0;
+        if (!st.is_ok()) return st;
     }
     // A segment finishing before an older one keeps its slot reserved until
     // the older one finishes, so in-flight segments never share a slot.
@@ -501,9 +511,12 @@ Status Execution::wait_step() {
     }
     if (waiting_.empty()) return Status::ok();
     ++waits_;
-    GENX_RETURN_IF_ERROR(transport_->wait_all(waiting_.data(), static_cast<int>(waiting_.size())));
+    const Status waited = transport_->wait_all(waiting_.data(), static_cast<int>(waiting_.size()));
     for (size_t slot : waiting_slots_) in_flight_[slot] = 0;
-    return Status::ok();
+    if (!waited.is_ok())  // what is still posted is left in waiting_
+        for (Request r : waiting_)
+            if (r != nullptr) held_.push_back(r);
+    return waited;
 }
 
 // run()'s path for a step of single-segment transfers: post everything
@@ -513,24 +526,43 @@ Status Execution::run_simple_step() {
     const StepSched& st = sched_->steps[step_];
     const int ntransfers = st.nrecvs + st.nsends;
     waiting_.clear();
+    // Until wait_all() takes them, the posted requests are known here only:
+    // on a failure they go to held_ for abandon().
+    auto hold_posted = [this] {
+        for (Request r : waiting_)
+            if (r != nullptr) held_.push_back(r);
+    };
     for (int i = 0; i < ntransfers; ++i) {
         const TransferSched& t = transfer(i);
         const SegmentSched& seg = sched_->segments[t.first_segment];
         Request req = nullptr;
+        Status posted;
         if (i < st.nrecvs) {
-            GENX_RETURN_IF_ERROR(transport_->irecv(addr(seg.loc), seg.bytes, t.peer, &req));
+            posted = transport_->irecv(addr(seg.loc), seg.bytes, t.peer, &req);
         } else if (i == ntransfers - 1 && transport_->has_blocking_send()) {
             ++blocking_sends_;
-            GENX_RETURN_IF_ERROR(transport_->send(addr(seg.loc), seg.bytes, t.peer));
+            posted = transport_->send(addr(seg.loc), seg.bytes, t.peer);
+            if (!posted.is_ok()) {
+                hold_posted();
+                return posted;
+            }
             continue;
         } else {
-            GENX_RETURN_IF_ERROR(transport_->isend(addr(seg.loc), seg.bytes, t.peer, &req));
+            posted = transport_->isend(addr(seg.loc), seg.bytes, t.peer, &req);
+        }
+        if (!posted.is_ok()) {
+            hold_posted();
+            return posted;
         }
         waiting_.push_back(req);
     }
     if (!waiting_.empty()) {
         ++waits_;
-        GENX_RETURN_IF_ERROR(transport_->wait_all(waiting_.data(), static_cast<int>(waiting_.size())));
+        const Status done = transport_->wait_all(waiting_.data(), static_cast<int>(waiting_.size()));
+        if (!done.is_ok()) {
+            hold_posted();
+            return done;
+        }
     }
     run_ops(st);
     ++step_;
@@ -565,6 +597,45 @@ Status Execution::run() {
         }
         if (!st.is_ok()) return fail(st);
     }
+}
+
+size_t Execution::abandon(std::chrono::milliseconds budget) {
+    // Everything still posted: the slots' requests and run_simple_step()'s.
+    std::vector<Request> live;
+    for (size_t slot = 0; slot < in_flight_.size(); ++slot)
+        if (in_flight_[slot]) {
+            live.push_back(requests_[slot]);
+            in_flight_[slot] = 0;
+        }
+    live.insert(live.end(), held_.begin(), held_.end());
+    held_.clear();
+    posted_ = false;
+    if (transport_ == nullptr) return live.size();
+
+    // Cancel first: a receive cancelled before its message matched can no
+    // longer write, and needs nothing from the peer.
+    size_t n = 0;
+    for (Request r : live) {
+        bool cancelled = false;
+        if (transport_->cancel(r, &cancelled).is_ok() && cancelled) continue;
+        live[n++] = r;
+    }
+    live.resize(n);
+    // The rest complete (or fail) on their own: a send to a live peer once
+    // it receives or cancels.  A request whose test fails is released.
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    while (!live.empty()) {
+        n = 0;
+        for (Request r : live) {
+            bool done = false;
+            const Status st = transport_->test(r, &done);
+            if (!done && st.is_ok()) live[n++] = r;
+        }
+        live.resize(n);
+        if (live.empty() || std::chrono::steady_clock::now() >= deadline) break;
+        if (!transport_->progress().is_ok()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return live.size();
 }
 
 }  // namespace genx

@@ -38,6 +38,7 @@
 // when segmented.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -184,6 +185,18 @@ class Execution {
     // blocking on it waits for part of what run() waits for anyway.
     Status run();
 
+    // After an error (progress() or run() failed): makes sure nothing the
+    // execution posted can still write into, or read from, its buffers.
+    // Every request it still holds is cancelled where the transport can
+    // (receives not yet matched; Open MPI's ob1 cannot cancel sends), and
+    // the rest are tested to completion, with the transport progressing,
+    // for at most `budget`.  Returns how many requests are left posted.
+    // 0 means the result buffer and scratch area may be reused
+    // or freed; otherwise they must stay allocated (the transport still
+    // holds requests that point into them).  The execution can be start()ed again
+    // afterwards.  A no-op (0) when nothing is posted.
+    size_t abandon(std::chrono::milliseconds budget);
+
     // What the last run() cost beyond the executor's own passes: transport
     // progress() calls and wait_all() calls (tests and benchmarks count
     // them; a step whose transfers complete on posting costs neither).
@@ -210,6 +223,10 @@ class Execution {
     Status wait_step();
     void run_ops(const StepSched& step);
     Status fail(Status st);
+    // Requests still posted that no slot tracks: those a failed wait_all()
+    // left, and those run_simple_step() posted before a later post failed.
+    // abandon() drains them with the slots'.  Filled on errors only.
+    std::vector<Request> held_;
 
     const RankSchedule* sched_ = nullptr;
     unsigned char* result_ = nullptr;

@@ -48,6 +48,19 @@ class Fifo {
         }
         return r;
     }
+    // Removes r if queued (order of the rest kept); false if absent.
+    bool remove(LbRequest* r) {
+        for (size_t i = head_; i < items_.size(); ++i)
+            if (items_[i] == r) {
+                items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(i));
+                if (head_ == items_.size()) {
+                    items_.clear();
+                    head_ = 0;
+                }
+                return true;
+            }
+        return false;
+    }
     template <typename F>
     void for_each(F f) const {
         for (size_t i = head_; i < items_.size(); ++i) f(items_[i]);
@@ -142,6 +155,7 @@ struct LoopbackFabric::Impl {
     Status post(int rank, bool is_send, const void* sbuf, void* rbuf, size_t bytes, int peer,
                 Request* req);
     Status test(int rank, Request req, bool* done);
+    Status cancel(int rank, Request req, bool* cancelled);
     Status progress(int rank);
 };
 
@@ -155,6 +169,7 @@ class LoopbackFabric::Impl::RankTransport final : public Transport {
         return f_->post(rank_, false, nullptr, buf, bytes, peer, req);
     }
     Status test(Request req, bool* done) override { return f_->test(rank_, req, done); }
+    Status cancel(Request req, bool* cancelled) override { return f_->cancel(rank_, req, cancelled); }
     Status progress() override { return f_->progress(rank_); }
 
   private:
@@ -250,6 +265,38 @@ Status LoopbackFabric::Impl::test(int rank, Request req, bool* done) {
     delete r;
     *done = true;
     return st;
+}
+
+// Unlinks a request not yet matched from its channel; a matched one has
+// completed (data copied under the channel's lock), so it is released as
+// finished.  Either way the buffer is never touched again.  After an abort
+// nothing is copied any more, so every request can be released.
+Status LoopbackFabric::Impl::cancel(int rank, Request req, bool* cancelled) {
+    auto* r = static_cast<LbRequest*>(req);
+    *cancelled = false;
+    bool unlinked = false;
+    {
+        Channel& ch = r->is_send ? channel(rank, r->peer) : channel(r->peer, rank);
+        std::lock_guard<std::mutex> lk(ch.m);
+        unlinked = (r->is_send ? ch.sends : ch.recvs).remove(r);
+    }
+    if (!unlinked && r->state.load(std::memory_order_acquire) == kPending &&
+        !aborted.load(std::memory_order_acquire))
+        return Status::ok();  // cannot happen: unmatched requests are linked
+    {
+        RankState& rs = ranks[static_cast<size_t>(rank)];
+        std::lock_guard<std::mutex> lk(rs.m);
+        rs.live.erase(r);
+    }
+    delete r;
+    *cancelled = true;
+    return Status::ok();
+}
+
+size_t LoopbackFabric::live_requests(int rank) const {
+    RankState& rs = impl_->ranks.at(static_cast<size_t>(rank));
+    std::lock_guard<std::mutex> lk(rs.m);
+    return rs.live.size();
 }
 
 Status LoopbackFabric::Impl::progress(int rank) {

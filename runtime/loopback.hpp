@@ -8,7 +8,10 @@
 //    schedule that only works because sends complete early deadlocks here;
 //  * matching per ordered pair in posting order (MPI non-overtaking);
 //  * a matched send and receive of different sizes fail both requests with
-//    a message naming the ranks, sizes and message number.
+//    a message naming the ranks, sizes and message number;
+//  * cancel() releases any request not yet matched, send or receive (MPI
+//    can cancel receives; Open MPI's ob1 cannot cancel sends, which the
+//    executor's abandon() handles by testing them to completion).
 // Data is copied by whichever side posts second, under the pair's lock.
 //
 // run_ranks() is the harness: one thread per rank, the first error wins,
@@ -45,8 +48,11 @@ class LoopbackFabric {
     // Makes every pending and future call on every rank fail with `why`
     // (the first reason wins) and wakes ranks blocked in progress().  Once
     // it returns, no data is copied into or out of any posted buffer, so a
-    // rank may free buffers of requests it abandoned (there is no cancel).
+    // rank may free buffers of requests it abandoned.
     void abort(const std::string& why);
+    // Requests of `rank` posted and not yet released by test() or
+    // cancel(): what a rank leaks when it abandons a plan badly.
+    size_t live_requests(int rank) const;
     // First error any request hit (size mismatch, abort), or "".
     std::string first_error() const;
     // Unmatched posted operations per rank, for deadlock reports:

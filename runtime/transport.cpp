@@ -13,7 +13,11 @@ Status Transport::wait_all(Request* reqs, int n) {
         for (int i = 0; i < n; ++i) {
             if (reqs[i] == nullptr) continue;
             bool d = false;
-            GENX_RETURN_IF_ERROR(test(reqs[i], &d));
+            const Status st = test(reqs[i], &d);
+            if (!st.is_ok()) {
+                reqs[i] = nullptr;  // a failed test released it
+                return st;
+            }
             if (d) {
                 reqs[i] = nullptr;
             } else {
@@ -29,6 +33,12 @@ Status Transport::send(const void* buf, size_t bytes, int peer) {
     Request req = nullptr;
     GENX_RETURN_IF_ERROR(isend(buf, bytes, peer, &req));
     return wait_all(&req, 1);
+}
+
+Status Transport::cancel(Request req, bool* cancelled) {
+    (void)req;
+    *cancelled = false;
+    return Status::ok();
 }
 
 namespace {
@@ -79,6 +89,16 @@ Status OpsTransport::send(const void* buf, size_t bytes, int peer) {
     return rc == 0 ? Status::ok() : op_failed("send", rc, peer, bytes);
 }
 
+Status OpsTransport::cancel(Request req, bool* cancelled) {
+    *cancelled = false;
+    if (ops_.cancel == nullptr) return Status::ok();
+    int c = 0;
+    const int rc = ops_.cancel(ops_.ctx, req, &c);
+    if (rc != 0) return Status::io_error("transport: cancel failed with code " + std::to_string(rc));
+    *cancelled = c != 0;
+    return Status::ok();
+}
+
 // The C side only sees a return code, so the Status message is dropped;
 // callers that need it (tests) read the transport's own diagnostics.
 genx_transport_ops transport_ops_for(Transport* t) {
@@ -104,6 +124,12 @@ genx_transport_ops transport_ops_for(Transport* t) {
     };
     ops.wait_all = [](void* ctx, void** reqs, int n) {
         return static_cast<Transport*>(ctx)->wait_all(reqs, n).is_ok() ? 0 : 1;
+    };
+    ops.cancel = [](void* ctx, void* req, int* cancelled) {
+        bool c = false;
+        const Status st = static_cast<Transport*>(ctx)->cancel(req, &c);
+        *cancelled = c ? 1 : 0;
+        return st.is_ok() ? 0 : 1;
     };
     return ops;
 }

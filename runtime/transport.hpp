@@ -44,14 +44,21 @@ class Transport {
     // executor calls it once everything of a step is posted).  The array is
     // the caller's scratch: entries may be overwritten.  The default loops
     // test() and progress(); a transport with a native wait (the PML's
-    // ompi_request_wait_all) overrides it.  On error the requests belong to
-    // the transport, as after a failed test().
+    // ompi_request_wait_all) overrides it.  On error every entry still
+    // posted is left in the array, the released ones set to nullptr, so
+    // that the caller can abandon what is left (Execution::abandon).
     virtual Status wait_all(Request* reqs, int n);
     // Optional blocking send (has_blocking_send()): returns once the
     // message left the caller's buffer.  For a small message the PML sends
     // inline without allocating a request.
     virtual bool has_blocking_send() const { return false; }
     virtual Status send(const void* buf, size_t bytes, int peer);
+    // Tries to cancel a posted request, for abandoning a failed plan
+    // (Execution::abandon).  Sets *cancelled when the request is released
+    // and will never touch its buffer again (cancelled, or found complete);
+    // otherwise the request is unchanged and must still be tested.  The
+    // default cancels nothing.
+    virtual Status cancel(Request req, bool* cancelled);
 };
 
 // Adapter: the glue's C function table seen as a Transport.  The ops must
@@ -66,6 +73,7 @@ class OpsTransport final : public Transport {
     Status wait_all(Request* reqs, int n) override;
     bool has_blocking_send() const override { return ops_.send != nullptr; }
     Status send(const void* buf, size_t bytes, int peer) override;
+    Status cancel(Request req, bool* cancelled) override;
 
   private:
     const genx_transport_ops& ops_;
