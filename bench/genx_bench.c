@@ -18,6 +18,14 @@
  *
  * Extra columns (bus bandwidth, the network bound and the fraction of it
  * reached) appear only when asked for, after OSU's columns.
+ *
+ * --iallreduce measures MPI_Iallreduce as OSU's osu_iallreduce does: first
+ * the pure communication time (MPI_Iallreduce then MPI_Wait), then, with a
+ * computation of that length between the two (optionally interrupted by
+ * --probes MPI_Test calls, OSU's -t), the overall time and the time spent
+ * computing; overlap = max(0, 100 - (overall - compute) / pure * 100) from
+ * the averages over ranks.  The computation is a calibrated spin on
+ * MPI_Wtime, as a stand-in for the application's work.
  */
 #include <mpi.h>
 
@@ -64,6 +72,8 @@ struct options {
     int busbw;
     double link_rate;           /* bit/s; 0 = no bound columns */
     double max_time;            /* seconds per size; 0 = OSU's fixed counts */
+    int nonblocking;            /* --iallreduce: osu_iallreduce's method */
+    int probes;                 /* --probes: MPI_Test calls during the computation */
     enum dtype types[MAX_TYPES];
     int ntypes;
 };
@@ -105,6 +115,10 @@ static void usage(FILE *f)
         "      --max-time SECONDS        cap the time per size: fewer warm-up and timed\n"
         "                                iterations where one call is slow (at least one\n"
         "                                of each; -f shows the count used)\n"
+        "      --iallreduce              MPI_Iallreduce as OSU's osu_iallreduce: overall,\n"
+        "                                compute and pure communication time, overlap %%\n"
+        "      --probes N                with --iallreduce: MPI_Test calls spread over\n"
+        "                                the computation (OSU's -t; default 0)\n"
         "  -v, --version                 print the version\n"
         "  -h, --help                    this text\n");
 }
@@ -199,6 +213,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"busbw", no_argument, NULL, 'B'},
         {"link-rate", required_argument, NULL, 'R'},
         {"max-time", required_argument, NULL, 'S'},
+        {"iallreduce", no_argument, NULL, 'N'},
+        {"probes", required_argument, NULL, 'P'},
         {"version", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -227,6 +243,16 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'c': o->validate = 1; break;
         case 'l': o->in_place = 1; break;
         case 'B': o->busbw = 1; break;
+        case 'N': o->nonblocking = 1; break;
+        case 'P': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 0 || v > 1000000)
+                snprintf(err, sizeof(err), "bad --probes '%s' (0 to 1000000)", optarg);
+            else
+                o->probes = (int) v;
+            break;
+        }
         case 'm': {
             char lo[64];
             const char *colon = strchr(optarg, ':');
@@ -288,6 +314,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         if (err[0])
             break;
     }
+    if (!err[0] && o->probes > 0 && !o->nonblocking)
+        snprintf(err, sizeof(err), "--probes needs --iallreduce");
+    if (!err[0] && o->nonblocking && (o->busbw || o->link_rate > 0))
+        snprintf(err, sizeof(err), "--busbw and --link-rate apply to MPI_Allreduce only");
     if (!err[0] && optind < argc)
         snprintf(err, sizeof(err), "unexpected argument '%s'", argv[optind]);
     if (!err[0] && o->max_size > (size_t) 1 << 30)
@@ -390,10 +420,50 @@ struct call {
     long errors;
 };
 
+/* The application's work between MPI_Iallreduce and MPI_Wait: a spin of
+ * `seconds` on MPI_Wtime, cut by `probes` MPI_Test calls into equal parts. */
+static volatile double spin_sink;
+static void compute(double seconds, int probes, MPI_Request *req)
+{
+    double t0 = MPI_Wtime(), x = 1.0;
+    for (int part = 0; part <= probes; part++) {
+        double until = t0 + seconds * (double) (part + 1) / (double) (probes + 1);
+        while (MPI_Wtime() < until)
+            x = x * 1.0000001 + 1e-9;
+        if (part < probes) {
+            int flag;
+            MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+        }
+    }
+    spin_sink = x;
+}
+
+/* One allreduce through MPI_Iallreduce, timed as osu_iallreduce does: with
+ * work < 0, MPI_Iallreduce then MPI_Wait (pure communication); otherwise
+ * that much computation in between, whose own duration goes to *spent. */
+static double one_icall(struct call *c, const void *send, double work, double *spent)
+{
+    MPI_Request req;
+    double t0 = MPI_Wtime();
+    MPI_Iallreduce(send, c->rbuf, (int) c->count, c->mt, MPI_SUM, MPI_COMM_WORLD, &req);
+    if (work >= 0) {
+        double c0 = MPI_Wtime();
+        compute(work, c->o->probes, &req);
+        *spent += MPI_Wtime() - c0;
+    }
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    return MPI_Wtime() - t0;
+}
+
 /* One measured allreduce (iteration k), with -c's set-up, extra untimed
- * calls and checks around it; returns the seconds the call took. */
+ * calls and checks around it; returns the seconds the call took.  With
+ * --iallreduce, `work` and `spent` are one_icall's. */
+static double one_call_nb(struct call *c, long k, double work, double *spent);
 static double one_call(struct call *c, long k)
 {
+    double unused = 0;
+    if (c->o->nonblocking)
+        return one_call_nb(c, k, -1.0, &unused);
     const struct options *o = c->o;
     void *in = o->in_place ? c->rbuf : c->sbuf;
     const void *send = o->in_place ? MPI_IN_PLACE : c->sbuf;
@@ -416,8 +486,44 @@ static double one_call(struct call *c, long k)
     return t1 - t0;
 }
 
+static double one_call_nb(struct call *c, long k, double work, double *spent)
+{
+    const struct options *o = c->o;
+    void *in = o->in_place ? c->rbuf : c->sbuf;
+    const void *send = o->in_place ? MPI_IN_PLACE : c->sbuf;
+    if (o->validate) {
+        for (int u = 0; u < o->val_warmup; u++) {
+            double ignored = 0;
+            fill(in, c->t, c->count, k);
+            one_icall(c, send, -1.0, &ignored);
+            c->errors += check(c->rbuf, c->t, c->count, k);
+        }
+        fill(in, c->t, c->count, k);
+        if (!o->in_place)
+            memset(c->rbuf, 0xA5, c->count * type_info[c->t].size);
+    }
+    double t = one_icall(c, send, work, spent);
+    if (o->validate)
+        c->errors += check(c->rbuf, c->t, c->count, k);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return t;
+}
+
 static void print_header(const struct options *o)
 {
+    if (o->nonblocking) {
+        printf("%-10s", "# Size");
+        printf("%*s%*s%*s%*s", FIELD_WIDTH, "Overall(us)", FIELD_WIDTH, "Compute(us)",
+               FIELD_WIDTH, "Pure Comm.(us)", FIELD_WIDTH, "Overlap(%)");
+        if (o->full)
+            printf("%*s%*s%12s", FIELD_WIDTH, "Min Comm.(us)", FIELD_WIDTH, "Max Comm.(us)",
+                   "Iterations");
+        if (o->validate)
+            printf("%*s", FIELD_WIDTH, "Validation");
+        printf("\n");
+        fflush(stdout);
+        return;
+    }
     printf("%-10s", "# Size");
     printf("%*s", FIELD_WIDTH, "Avg Latency(us)");
     if (o->full) {
@@ -464,7 +570,11 @@ int main(int argc, char **argv)
     memset(rbuf, 0, bytes);
 
     if (rank == 0) {
-        printf("\n# OSU MPI Allreduce Latency Test v%s\n", BENCH_VERSION);
+        if (o.nonblocking)
+            printf("\n# OSU MPI Non-blocking Allreduce Latency Test v%s\n"
+                   "# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait\n\n", BENCH_VERSION);
+        else
+            printf("\n# OSU MPI Allreduce Latency Test v%s\n", BENCH_VERSION);
         fflush(stdout);
     }
     for (int ti = 0; ti < o.ntypes && rc == 0; ti++) {
@@ -514,6 +624,44 @@ int main(int argc, char **argv)
             }
             for (long i = 0; i < iters; i++)
                 timer += one_call(&c, k++);
+            if (o.nonblocking) {
+                /* Second pass: the same calls with as much computation as
+                 * this rank's pure communication took. */
+                double work = timer / (double) iters, overall = 0, spent = 0;
+                for (long i = 0; i < iters; i++)
+                    overall += one_call_nb(&c, k++, work, &spent);
+                double mine[3] = {overall * 1e6 / (double) iters, spent * 1e6 / (double) iters,
+                                  work * 1e6}, sum[3], cmin, cmax;
+                long all_errors = 0;
+                MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+                MPI_Reduce(&mine[2], &cmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+                MPI_Reduce(&mine[2], &cmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+                MPI_Allreduce(&c.errors, &all_errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+                if (rank == 0) {
+                    double ov = sum[0] / nprocs, cp = sum[1] / nprocs, pure = sum[2] / nprocs;
+                    double overlap = pure > 0 ? 100.0 - (ov - cp) / pure * 100.0 : 0.0;
+                    if (overlap < 0)
+                        overlap = 0;
+                    printf("%-10zu%*.*f%*.*f%*.*f%*.*f", size, FIELD_WIDTH, FLOAT_PRECISION, ov,
+                           FIELD_WIDTH, FLOAT_PRECISION, cp, FIELD_WIDTH, FLOAT_PRECISION, pure,
+                           FIELD_WIDTH, FLOAT_PRECISION, overlap);
+                    if (o.full)
+                        printf("%*.*f%*.*f%*lu", FIELD_WIDTH, FLOAT_PRECISION, cmin, FIELD_WIDTH,
+                               FLOAT_PRECISION, cmax, 12, (unsigned long) iters);
+                    if (o.validate)
+                        printf("%*s", FIELD_WIDTH, all_errors ? "Fail" : "Pass");
+                    printf("\n");
+                    fflush(stdout);
+                }
+                if (all_errors) {
+                    if (rank == 0)
+                        fprintf(stderr, "DATA VALIDATION ERROR: %s exited with status %d on "
+                                "message size %zu.\n", argv[0], 1, size);
+                    rc = 1;
+                    break;
+                }
+                continue;
+            }
             errors = c.errors;
             double lat = timer * 1e6 / (double) iters, min_lat, max_lat, sum_lat;
             long all_errors = 0;

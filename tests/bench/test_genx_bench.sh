@@ -118,6 +118,57 @@ fi
 grep -Eq '^64 +[0-9.]+ +Fail$' "$tmp/corrupt.out" || fail "no Fail row for the corrupted result: $(cat "$tmp/corrupt.out")"
 grep -q "DATA VALIDATION ERROR" "$tmp/corrupt.err" || fail "no DATA VALIDATION ERROR message"
 echo "ok: one wrong element in 16 is caught (Fail, DATA VALIDATION ERROR, exit 1)"
+# 7b. --iallreduce: osu_iallreduce's table (header lines, the columns,
+#     overlap within 0..100, Pure Comm. between Min and Max Comm.), the same
+#     exact validation (a PMPI shim corrupting one element after MPI_Wait
+#     must fail it), and --probes refused without --iallreduce.
+run "$bench" --iallreduce -m 4:64 -i 20 -x 2 -c -f -T int > "$tmp/nb.out" 2> "$tmp/nb.err" ||
+    fail "genx-bench --iallreduce failed: $(cat "$tmp/nb.out" "$tmp/nb.err")"
+python3 - "$tmp/nb.out" <<'EOF' || fail "genx-bench --iallreduce output is malformed: $(cat "$tmp/nb.out")"
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+want = ["", "# OSU MPI Non-blocking Allreduce Latency Test v7.4",
+        "# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait", "", "# Datatype: MPI_INT.",
+        "%-10s%18s%18s%18s%18s%18s%18s%12s%18s" % ("# Size", "Overall(us)", "Compute(us)", "Pure Comm.(us)",
+        "Overlap(%)", "Min Comm.(us)", "Max Comm.(us)", "Iterations", "Validation")]
+assert lines[:len(want)] == want, lines[:len(want)]
+rows = [l.split() for l in lines[len(want):] if l]
+assert [int(r[0]) for r in rows] == [4, 8, 16, 32, 64], rows
+for r in rows:
+    overall, comp, pure, ov, lo, hi = map(float, r[1:7])
+    assert 0 <= ov <= 100 and lo <= pure + 0.01 and pure <= hi + 0.01 and overall > 0, r
+    assert r[7] == "20" and r[8] == "Pass", r
+EOF
+cat > "$tmp/icorrupt.c" <<'EOF'
+#include <mpi.h>
+static void *last;
+static int last_n, last_rank;
+int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c,
+                   MPI_Request *q)
+{
+    PMPI_Comm_rank(c, &last_rank);
+    last = (t == MPI_INT && n > 1) ? r : 0;
+    last_n = n;
+    return PMPI_Iallreduce(s, r, n, t, op, c, q);
+}
+int MPI_Wait(MPI_Request *q, MPI_Status *st)
+{
+    int rc = PMPI_Wait(q, st);
+    if (last && last_rank == 0)
+        ((int *) last)[last_n - 1] += 1;
+    last = 0;
+    return rc;
+}
+EOF
+"$mpicc" -shared -fPIC -o "$tmp/libicorrupt.so" "$tmp/icorrupt.c" || skip "cannot build the PMPI shim with $mpicc"
+if run -x LD_PRELOAD="$tmp/libicorrupt.so" "$bench" --iallreduce -m 64:64 -i 2 -x 0 -c -T int > "$tmp/icorrupt.out" 2>&1; then
+    fail "a corrupted MPI_Iallreduce result passed validation: $(cat "$tmp/icorrupt.out")"
+fi
+grep -Eq '^64 .* Fail$' "$tmp/icorrupt.out" || fail "no Fail row for the corrupted iallreduce: $(cat "$tmp/icorrupt.out")"
+if run "$bench" --probes 3 -m 8 > "$tmp/probes.out" 2>&1 || ! grep -q -- "--probes needs --iallreduce" "$tmp/probes.out"; then
+    fail "--probes without --iallreduce was not refused: $(cat "$tmp/probes.out")"
+fi
+echo "ok: --iallreduce prints osu_iallreduce's table, validates every result, refuses --probes alone"
 # 8. compare: a forced algorithm's parameters may hold commas (the params
 #    MCA value is key=value,...): each reaches mpirun whole.
 compare="$(dirname "$0")/../../bench/compare"
@@ -155,6 +206,13 @@ bad = [(c.name, t) for c, t, ok in cases if (m.genx_ran(c, t) is None) != ok]
 sys.exit("misjudged: %r" % bad if bad else 0)
 PY
     echo "ok: the validation run accepts deferred sizes only when genx chooses by itself"
+    # --iallreduce: genx-bench gets it, tuned's forced configurations and HAN are dropped.
+    python3 "$compare" --build "$builddir" -n 3 --dry-run -o "$tmp/cmpnb" --iallreduce --probes 2 \
+        --genx-algorithms ring > "$tmp/cmpnb.out" 2>&1 || fail "compare --iallreduce --dry-run failed: $(cat "$tmp/cmpnb.out")"
+    grep -q -- 'genx-bench .*--iallreduce --probes 2' "$tmp/cmpnb.out" || fail "compare --iallreduce did not pass --iallreduce: $(cat "$tmp/cmpnb.out")"
+    ! grep -q -- 'coll_tuned_allreduce_algorithm\|coll_han_priority' "$tmp/cmpnb.out" ||
+        fail "compare --iallreduce runs tuned or HAN configurations: $(cat "$tmp/cmpnb.out")"
+    echo "ok: compare --iallreduce runs genx-bench --iallreduce on genx and libnbc only"
 else
     fail "cannot check compare's algorithm lists: no genx component in $builddir/.libs or no bench/compare"
 fi
