@@ -213,6 +213,14 @@ PY
     ! grep -q -- 'coll_tuned_allreduce_algorithm\|coll_han_priority' "$tmp/cmpnb.out" ||
         fail "compare --iallreduce runs tuned or HAN configurations: $(cat "$tmp/cmpnb.out")"
     echo "ok: compare --iallreduce runs genx-bench --iallreduce on genx and libnbc only"
+    # fault-cluster (a long bench script): its arguments are checked before
+    # it touches any namespace.
+    fc="$(dirname "$0")/../../bench/fault-cluster"
+    python3 "$fc" --help > "$tmp/fc.out" 2>&1 || fail "fault-cluster --help failed: $(cat "$tmp/fc.out")"
+    if python3 "$fc" "$builddir" --faults flood > "$tmp/fc.out" 2>&1 || ! grep -q "unknown fault 'flood'" "$tmp/fc.out"; then
+        fail "fault-cluster accepted an unknown fault: $(cat "$tmp/fc.out")"
+    fi
+    echo "ok: fault-cluster's help works and an unknown fault is refused"
 else
     fail "cannot check compare's algorithm lists: no genx component in $builddir/.libs or no bench/compare"
 fi
