@@ -6,6 +6,7 @@
 #   plan/     common/
 #   runtime/  common/ plan/
 #   tuning/   common/ plan/
+#   topology/ common/ plan/ (plan/ for the TopologyView it builds)
 #   genx/     common/ plan/ runtime/ tuning/
 #   ompi_coll_genx/  common/ genx/ (the C API only)
 set -u
@@ -15,6 +16,7 @@ declare -A allowed=(
     [plan]="common plan"
     [runtime]="common plan runtime"
     [tuning]="common plan tuning"
+    [topology]="common plan topology"
     [genx]="common plan runtime tuning genx"
     [ompi_coll_genx]="common genx ompi_coll_genx"
 )

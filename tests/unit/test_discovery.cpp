@@ -1,0 +1,255 @@
+// Discovery sources, each faked: sysfs read from the fake tree under
+// tests/topology/sysfs, libfabric entries built by hand, hwloc loaded from
+// the XML fixture tests/topology/host-2pkg.xml with the binding injected.
+// Never this machine's own topology.
+#include <rdma/fabric.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "topology/hwloc_host.hpp"
+#include "topology/nic_rates.hpp"
+#include "topology/topology.hpp"
+
+using namespace genx;
+
+namespace {
+std::string fixture(const std::string& name) {
+    const char* env = std::getenv("GENX_SRCDIR");
+    return std::string(env && *env ? env : GENX_TEST_SRCDIR) + "/tests/topology/" + name;
+}
+
+std::vector<NicInfo> sysfs_nics() {
+    SysfsNicSource src(fixture("sysfs"));
+    std::vector<NicInfo> out;
+    REQUIRE(src.list(&out).is_ok());
+    return out;
+}
+
+NicInfo fake(const std::string& name, double rate, const std::string& source) {
+    NicInfo n;
+    n.name = name;
+    n.rate = rate;
+    n.source = source;
+    n.kind = "openfabrics";
+    n.detail = "fake";
+    return n;
+}
+}  // namespace
+
+TEST_CASE("[discovery] sysfs: netdev speeds in Mb/s, InfiniBand port rates, unknowns stay unknown",
+          "[discovery]") {
+    const std::vector<NicInfo> n = sysfs_nics();
+    REQUIRE(n.size() == 6);  // lo skipped
+    CHECK(n[0].name == "down0");
+    CHECK(n[0].rate == 0);
+    CHECK(n[0].detail == "speed -1 (unknown or link down)");
+    CHECK(n[1].name == "eth0");
+    CHECK(n[1].rate == Approx(3.125e9));
+    CHECK(n[1].pci_busid == "0000:04:00.0");
+    CHECK(n[1].source == "sysfs");
+    CHECK(n[2].name == "ib0");
+    CHECK(n[2].rate == 0);
+    CHECK(n[2].detail == "speed unreadable (no link settings)");
+    CHECK(n[3].name == "veth0");
+    CHECK(n[3].rate == Approx(1.25e9));
+    CHECK(n[3].pci_busid.empty());
+    CHECK(n[4].name == "mlx5_0");
+    CHECK(n[4].port == 1);
+    CHECK(n[4].kind == "openfabrics");
+    CHECK(n[4].rate == Approx(12.5e9));
+    CHECK(n[4].pci_busid == "0000:03:00.0");
+    CHECK(n[4].detail == "rate 100 Gb/sec (4X EDR)");
+    CHECK(n[5].port == 2);
+    CHECK(n[5].rate == 0);
+    CHECK(n[5].detail == "rate 10 Gb/sec (4X SDR), state 1: DOWN (rate not used)");
+    std::vector<NicInfo> none;
+    CHECK(SysfsNicSource(fixture("no-such-dir")).list(&none).is_ok());
+    CHECK(none.empty());
+}
+
+TEST_CASE("[discovery] InfiniBand rate strings", "[discovery]") {
+    double v = 0;
+    REQUIRE(parse_ib_rate("2.5 Gb/sec (1X SDR)", &v).is_ok());
+    CHECK(v == Approx(2.5e9 / 8));
+    REQUIRE(parse_ib_rate("200 Gb/sec (4X HDR)", &v).is_ok());
+    CHECK(v == Approx(25e9));
+    CHECK(parse_ib_rate("fast", &v).message() ==
+          "InfiniBand rate 'fast' does not start with a number and a unit");
+    CHECK(parse_ib_rate("100 furlongs", &v).message() ==
+          "InfiniBand rate '100 furlongs' has an unknown unit 'furlongs'");
+}
+
+TEST_CASE("[discovery] libfabric entries: link speed in bit/s, no NIC means unknown",
+          "[discovery]") {
+    struct fi_fabric_attr fab = {};
+    char verbs[] = "verbs", tcp[] = "tcp", dom_name[] = "mlx5_0", eth[] = "eth0";
+    fab.prov_name = verbs;
+    struct fi_domain_attr dom = {};
+    dom.name = dom_name;
+    struct fi_device_attr dev = {};
+    dev.name = dom_name;
+    struct fi_link_attr link = {};
+    link.speed = 100000000000ULL;  // 100 Gbit/s
+    link.state = FI_LINK_UP;
+    struct fi_bus_attr bus = {};
+    bus.bus_type = FI_BUS_PCI;
+    bus.attr.pci.domain_id = 0;
+    bus.attr.pci.bus_id = 0x3b;
+    bus.attr.pci.device_id = 0;
+    bus.attr.pci.function_id = 1;
+    struct fid_nic nic = {};
+    nic.device_attr = &dev;
+    nic.link_attr = &link;
+    nic.bus_attr = &bus;
+    struct fi_info info = {};
+    info.fabric_attr = &fab;
+    info.domain_attr = &dom;
+    info.nic = &nic;
+    NicInfo n = nic_from_fi_info(&info);
+    CHECK(n.name == "mlx5_0");
+    CHECK(n.rate == Approx(12.5e9));
+    CHECK(n.pci_busid == "0000:3b:00.1");
+    CHECK(n.source == "libfabric");
+    CHECK(n.detail == "provider verbs, link speed 100000000000 bit/s");
+    link.state = FI_LINK_DOWN;
+    CHECK(nic_from_fi_info(&info).rate == 0);
+    link.state = FI_LINK_UP;
+    link.speed = 0;
+    CHECK(nic_from_fi_info(&info).detail == "provider verbs gives no link speed (rate unknown)");
+    // tcp: no NIC attributes at all; the rate stays unknown.
+    fab.prov_name = tcp;
+    dom.name = eth;
+    info.nic = nullptr;
+    n = nic_from_fi_info(&info);
+    CHECK(n.name == "eth0");
+    CHECK(n.rate == 0);
+    CHECK(n.detail == "provider tcp gives no NIC attributes (rate unknown)");
+}
+
+TEST_CASE("[discovery] merging sources: first known rate wins, disagreements and unknowns reported",
+          "[discovery]") {
+    const std::vector<NicInfo> fab = {fake("mlx5_0", 12.5e9, "libfabric"),
+                                      fake("eth0", 1.25e9, "libfabric"),
+                                      fake("hfi1_0", 0, "libfabric")};
+    std::vector<std::string> notes;
+    const std::vector<NicInfo> m = merge_nic_rates({sysfs_nics(), fab}, &notes);
+    REQUIRE(m.size() == 7);
+    CHECK(m[1].name == "eth0");
+    CHECK(m[1].source == "sysfs");
+    CHECK(m[1].rate == Approx(3.125e9));
+    CHECK(m[4].name == "mlx5_0");
+    CHECK(m[4].port == 1);
+    CHECK(m[6].name == "hfi1_0");
+    REQUIRE(notes.size() == 5);
+    CHECK(notes[0] == "down0: no source gives a rate (sysfs: speed -1 (unknown or link down))");
+    CHECK(notes[1] == "eth0: sysfs says 25 Gbit/s, libfabric says 10 Gbit/s; genx uses sysfs's");
+    CHECK(notes[2] == "ib0: no source gives a rate (sysfs: speed unreadable (no link settings))");
+    CHECK(notes[3] ==
+          "mlx5_0 port 2: no source gives a rate (sysfs: rate 10 Gb/sec (4X SDR), state 1: DOWN "
+          "(rate not used))");
+    CHECK(notes[4] == "hfi1_0: no source gives a rate (libfabric: fake)");
+    // Order decides: with libfabric first, its number is used and sysfs's
+    // is the one reported as disagreeing.
+    notes.clear();
+    const std::vector<NicInfo> m2 = merge_nic_rates({fab, sysfs_nics()}, &notes);
+    CHECK(m2[1].name == "eth0");
+    CHECK(m2[1].rate == Approx(1.25e9));
+    CHECK(
+        std::find(notes.begin(), notes.end(),
+                  "eth0: libfabric says 10 Gbit/s, sysfs says 25 Gbit/s; genx uses libfabric's") !=
+        notes.end());
+    // A source with no rate does not hide another's.
+    notes.clear();
+    const std::vector<NicInfo> m3 =
+        merge_nic_rates({{fake("x", 0, "a")}, {fake("x", 1e9, "b")}}, &notes);
+    CHECK(m3[0].rate == 1e9);
+    CHECK(m3[0].source == "b");
+    CHECK(notes.empty());
+}
+
+TEST_CASE(
+    "[discovery] hwloc from XML: packages, NUMA, cores, NICs and GPUs with locality, injected "
+    "binding",
+    "[discovery]") {
+    HostHardware hw;
+    Status s = HwlocHostSource(fixture("host-2pkg.xml"), "2-3").load(&hw);
+    INFO(s.message());
+    REQUIRE(s.is_ok());
+    CHECK(hw.packages == 2);
+    CHECK(hw.numa_nodes == 2);
+    REQUIRE(hw.cores.size() == 4);
+    CHECK(hw.cores[3].package == 1);
+    CHECK(hw.cores[3].numa == 1);
+    CHECK(hw.cores[3].cpus == std::vector<int>{3});
+    CHECK(hw.bound_cores == std::vector<int>{2, 3});
+    CHECK(hw.bound_package == 1);
+    CHECK(hw.bound_numa == 1);
+    CHECK(hw.binding == "cpus 2-3 (given)");
+    REQUIRE(hw.devices.size() == 4);  // ib0, mlx5_0, eth0, one GPU (not the ASPEED VGA)
+    CHECK(hw.devices[0].name == "ib0");
+    CHECK(hw.devices[0].kind == "network");
+    CHECK(hw.devices[0].pci_busid == "0000:03:00.0");
+    CHECK(hw.devices[0].package == 0);
+    CHECK(hw.devices[1].name == "mlx5_0");
+    CHECK(hw.devices[1].kind == "openfabrics");
+    CHECK(hw.devices[2].name == "eth0");
+    CHECK(hw.devices[2].pci_busid == "0000:04:00.0");
+    CHECK(hw.devices[3].kind == "gpu");
+    CHECK(hw.devices[3].pci_busid == "0000:81:00.0");
+    CHECK(hw.devices[3].package == 1);
+    CHECK(hw.devices[3].class_id == 0x0302);
+
+    REQUIRE(HwlocHostSource(fixture("host-2pkg.xml"), "1-2").load(&hw).is_ok());
+    CHECK(hw.bound_cores == std::vector<int>{1, 2});
+    CHECK(hw.bound_package == -1);  // spans both packages
+    CHECK(hw.bound_numa == -1);
+    REQUIRE(HwlocHostSource(fixture("host-2pkg.xml"), "").load(&hw).is_ok());
+    CHECK(hw.bound_cores.empty());
+    CHECK(hw.binding == "unknown (an XML topology has no process; no binding given)");
+    CHECK(HwlocHostSource(fixture("host-2pkg.xml"), "9").load(&hw).message() ==
+          "binding '9' names cpus the host does not have");
+    CHECK(HwlocHostSource(fixture("host-2pkg.xml"), "x").load(&hw).message() ==
+          "binding 'x' is not a cpu list like 0-3,8");
+    CHECK(HwlocHostSource(fixture("no-such.xml"), "").load(&hw).message() ==
+          fixture("no-such.xml") + ": hwloc cannot read it as an XML topology");
+}
+
+TEST_CASE(
+    "[discovery] a host's hardware in the model: one NIC per PCI device, rates by source, GPUs",
+    "[discovery]") {
+    HostHardware hw;
+    REQUIRE(HwlocHostSource(fixture("host-2pkg.xml"), "2-3").load(&hw).is_ok());
+    Topology t;
+    const int leaf = t.class_index("leaf");
+    const int sw = t.add_node(TopoKind::Switch, "sw", -1);
+    const int host = t.add_node(TopoKind::Host, "a", sw, leaf);
+    std::vector<std::string> notes;
+    const std::vector<NicInfo> nics = merge_nic_rates({sysfs_nics()}, &notes);
+    REQUIRE(add_host_hardware(&t, host, hw, nics, 7).is_ok());
+    REQUIRE(t.validate() == "");
+    const std::string text = t.to_text();
+    INFO(text);
+    CHECK(
+        text.find(
+            "\n    package 1\n      numa 1\n        core 2  ranks 7\n        core 3  ranks 7\n") !=
+        std::string::npos);
+    CHECK(text.find("\n    nic ib0/mlx5_0 (openfabrics, pci 0000:03:00.0, package 0) 100 Gbit/s "
+                    "[sysfs]\n") != std::string::npos);
+    CHECK(text.find("\n    nic eth0 (network, pci 0000:04:00.0, package 0) 25 Gbit/s [sysfs]\n") !=
+          std::string::npos);
+    CHECK(text.find("\n    gpu gpu0 (pci 0000:81:00.0, package 1)\n") != std::string::npos);
+    TopologyView v;
+    REQUIRE(to_view(t, {"a"}, &v).is_ok());
+    CHECK(v.nodes[1].nics == 2);
+    CHECK(add_host_hardware(&t, sw, hw, nics).message() == "node 0 is not a host");
+    // No NIC seen by hwloc: the rate sources' devices with a rate are kept.
+    Topology t2;
+    const int sw2 = t2.add_node(TopoKind::Switch, "sw", -1);
+    const int h2 = t2.add_node(TopoKind::Host, "b", sw2, t2.class_index("leaf"));
+    REQUIRE(add_host_hardware(&t2, h2, HostHardware(), {fake("veth0", 1.25e9, "sysfs")}).is_ok());
+    CHECK(
+        t2.to_text().find("\n    nic veth0 (openfabrics) 10 Gbit/s [sysfs, not seen by hwloc]\n") !=
+        std::string::npos);
+}

@@ -1,0 +1,239 @@
+// Slurm topology.conf (tree form) and the JSON overlay: hostlists, the tree
+// built from fixture files under tests/topology/, and every error naming
+// the exact FILE:LINE and field.  The bad-*.conf and bad-overlay-*.json
+// fixtures each plant one mistake.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "topology/slurm_topology.hpp"
+
+using namespace genx;
+
+namespace {
+std::string fixture(const std::string& name) {
+    const char* env = std::getenv("GENX_SRCDIR");
+    return std::string(env && *env ? env : GENX_TEST_SRCDIR) + "/tests/topology/" + name;
+}
+
+std::vector<std::string> hl(const std::string& expr) {
+    std::vector<std::string> out;
+    const Status s = expand_hostlist(expr, &out);
+    INFO(s.message());
+    REQUIRE(s.is_ok());
+    return out;
+}
+
+std::string hl_error(const std::string& expr) {
+    std::vector<std::string> out;
+    const Status s = expand_hostlist(expr, &out);
+    REQUIRE(!s.is_ok());
+    return s.message();
+}
+
+std::string load_error(const std::string& name) {
+    Topology t;
+    const Status s = load_slurm_topology(fixture(name), &t);
+    REQUIRE(!s.is_ok());
+    return s.message();
+}
+
+std::string overlay_error(const std::string& name) {
+    Topology t;
+    REQUIRE(load_slurm_topology(fixture("tree.conf"), &t).is_ok());
+    const Status s = load_overlay(fixture(name), &t);
+    REQUIRE(!s.is_ok());
+    return s.message();
+}
+
+std::string host_names(const Topology& t) {
+    std::string out;
+    for (int h : t.hosts()) out += (out.empty() ? "" : " ") + t.nodes[static_cast<size_t>(h)].name;
+    return out;
+}
+}  // namespace
+
+TEST_CASE("[slurm_topology] hostlist expressions expand as Slurm's", "[slurm_topology]") {
+    CHECK(hl("node[01-03,10]") == std::vector<std::string>{"node01", "node02", "node03", "node10"});
+    CHECK(hl("n[8-11]") == std::vector<std::string>{"n8", "n9", "n10", "n11"});
+    CHECK(hl("n[008-010]") == std::vector<std::string>{"n008", "n009", "n010"});
+    CHECK(hl("r[1-2]n[1-2]") == std::vector<std::string>{"r1n1", "r1n2", "r2n1", "r2n2"});
+    CHECK(hl("a,b[1-2],c") == std::vector<std::string>{"a", "b1", "b2", "c"});
+    CHECK(hl("rack[1-2]-x") == std::vector<std::string>{"rack1-x", "rack2-x"});
+    CHECK(hl("plain") == std::vector<std::string>{"plain"});
+    CHECK(hl_error("n[1-2") == "hostlist 'n[1-2' has an unclosed '['");
+    CHECK(hl_error("n1-2]") == "hostlist 'n1-2]' has a ']' without '['");
+    CHECK(hl_error("n[5-2]") == "hostlist 'n[5-2]': range '5-2' runs backwards");
+    CHECK(hl_error("n[a-c]") == "hostlist 'n[a-c]': 'a-c' is not a number or a range lo-hi");
+    CHECK(hl_error("a,,b") == "hostlist 'a,,b' has an empty name");
+    CHECK(hl_error("n[]") == "hostlist 'n[]' has an empty bracket []");
+    CHECK(hl_error("n[0-99999999]") == "hostlist 'n[0-99999999]': range '0-99999999' is too large");
+}
+
+TEST_CASE("[slurm_topology] a two-level file builds the tree in file order", "[slurm_topology]") {
+    Topology t;
+    const Status s = load_slurm_topology(fixture("tree.conf"), &t);
+    INFO(s.message());
+    REQUIRE(s.is_ok());
+    REQUIRE(t.validate() == "");
+    CHECK(t.nodes[0].name == "spine");
+    CHECK(t.nodes[0].level == 2);
+    CHECK(host_names(t) == "node01 node02 node03 r1n1 r1n2 r2n1 r2n2 extra");
+    const Node& leaf2 = t.nodes[static_cast<size_t>(t.find("leaf2"))];
+    CHECK(leaf2.level == 1);
+    CHECK(t.classes[static_cast<size_t>(leaf2.up_class)].name == "l2");
+    const Node& extra = t.nodes[static_cast<size_t>(t.find("extra"))];
+    CHECK(t.classes[static_cast<size_t>(extra.up_class)].name == "leaf");
+    CHECK(t.nodes[static_cast<size_t>(extra.parent)].name == "leaf2");
+    // Without an overlay, no rate is known and none is invented.
+    for (const LinkClass& c : t.classes) CHECK(c.rate == 0);
+    CHECK(leaf2.oversubscription == 0);
+    CHECK(t.notes.empty());
+}
+
+TEST_CASE("[slurm_topology] several roots get a virtual root, and a note says so",
+          "[slurm_topology]") {
+    Topology t;
+    REQUIRE(load_slurm_topology(fixture("multi-root.conf"), &t).is_ok());
+    REQUIRE(t.validate() == "");
+    CHECK(t.nodes[0].name == "genx-virtual-root");
+    CHECK(t.nodes[0].is_virtual);
+    CHECK(t.nodes[0].level == 2);
+    CHECK(host_names(t) == "a0 a1 b0 b1");
+    const Node& dcb = t.nodes[static_cast<size_t>(t.find("dcB"))];
+    CHECK(t.classes[static_cast<size_t>(dcb.up_class)].name == "virtual");
+    REQUIRE(t.notes.size() == 1);
+    CHECK(t.notes[0] ==
+          fixture("multi-root.conf") +
+              ": 2 root switches (dcA, dcB); genx added a virtual root 'genx-virtual-root' above "
+              "them, with link class 'virtual' (rate unknown: the file does not say how the roots "
+              "connect)");
+}
+
+TEST_CASE("[slurm_topology] each planted error names FILE:LINE and the field", "[slurm_topology]") {
+    CHECK(load_error("bad-both.conf") == fixture("bad-both.conf") +
+                                             ":3: SwitchName=spine has both Switches= and Nodes= "
+                                             "(a switch holds switches or nodes, not both)");
+    CHECK(load_error("bad-cycle.conf") ==
+          fixture("bad-cycle.conf") +
+              ":1: Switches=: the switches form a cycle, not a tree (each lists "
+              "the next: b, c, a, b)");
+    CHECK(load_error("bad-unknown-key.conf") ==
+          fixture("bad-unknown-key.conf") +
+              ":3: unknown key 'Bandwidth' (topology.conf's tree form has SwitchName, Switches, "
+              "Nodes, LinkSpeed)");
+    CHECK(load_error("bad-no-children.conf") ==
+          fixture("bad-no-children.conf") +
+              ":2: SwitchName=spine has no children: it needs Switches= or Nodes=");
+    CHECK(load_error("bad-undefined.conf") ==
+          fixture("bad-undefined.conf") +
+              ":2: Switches=: switch 'leaf2' is not defined (no SwitchName=leaf2 line)");
+    CHECK(load_error("bad-two-switches.conf") ==
+          fixture("bad-two-switches.conf") +
+              ":2: Nodes=: node n04 is already under switch leaf1 (line 1); genx needs one switch "
+              "per node");
+    CHECK(load_error("bad-hostlist.conf") ==
+          fixture("bad-hostlist.conf") + ":1: Nodes=: hostlist 'n[1-2' has an unclosed '['");
+    CHECK(load_error("no-such-file.conf") == fixture("no-such-file.conf") + ": cannot be read");
+}
+
+TEST_CASE("[slurm_topology] parser details: duplicates, self-reference, empty file",
+          "[slurm_topology]") {
+    std::vector<SlurmSwitch> sws;
+    Topology t;
+    CHECK(parse_slurm_topology("SwitchName=a Nodes=n1 nodes=n2\n", "f", &sws).message() ==
+          "f:1: nodes= is given twice");
+    CHECK(parse_slurm_topology("Nodes=n1\n", "f", &sws).message() ==
+          "f:1: the line has no SwitchName=");
+    CHECK(parse_slurm_topology("\n\nSwitchName=a Nodes=n1 LinkSpeed=fast\n", "f", &sws).message() ==
+          "f:3: LinkSpeed=fast is not a whole number");
+    CHECK(parse_slurm_topology("SwitchName=a[1-2] Nodes=n1\n", "f", &sws).message() ==
+          "f:1: SwitchName=a[1-2]: one switch a line (a name, not a hostlist)");
+    REQUIRE(parse_slurm_topology("SwitchName=a Switches=a\n", "f", &sws).is_ok());
+    CHECK(build_slurm_topology(sws, "f", &t).message() ==
+          "f:1: Switches=: switch a lists itself (a cycle)");
+    REQUIRE(
+        parse_slurm_topology("SwitchName=a Nodes=n1\nSwitchName=a Nodes=n2\n", "f", &sws).is_ok());
+    CHECK(build_slurm_topology(sws, "f", &t).message() ==
+          "f:2: SwitchName=a is already defined on line 1");
+    REQUIRE(parse_slurm_topology(
+                "SwitchName=a Nodes=n1\nSwitchName=b Nodes=n2\nSwitchName=c Switches=a,b\n"
+                "SwitchName=d Switches=b\n",
+                "f", &sws)
+                .is_ok());
+    CHECK(build_slurm_topology(sws, "f", &t).message() ==
+          "f:4: Switches=: switch b is already under switch c (line 3); a tree gives each switch "
+          "one parent");
+    REQUIRE(parse_slurm_topology("# only a comment\n", "f", &sws).is_ok());
+    CHECK(build_slurm_topology(sws, "f", &t).message() ==
+          "f: no SwitchName= line (an empty topology)");
+}
+
+TEST_CASE("[slurm_topology] the overlay gives rates per level, per switch, cross-DC and intra-host",
+          "[slurm_topology]") {
+    Topology t;
+    REQUIRE(load_slurm_topology(fixture("tree.conf"), &t).is_ok());
+    const Status s = load_overlay(fixture("tree-overlay.json"), &t);
+    INFO(s.message());
+    REQUIRE(s.is_ok());
+    REQUIRE(t.validate() == "");
+    const Node& leaf1 = t.nodes[static_cast<size_t>(t.find("leaf1"))];
+    const Node& leaf2 = t.nodes[static_cast<size_t>(t.find("leaf2"))];
+    const Node& host = t.nodes[static_cast<size_t>(t.find("node02"))];
+    const LinkClass& l2 = t.classes[static_cast<size_t>(leaf1.up_class)];
+    const LinkClass& xdc = t.classes[static_cast<size_t>(leaf2.up_class)];
+    const LinkClass& leaf = t.classes[static_cast<size_t>(host.up_class)];
+    CHECK(leaf.name == "leaf");
+    CHECK(leaf.rate == Approx(1.25e9));
+    CHECK(leaf.latency == Approx(5e-6));
+    CHECK(l2.name == "l2");
+    CHECK(l2.rate == Approx(2.5e9));
+    CHECK(xdc.name == "xdc");
+    CHECK(xdc.rate == Approx(6.25e6));
+    CHECK(xdc.latency == Approx(0.02));
+    CHECK(xdc.cross_dc);
+    CHECK(!l2.cross_dc);
+    CHECK(xdc.source == "overlay " + fixture("tree-overlay.json"));
+    REQUIRE(t.intra_class >= 0);
+    CHECK(t.classes[static_cast<size_t>(t.intra_class)].rate == Approx(8e9));
+    // Oversubscription: leaf1 carries 3 x 10 Gbit/s over 20; leaf2 5 x 10
+    // Gbit/s over the 50 Mbit/s cross-DC link.
+    CHECK(leaf1.oversubscription == Approx(1.5));
+    CHECK(leaf2.oversubscription == Approx(1000));
+    CHECK(t.classes.size() == 4);  // leaf, l2, xdc, intra
+    // The view carries the same classes.
+    TopologyView v;
+    REQUIRE(to_view(t, {"node01", "extra"}, &v).is_ok());
+    const TopoNode& vleaf2 =
+        v.nodes[static_cast<size_t>(v.nodes[static_cast<size_t>(v.host_of_rank()[1])].parent)];
+    CHECK(vleaf2.name == "leaf2");
+    CHECK(v.link_classes[static_cast<size_t>(vleaf2.up_class)].cross_dc);
+}
+
+TEST_CASE("[slurm_topology] overlay errors name the file and the field", "[slurm_topology]") {
+    CHECK(overlay_error("bad-overlay-switch.json") ==
+          fixture("bad-overlay-switch.json") +
+              ": switches.leaf[1-3]: no switch named 'leaf3' in the topology");
+    CHECK(overlay_error("bad-overlay-unit.json") ==
+          fixture("bad-overlay-unit.json") +
+              ": levels.1.rate: rate '10 Gfoo/s' has an unknown unit 'Gfoo/s' (use bit/s, kbit/s, "
+              "Mbit/s, Gbit/s, "
+              "Tbit/s, B/s, kB/s, MB/s, GB/s, TB/s)");
+    CHECK(overlay_error("bad-overlay-key.json") ==
+          fixture("bad-overlay-key.json") +
+              ": intra_host.bandwith: unknown key (known: rate, latency, cross_dc)");
+    const std::string syntax = overlay_error("bad-overlay-syntax.json");
+    CHECK(syntax.rfind(fixture("bad-overlay-syntax.json") + ":4: not valid JSON (", 0) == 0);
+    Topology t;
+    REQUIRE(load_slurm_topology(fixture("tree.conf"), &t).is_ok());
+    CHECK(apply_overlay("{\"version\": 2}", "o.json", &t).message() ==
+          "o.json: \"version\": must be 1 (the overlay schema of docs/topology.md)");
+    CHECK(apply_overlay("{\"version\": 1, \"levels\": {\"3\": {}}}", "o.json", &t).message() ==
+          "o.json: levels.3: the topology's highest switch level is 2");
+    CHECK(apply_overlay("{\"version\": 1, \"switches\": {\"spine\": {\"rate\": 1}}}", "o.json", &t)
+              .message() == "o.json: switches.spine: 'spine' is the root and has no uplink");
+    CHECK(apply_overlay("{\"version\": 1, \"hosts\": {\"leaf1\": {\"rate\": 1}}}", "o.json", &t)
+              .message() == "o.json: hosts.leaf1: no host named 'leaf1' in the topology");
+    CHECK(apply_overlay("{\"version\": 1, \"links\": {}}", "o.json", &t).message() ==
+          "o.json: \"links\": unknown key (known: version, levels, switches, hosts, intra_host)");
+}
