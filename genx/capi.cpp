@@ -42,6 +42,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <cstdio>
+#include <mutex>
 #include <memory>
 #include <new>
 #include <set>
@@ -57,6 +59,7 @@
 #include "runtime/reduce.hpp"
 #include "runtime/transport.hpp"
 #include "tuning/selector.hpp"
+#include "topology/placement.hpp"
 
 namespace {
 
@@ -320,6 +323,59 @@ genx::Status configure(genx_comm* c, const genx_config* cfg) {
 
 // Builds the decision table (auto) once; later calls return the first
 // result.  Forced algorithms were prepared at create.
+// A topology problem is reported once per process, by a rank 0 (the
+// first communicator's): every communicator would repeat it.
+void say_once(genx_comm* c, const std::string& msg) {
+    static std::mutex m;
+    static std::set<std::string> said;
+    if (c->rank != 0) return;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        if (!said.insert(msg).second) return;
+    }
+    report(c, msg);
+}
+
+void place_on_topology(genx_comm* c, const genx_config* cfg, const char* const* host_of_rank) {
+    const std::string file = cfg != nullptr && cfg->topology_file != nullptr ? cfg->topology_file : "";
+    if (file.empty()) return;
+    const std::string overlay =
+        cfg->topology_overlay != nullptr ? cfg->topology_overlay : "";
+    const std::string instead = "; genx groups hosts by name instead";
+    if (host_of_rank == nullptr) {
+        say_once(c, "topology file " + file + ": the ranks' host names are unknown" + instead);
+        return;
+    }
+    std::vector<std::string> hosts(static_cast<size_t>(c->size));
+    for (int r = 0; r < c->size; ++r) {
+        if (host_of_rank[r] == nullptr) {
+            if (c->rank == 0)
+                say_once(c, "topology file " + file + ": the host of rank " + std::to_string(r) +
+                              " is unknown" + instead);
+            return;
+        }
+        hosts[static_cast<size_t>(r)] = host_of_rank[r];
+    }
+    std::shared_ptr<const genx::TopologyView> view;
+    const genx::Status st = genx::place_ranks(file, overlay, hosts, &view);
+    if (!st) {
+        say_once(c, st.message() + instead);
+        return;
+    }
+    c->shape.topology = std::move(view);
+    if (c->verbose >= 1 && c->rank == 0) {
+        char fp[32];
+        std::snprintf(fp, sizeof(fp), "%016llx",
+                      static_cast<unsigned long long>(c->shape.topology->fingerprint()));
+        size_t hosts_used = 0;
+        for (const genx::TopoNode& n : c->shape.topology->nodes) hosts_used += n.is_host() ? 1 : 0;
+        c->say(1, "genx: topology " + file + (overlay.empty() ? "" : " + " + overlay) + ": " +
+                      std::to_string(c->size) + " ranks on " + std::to_string(hosts_used) +
+                      " hosts, " + std::to_string(c->shape.topology->depth()) +
+                      " switch level(s) (fingerprint " + fp + ")");
+    }
+}
+
 genx::Status prepare(genx_comm* c) {
     if (c->prepared) return c->prepare_status;
     c->prepared = true;
@@ -358,6 +414,16 @@ genx_comm* genx_comm_create(int rank, int size, const genx_config* cfg, char* er
 
 genx_comm* genx_comm_create_on(int rank, int size, int nodes, int ppn, const genx_config* cfg,
                                char* err, size_t errlen) {
+    return genx_comm_create_hosts(rank, size, nodes, ppn, nullptr, cfg, err, errlen);
+}
+
+uint64_t genx_comm_topology(const genx_comm* comm) {
+    return comm != nullptr && comm->shape.topology ? comm->shape.topology->fingerprint() : 0;
+}
+
+genx_comm* genx_comm_create_hosts(int rank, int size, int nodes, int ppn,
+                                  const char* const* host_of_rank, const genx_config* cfg,
+                                  char* err, size_t errlen) {
     try {
         if (size < 1 || rank < 0 || rank >= size) {
             fill(err, errlen, "genx_comm_create: rank " + std::to_string(rank) + " of size " +
@@ -370,7 +436,13 @@ genx_comm* genx_comm_create_on(int rank, int size, int nodes, int ppn, const gen
         // Placement is a hint: anything inconsistent counts as unknown.
         const bool placed = nodes >= 1 && ppn >= 1 && nodes <= size && ppn <= size &&
                             static_cast<long>(nodes) * ppn >= size;
-        c->shape = genx::CommShape{size, placed ? nodes : 0, placed ? ppn : 0};
+        c->shape = genx::CommShape{size, placed ? nodes : 0, placed ? ppn : 0, nullptr};
+        if (cfg != nullptr) {
+            c->verbose = cfg->verbose;
+            c->log = cfg->log;
+            c->log_ctx = cfg->log_ctx;
+        }
+        place_on_topology(c.get(), cfg, host_of_rank);
         const genx::Status st = configure(c.get(), cfg);
         if (!st.is_ok()) {
             fill(err, errlen, st.message());
@@ -408,14 +480,17 @@ int genx_comm_prepare(genx_comm* comm, char* err, size_t errlen) {
 
 uint64_t genx_comm_digest(const genx_comm* comm) {
     if (comm == nullptr) return 0;
+    // The placement on the network is part of what the ranks must agree on
+    // (a topology file missing on one node makes its plans differ).
+    const uint64_t topo = genx_comm_topology(comm) * 0x9e3779b97f4a7c15ULL;
     if (!comm->forced) {
         // Unprepared or failed: a value no table digests to, so that a rank
         // without a table never agrees with one that has it.
         if (!comm->table) return 0;
-        return comm->table->digest();
+        return comm->table->digest() ^ topo;
     }
     // Forced: the algorithm and its params decide everything.
-    return genx::fnv1a(comm->algorithm + "|" + comm->forced_params);
+    return genx::fnv1a(comm->algorithm + "|" + comm->forced_params) ^ topo;
 }
 
 }  // extern "C"

@@ -33,6 +33,14 @@ typedef struct genx_config {
     const char *rules_path; /* genx rules file (docs/rules.md); NULL or "" = the built-in defaults */
     int rules_strict;       /* 0: a bad rules file is reported and the built-in defaults are used;
                                1: genx_comm_create fails with the error instead */
+    /* Appended: the network's shape (docs/topology.md).  A Slurm
+     * topology.conf (tree form) and an optional JSON overlay; NULL or "" =
+     * none.  Used only by genx_comm_create_hosts, which knows each rank's
+     * host.  A file that cannot be read or parsed, or a rank on a host the
+     * file does not name, is reported (file, line, field) and genx groups
+     * hosts by name instead. */
+    const char *topology_file;
+    const char *topology_overlay;
 } genx_config;
 
 typedef struct genx_comm genx_comm;
@@ -46,6 +54,16 @@ genx_comm *genx_comm_create(int rank, int size, const genx_config *cfg, char *er
  * rules and model use them; every rank must pass the same values. */
 genx_comm *genx_comm_create_on(int rank, int size, int nodes, int ppn, const genx_config *cfg,
                                char *err, size_t errlen);
+/* The same with each rank's host name (host_of_rank[r] for communicator
+ * rank r; NULL = unknown), which places the ranks on cfg->topology_file's
+ * switch tree.  Every rank must pass the same names. */
+genx_comm *genx_comm_create_hosts(int rank, int size, int nodes, int ppn,
+                                  const char *const *host_of_rank, const genx_config *cfg,
+                                  char *err, size_t errlen);
+/* What the communicator knows of the network: 0 = no topology (hosts are
+ * grouped by name), else the view's fingerprint (the same on every rank
+ * that placed its ranks alike; it is part of genx_comm_digest). */
+uint64_t genx_comm_topology(const genx_comm *comm);
 void genx_comm_destroy(genx_comm *comm);
 
 /* Builds what the communicator decides with (the decision table of the

@@ -41,6 +41,10 @@ typedef struct mca_coll_genx_component_t {
      * cannot use (or any other bad setting) aborts the job. */
     char *rules;
     bool rules_strict;
+    /* The network's shape: a Slurm topology.conf and a JSON overlay
+     * (docs/topology.md); empty = hosts grouped by name. */
+    char *topology_file;
+    char *topology_overlay;
 
     /* opal_output stream for decisions, verbosity = coll_genx_verbose. */
     int output;

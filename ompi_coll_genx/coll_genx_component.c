@@ -100,6 +100,24 @@ static int genx_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->rules_strict);
 
+    cs->topology_file = "";
+    (void) mca_base_component_var_register(c, "topology_file",
+        "Path of the cluster's switch tree as a Slurm topology.conf (tree form: "
+        "SwitchName=... Switches=...|Nodes=...; format in genx's docs/topology.md), read on "
+        "every node; ranks are placed on it by host name.  Empty: hosts are grouped by name "
+        "only.  A file genx cannot use is reported with file, line and field, and genx "
+        "groups hosts by name instead",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->topology_file);
+
+    cs->topology_overlay = "";
+    (void) mca_base_component_var_register(c, "topology_overlay",
+        "Path of a JSON overlay for coll_genx_topology_file: link rates and latencies per "
+        "level, switch or host, cross-datacenter links, the intra-host link (docs/topology.md); "
+        "empty for none",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->topology_overlay);
+
     return OMPI_SUCCESS;
 }
 

@@ -204,6 +204,7 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     }
     module->comm = comm;
 
+    memset(&cfg, 0, sizeof(cfg));
     cfg.algorithm = (NULL != cs->allreduce_algorithm) ? cs->allreduce_algorithm : "auto";
     cfg.params = (NULL != cs->allreduce_params) ? cs->allreduce_params : "";
     cfg.verbose = cs->verbose;
@@ -215,9 +216,25 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     opal_output_verbose(2, cs->output, "genx: comm %u (%d ranks): placement %d node(s), "
                         "up to %d ranks per node (0: unknown)",
                         ompi_comm_get_cid(comm), size, nodes, ppn);
+    cfg.topology_file = (NULL != cs->topology_file) ? cs->topology_file : "";
+    cfg.topology_overlay = (NULL != cs->topology_overlay) ? cs->topology_overlay : "";
     err[0] = '\0';
-    module->core = genx_comm_create_on(ompi_comm_rank(comm), size, nodes, ppn, &cfg, err,
-                                       sizeof(err));
+    if ('\0' != cfg.topology_file[0]) {
+        /* Every rank's host name as Open MPI's runtime knows it (the same
+         * on every rank, no communication); NULL where one is unknown. */
+        const char **hosts = malloc((size_t) size * sizeof(*hosts));
+        if (NULL != hosts) {
+            for (int i = 0; i < size; ++i) {
+                hosts[i] = ompi_comm_peer_lookup(comm, i)->super.proc_hostname;
+            }
+        }
+        module->core = genx_comm_create_hosts(ompi_comm_rank(comm), size, nodes, ppn, hosts,
+                                              &cfg, err, sizeof(err));
+        free(hosts);
+    } else {
+        module->core = genx_comm_create_on(ompi_comm_rank(comm), size, nodes, ppn, &cfg, err,
+                                           sizeof(err));
+    }
     if (NULL == module->core && cs->rules_strict) {
         /* The core's rules errors already say that they abort. */
         opal_output(0, "genx: %s%s", ('\0' != err[0]) ? err : "the genx core could not be set up",

@@ -36,10 +36,13 @@
 #include <cstddef>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.hpp"
+#include "plan/topology_view.hpp"
 #include "tuning/cost_model.hpp"
 
 namespace genx {
@@ -114,9 +117,15 @@ struct RulesCheck {
 // constrains an unknown value does not match.  ppn is the largest number of
 // the communicator's ranks on one node.
 struct CommShape {
+    CommShape() = default;
+    CommShape(int size_, int nodes_, int ppn_, std::shared_ptr<const TopologyView> topology_ = nullptr)
+        : size(size_), nodes(nodes_), ppn(ppn_), topology(std::move(topology_)) {}
     int size = 1;
     int nodes = 0;
     int ppn = 0;
+    // The network the ranks sit on, when a topology file placed them
+    // (plan/topology_view.hpp); null = hosts grouped by name only.
+    std::shared_ptr<const TopologyView> topology;
 };
 
 // Parses rules text; `source` names it in messages.  Errors:

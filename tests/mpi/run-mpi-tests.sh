@@ -241,6 +241,36 @@ else
     pass "$name"
 fi
 
+# ------------------------------------------------------------ topology file
+# coll_genx_topology_file places the ranks on a Slurm topology.conf by host
+# name (Open MPI's name for this host: every local rank is on it).  A file
+# genx cannot use, or a host it does not name, is reported with file and
+# line (or rank) and the job goes on with hosts grouped by name.
+topo_dir=$logdir/topology
+mkdir -p "$topo_dir"
+this_host=$(hostname | cut -d. -f1)
+printf '# two leaves under a root\nSwitchName=leaf0 Nodes=%s,other[1-3]\nSwitchName=leaf1 Nodes=far[1-4]\nSwitchName=root Switches=leaf[0-1]\n' \
+    "$this_host" > "$topo_dir/good.conf"
+log=$logdir/topology-good.log
+run "$log" 3 --mca coll_genx_topology_file "$topo_dir/good.conf" --mca coll_genx_verbose 1 \
+    --mca coll_genx_allreduce_algorithm ring
+require_lines "P=3 coll_genx_topology_file: the ranks are placed on the file's tree" "$log" $? \
+    'topology .*good\.conf: 3 ranks on 1 hosts, 2 switch level(s) (fingerprint [0-9a-f]*)' \
+    "no line saying where the 3 ranks sit on good.conf"
+printf 'SwitchName=leaf0 Nodes=%s\nSwitchName=root Switches=leaf0 Nodes=x1\n' "$this_host" > "$topo_dir/bad.conf"
+log=$logdir/topology-bad.log
+run "$log" 3 --mca coll_genx_topology_file "$topo_dir/bad.conf" --mca coll_genx_allreduce_algorithm ring
+require_lines "P=3 coll_genx_topology_file: a bad file is reported with file:line, hosts grouped by name" \
+    "$log" $? \
+    'bad\.conf:2: .*genx groups hosts by name instead' "no error naming bad.conf:2 and what genx does instead"
+printf 'SwitchName=leaf0 Nodes=elsewhere[1-2]\n' > "$topo_dir/elsewhere.conf"
+log=$logdir/topology-elsewhere.log
+run "$log" 2 --mca coll_genx_topology_file "$topo_dir/elsewhere.conf" --mca coll_genx_allreduce_algorithm ring
+require_lines "P=2 coll_genx_topology_file: a rank on a host the file does not name is reported" \
+    "$log" $? \
+    "elsewhere\.conf: .*rank 0.*$this_host.*genx groups hosts by name instead" \
+    "no error naming the rank, its host and what genx does instead"
+
 # Ranks that decide differently (a rules file on some nodes only) would
 # run different plans and hang: genx must notice and step aside.  Two app
 # contexts, one with the file and one without.
@@ -335,7 +365,7 @@ log=$logdir/ompi_info.log
 OMPI_MCA_mca_base_component_path="$component_path" \
     "$ompi_info" --param coll genx --level 9 > "$log" 2>&1
 missing=""
-for p in priority verbose allreduce_algorithm allreduce_params rules rules_strict; do
+for p in priority verbose allreduce_algorithm allreduce_params rules rules_strict topology_file topology_overlay; do
     grep -q "MCA coll genx: parameter \"coll_genx_$p\"" "$log" || missing="$missing coll_genx_$p"
 done
 if [ -n "$missing" ]; then

@@ -659,3 +659,72 @@ TEST_CASE("the plan cache evicts only plans no communicator holds", "[capi][hot]
     CHECK(rank_plan("ring", "", 37, 5) == held);
     set_plan_cache_cap(kPlanCacheDefaultCap);
 }
+
+namespace {
+std::string topo_fixture(const std::string& name) {
+    const char* env = std::getenv("GENX_SRCDIR");
+    return std::string(env && *env ? env : GENX_TEST_SRCDIR) + "/tests/topology/" + name;
+}
+void collect_log(void* ctx, int, const char* msg) { static_cast<std::vector<std::string>*>(ctx)->push_back(msg); }
+}  // namespace
+
+TEST_CASE("[capi] a topology file places the ranks by host name, and the digest follows it", "[capi]") {
+    const std::string file = topo_fixture("tree.conf");  // leaf1: node01-03; leaf2: r1n1 r1n2 r2n1 r2n2 extra
+    std::vector<std::string> log;
+    genx_config cfg{};
+    cfg.algorithm = "ring";
+    cfg.params = "";
+    cfg.verbose = 1;
+    cfg.log = collect_log;
+    cfg.log_ctx = &log;
+    cfg.topology_file = file.c_str();
+    char err[512];
+    auto create = [&](const std::vector<const char*>& hosts) {
+        return genx_comm_create_hosts(0, static_cast<int>(hosts.size()), 0, 0, hosts.data(), &cfg, err,
+                                      sizeof(err));
+    };
+    genx_comm* same_leaf = create({"node01", "node02", "node03", "node01"});
+    genx_comm* two_leaves = create({"node01", "r1n1", "node02", "r2n2"});
+    genx_comm* again = create({"node01", "r1n1", "node02", "r2n2"});
+    REQUIRE(same_leaf != nullptr);
+    REQUIRE(two_leaves != nullptr);
+    REQUIRE(again != nullptr);
+    CHECK(genx_comm_topology(same_leaf) != 0);
+    CHECK(genx_comm_topology(two_leaves) != 0);
+    CHECK(genx_comm_topology(two_leaves) == genx_comm_topology(again));
+    CHECK(genx_comm_topology(two_leaves) != genx_comm_topology(same_leaf));
+    CHECK(genx_comm_digest(two_leaves) == genx_comm_digest(again));
+    CHECK(genx_comm_digest(two_leaves) != genx_comm_digest(same_leaf));
+    bool said = false;
+    for (const std::string& l : log) said = said || l.find("4 ranks on 4 hosts, 2 switch level(s)") != std::string::npos;
+    CHECK(said);
+
+    // A host the file does not hold: reported, no topology, the same digest
+    // as a communicator created without a file.
+    log.clear();
+    genx_comm* stranger = create({"node01", "nowhere"});
+    REQUIRE(stranger != nullptr);
+    CHECK(genx_comm_topology(stranger) == 0);
+    bool named = false;
+    for (const std::string& l : log)
+        named = named || (l.find("rank 1") != std::string::npos && l.find("nowhere") != std::string::npos &&
+                          l.find("groups hosts by name instead") != std::string::npos);
+    CHECK(named);
+    genx_config plain = cfg;
+    plain.topology_file = nullptr;
+    genx_comm* without = genx_comm_create_on(0, 2, 0, 0, &plain, err, sizeof(err));
+    REQUIRE(without != nullptr);
+    CHECK(genx_comm_digest(stranger) == genx_comm_digest(without));
+
+    // A bad file: reported with file:line, no topology.
+    log.clear();
+    const std::string bad = topo_fixture("bad-both.conf");
+    cfg.topology_file = bad.c_str();
+    genx_comm* badc = create({"n1", "n2"});
+    REQUIRE(badc != nullptr);
+    CHECK(genx_comm_topology(badc) == 0);
+    bool cited = false;
+    for (const std::string& l : log) cited = cited || l.find("bad-both.conf:3") != std::string::npos;
+    CHECK(cited);
+    for (genx_comm* c : {same_leaf, two_leaves, again, stranger, without, badc}) genx_comm_destroy(c);
+}

@@ -1,0 +1,50 @@
+#include "topology/placement.hpp"
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "topology/slurm_topology.hpp"
+#include "topology/topology.hpp"
+
+namespace genx {
+
+namespace {
+
+// The tree read from a pair of files, or the error reading it gave.
+struct Loaded {
+    Status status;
+    std::shared_ptr<const Topology> topo;
+};
+
+Loaded load(const std::string& file, const std::string& overlay) {
+    static std::mutex m;
+    static std::map<std::pair<std::string, std::string>, Loaded> cache;
+    std::lock_guard<std::mutex> lock(m);
+    const auto key = std::make_pair(file, overlay);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    Loaded out;
+    auto topo = std::make_shared<Topology>();
+    out.status = load_slurm_topology(file, topo.get());
+    if (out.status && !overlay.empty()) out.status = load_overlay(overlay, topo.get());
+    if (out.status) out.topo = std::move(topo);
+    cache.emplace(key, out);
+    return out;
+}
+
+}  // namespace
+
+Status place_ranks(const std::string& topology_file, const std::string& overlay_file,
+                   const std::vector<std::string>& host_of_rank,
+                   std::shared_ptr<const TopologyView>* out) {
+    const Loaded l = load(topology_file, overlay_file);
+    GENX_RETURN_IF_ERROR(l.status);
+    auto view = std::make_shared<TopologyView>();
+    const Status st = to_view(*l.topo, host_of_rank, view.get());
+    if (!st) return Status(st.code(), "topology file " + topology_file + ": " + st.message());
+    *out = std::move(view);
+    return Status::ok();
+}
+
+}  // namespace genx

@@ -1,0 +1,25 @@
+// Placing a communicator's ranks on a topology file: what the core needs
+// from topology/ (genx/capi.cpp), without the Topology model's types.
+//
+// The file (a Slurm topology.conf, tree form) and its optional JSON overlay
+// are read once per process; every communicator of the job names the same
+// files.  The ranks are placed by host name (host_of_rank[r] for rank r).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.hpp"
+#include "plan/topology_view.hpp"
+
+namespace genx {
+
+// The view for ranks on `host_of_rank` (topology.hpp to_view()).  Errors
+// name the file, line and field (topology.conf, overlay) or the rank whose
+// host the file does not hold.
+Status place_ranks(const std::string& topology_file, const std::string& overlay_file,
+                   const std::vector<std::string>& host_of_rank,
+                   std::shared_ptr<const TopologyView>* out);
+
+}  // namespace genx
