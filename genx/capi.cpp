@@ -159,7 +159,8 @@ struct genx_comm {
         genx::ParamMap all;
         const genx::Status st = genx::parse_params(params, &all);
         for (const auto& kv : user_exec) all[kv.first] = kv.second;
-        return genx::rank_plan(name, st.is_ok() ? genx::format_params(all) : params, size, rank);
+        return genx::rank_plan(name, st.is_ok() ? genx::format_params(all) : params, size, rank,
+                               shape.topology.get());
     }
 
     genx::Status schedule_for(const genx::RankPlan& p, size_t count, size_t elem_size,

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <cstdint>
 
 #include "plan/registry.hpp"
 
@@ -12,7 +13,8 @@ namespace genx {
 
 namespace {
 
-using Key = std::tuple<std::string, std::string, int, int>;
+// (algorithm, params, P, rank, topology fingerprint or 0).
+using Key = std::tuple<std::string, std::string, int, int, uint64_t>;
 
 struct Cache {
     std::mutex m;
@@ -52,7 +54,7 @@ size_t vec_bytes(const std::vector<T>& v) {
 }
 
 std::shared_ptr<RankPlan> generate(const std::string& algorithm, const std::string& params,
-                                   int nranks, int rank) {
+                                   int nranks, int rank, const TopologyView* topology) {
     auto e = std::make_shared<RankPlan>();
     e->algorithm = algorithm;
     e->params = params;
@@ -61,7 +63,8 @@ std::shared_ptr<RankPlan> generate(const std::string& algorithm, const std::stri
     ParamMap all, gen;
     e->status = parse_params(params, &all);
     if (e->status) e->status = split_exec_params(all, &gen, &e->exec);
-    if (e->status) e->status = generate_rank(algorithm, nranks, rank, gen, &e->header, &e->program);
+    if (e->status)
+        e->status = generate_rank(algorithm, nranks, rank, gen, topology, &e->header, &e->program);
     e->bytes = sizeof(RankPlan) + algorithm.size() + params.size() + program_bytes(e->program) +
                vec_bytes(e->header.symmetry) + vec_bytes(e->header.representatives);
     return e;
@@ -83,8 +86,18 @@ size_t program_bytes(const Program& program) {
 
 std::shared_ptr<const RankPlan> rank_plan(const std::string& algorithm, const std::string& params,
                                           int nranks, int rank) {
+    return rank_plan(algorithm, params, nranks, rank, nullptr);
+}
+
+std::shared_ptr<const RankPlan> rank_plan(const std::string& algorithm, const std::string& params,
+                                          int nranks, int rank, const TopologyView* topology) {
     Cache& c = cache();
-    Key key{algorithm, params, nranks, rank};
+    // Only a family that reads the view is keyed (and generated) by it:
+    // the others share their plans across communicators on any network.
+    const GeneratorInfo* info = find_generator(algorithm);
+    if (info == nullptr || !info->uses_topology || (topology != nullptr && topology->empty()))
+        topology = nullptr;
+    Key key{algorithm, params, nranks, rank, topology != nullptr ? topology->fingerprint() : 0};
     {
         std::lock_guard<std::mutex> lock(c.m);
         auto it = c.index.find(key);
@@ -96,7 +109,7 @@ std::shared_ptr<const RankPlan> rank_plan(const std::string& algorithm, const st
     // Generated outside the lock: another thread may generate the same
     // plan meanwhile; the first to publish wins and the other copy is
     // dropped, so equal requests still end up sharing one entry.
-    std::shared_ptr<const RankPlan> plan = generate(algorithm, params, nranks, rank);
+    std::shared_ptr<const RankPlan> plan = generate(algorithm, params, nranks, rank, topology);
     std::lock_guard<std::mutex> lock(c.m);
     auto it = c.index.find(key);
     if (it != c.index.end()) {

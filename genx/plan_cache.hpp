@@ -45,6 +45,10 @@ constexpr size_t kPlanCacheDefaultCap = size_t{256} << 20;
 // canonical (format_params) so that equal requests share one entry.
 std::shared_ptr<const RankPlan> rank_plan(const std::string& algorithm, const std::string& params,
                                           int nranks, int rank);
+// The same on a topology view: families that read it (GeneratorInfo::
+// uses_topology) are keyed by its fingerprint as well.
+std::shared_ptr<const RankPlan> rank_plan(const std::string& algorithm, const std::string& params,
+                                          int nranks, int rank, const TopologyView* topology);
 
 struct PlanCacheStats {
     size_t entries = 0;

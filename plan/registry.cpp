@@ -146,6 +146,11 @@ Program RankGenerator::program(int rank) const {
 }
 
 Status prepare(const std::string& name, int nranks, const ParamMap& params, RankGenerator* out) {
+    return prepare(name, nranks, params, nullptr, out);
+}
+
+Status prepare(const std::string& name, int nranks, const ParamMap& params,
+               const TopologyView* topology, RankGenerator* out) {
     const GeneratorInfo* gen = find_generator(name);
     if (gen == nullptr) {
         std::vector<std::string> names;
@@ -163,10 +168,15 @@ Status prepare(const std::string& name, int nranks, const ParamMap& params, Rank
     if (nranks < 1)
         return Status::invalid("algorithm '" + name + "': number of ranks must be >= 1, got " +
                                std::to_string(nranks));
+    if (topology != nullptr && !topology->empty() && topology->nranks() != nranks)
+        return Status::invalid("algorithm '" + name + "': the topology places " +
+                               std::to_string(topology->nranks()) + " ranks, not " +
+                               std::to_string(nranks));
     RankGenerator g;
     GenRequest req;
     req.nranks = nranks;
     req.params = params;
+    req.topology = topology != nullptr && !topology->empty() ? topology : nullptr;
     GENX_RETURN_IF_ERROR(gen->prepare(req, &g));
     if (g.header.nranks != nranks || g.header.nblocks < 1 || !g.emit)
         return Status::internal("generator '" + name + "' returned a malformed header for P=" +
@@ -183,8 +193,13 @@ Status prepare(const std::string& name, int nranks, const ParamMap& params, Rank
 
 Status generate_rank(const std::string& name, int nranks, int rank, const ParamMap& params,
                      PlanHeader* header, Program* out) {
+    return generate_rank(name, nranks, rank, params, nullptr, header, out);
+}
+
+Status generate_rank(const std::string& name, int nranks, int rank, const ParamMap& params,
+                     const TopologyView* topology, PlanHeader* header, Program* out) {
     RankGenerator gen;
-    GENX_RETURN_IF_ERROR(prepare(name, nranks, params, &gen));
+    GENX_RETURN_IF_ERROR(prepare(name, nranks, params, topology, &gen));
     if (rank < 0 || rank >= nranks)
         return Status::invalid("algorithm '" + name + "': rank " + std::to_string(rank) +
                                " is outside 0.." + std::to_string(nranks - 1));
@@ -204,8 +219,13 @@ Status generate(const RankGenerator& gen, Plan* out) {
 }
 
 Status generate(const std::string& name, int nranks, const ParamMap& params, Plan* out) {
+    return generate(name, nranks, params, nullptr, out);
+}
+
+Status generate(const std::string& name, int nranks, const ParamMap& params,
+                const TopologyView* topology, Plan* out) {
     RankGenerator gen;
-    GENX_RETURN_IF_ERROR(prepare(name, nranks, params, &gen));
+    GENX_RETURN_IF_ERROR(prepare(name, nranks, params, topology, &gen));
     return generate(gen, out);
 }
 

@@ -89,6 +89,9 @@ struct GeneratorInfo {
     std::vector<std::string> param_keys; // accepted keys
     PrepareFn prepare = nullptr;
     CandidatesFn candidates = nullptr;
+    // The family reads GenRequest::topology: its plans depend on the view,
+    // so caches key them by the view's fingerprint too.
+    bool uses_topology = false;
 };
 
 const std::vector<GeneratorInfo>& generators();
@@ -102,11 +105,19 @@ constexpr int kWholePlanMaxRanks = 64;
 
 // Finds the generator, rejects unknown keys and a bad P, prepares it.
 Status prepare(const std::string& name, int nranks, const ParamMap& params, RankGenerator* out);
+// The same on a topology view (null = none known); a view that does not
+// hold exactly nranks ranks is an error.  The view must outlive `out`.
+Status prepare(const std::string& name, int nranks, const ParamMap& params,
+               const TopologyView* topology, RankGenerator* out);
 // One rank's program (and the header every rank shares).
 Status generate_rank(const std::string& name, int nranks, int rank, const ParamMap& params,
                      PlanHeader* header, Program* out);
+Status generate_rank(const std::string& name, int nranks, int rank, const ParamMap& params,
+                     const TopologyView* topology, PlanHeader* header, Program* out);
 // Every rank's program, finalized: the all-rank Plan.
 Status generate(const std::string& name, int nranks, const ParamMap& params, Plan* out);
+Status generate(const std::string& name, int nranks, const ParamMap& params,
+                const TopologyView* topology, Plan* out);
 Status generate(const RankGenerator& gen, Plan* out);
 
 }  // namespace genx

@@ -815,6 +815,7 @@ std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& 
     ctx.nranks = nranks;
     ctx.ranks_per_node = options.ranks_per_node;
     ctx.max_hcps_levels = options.max_hcps_levels;
+    ctx.topology = options.topology;
     for (const GeneratorInfo& g : generators()) {
         if (!wanted(g.name) || g.candidates == nullptr) continue;
         std::vector<std::string> params;

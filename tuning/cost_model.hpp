@@ -346,6 +346,9 @@ struct CandidateOptions {
     // Ranks per node, when known: adds the butterfly group ppn x (P/ppn),
     // whose first factor stays on the node.
     int ranks_per_node = 0;
+    // The network, when a topology file placed the ranks (families that
+    // follow it offer candidates only then); not owned.
+    const TopologyView* topology = nullptr;
 };
 
 // Every applicable candidate for `nranks` ranks: each registered family's

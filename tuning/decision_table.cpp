@@ -16,6 +16,13 @@
 namespace genx {
 
 RankMap rank_map_for(const CommShape& shape) {
+    // A topology file says where each rank is: same host = intra-node,
+    // whatever the order of the ranks (a round-robin placement included).
+    if (shape.topology && shape.topology->nranks() == shape.size) {
+        RankMap m;
+        m.node = shape.topology->host_of_rank();
+        return m;
+    }
     if (shape.ppn > 1) return RankMap::by_slot(shape.size, shape.ppn);
     return RankMap{};
 }
@@ -97,6 +104,7 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     copt.families = families;
     copt.max_hcps_levels = options.max_hcps_levels;
     copt.ranks_per_node = shape.ppn;
+    copt.topology = shape.topology.get();
     const RankMap ranks = rank_map_for(shape);
     std::vector<PricedCandidate> result;
     int unpriced = 0;
@@ -116,7 +124,8 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
         for (const Candidate& c : candidates) {
             ParamMap pm;
             RankGenerator gen;
-            if (!parse_params(c.params, &pm) || !prepare(c.algorithm, shape.size, pm, &gen))
+            if (!parse_params(c.params, &pm) ||
+                !prepare(c.algorithm, shape.size, pm, shape.topology.get(), &gen))
                 continue;  // reported by the main loop
             const std::string key = c.algorithm + "|" + c.params;
             bool quotient = false;
@@ -153,7 +162,7 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
         } else {
             ParamMap pm;
             st = parse_params(c.params, &pm);
-            if (st) st = prepare(c.algorithm, shape.size, pm, &gen);
+            if (st) st = prepare(c.algorithm, shape.size, pm, shape.topology.get(), &gen);
         }
         if (!st)
             return Status::internal("candidate " + describe(c.algorithm, c.params) + " for P=" +
@@ -218,7 +227,7 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
                     kExecParamKeys.end())
                     gen.insert(kv);
             RankGenerator prepared;
-            if (st) st = prepare(r.algorithm, shape.size, gen, &prepared);
+            if (st) st = prepare(r.algorithm, shape.size, gen, shape.topology.get(), &prepared);
             if (!st) {
                 const std::string msg = rule_location(rules, r) + ": " +
                                         describe(r.algorithm, r.params) + " cannot run on " +

@@ -57,3 +57,29 @@ TEST_CASE("[topology_view] the fingerprint follows shape, classes and placement"
     c.link_classes[2].rate = 6.25e6;
     CHECK(c.fingerprint() != a.fingerprint());
 }
+
+#include "genx/plan_cache.hpp"
+#include "plan/registry.hpp"
+#include "tuning/decision_table.hpp"
+
+TEST_CASE("[topology_view] the view reaches generators, plan caches and the rank map", "[topology_view]") {
+    const TopologyView v = two_leaves();  // 6 ranks; h0: 0 2, h1: 1 3, h2: 4 5
+    genx::RankGenerator gen;
+    // A view for another number of ranks is refused, naming both counts.
+    const genx::Status st = genx::prepare("ring", 4, {}, &v, &gen);
+    CHECK_FALSE(st.is_ok());
+    CHECK(st.message().find("places 6 ranks, not 4") != std::string::npos);
+    CHECK(genx::prepare("ring", 6, {}, &v, &gen).is_ok());
+    // Families that ignore the view share their cached plans with
+    // communicators that have none.
+    CHECK(genx::rank_plan("ring", "", 6, 1, &v) == genx::rank_plan("ring", "", 6, 1));
+    // The rank map follows the hosts, not the rank order.
+    const genx::RankMap m = genx::rank_map_for(genx::CommShape(6, 3, 2, std::make_shared<TopologyView>(v)));
+    CHECK(m.same_node(0, 2));
+    CHECK(m.same_node(1, 3));
+    CHECK_FALSE(m.same_node(0, 1));
+    CHECK(m.same_node(4, 5));
+    // Without a view, ppn 2 means consecutive ranks share a node.
+    const genx::RankMap by_slot = genx::rank_map_for(genx::CommShape(6, 3, 2));
+    CHECK(by_slot.same_node(0, 1));
+}
