@@ -34,6 +34,7 @@
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
 #include "plan/svg.hpp"
+#include "topology/placement.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/rules.hpp"
 #include "tuning/selector.hpp"
@@ -62,6 +63,9 @@ struct Options {
     bool decisions = false;
     std::string rules;  // --rules FILE for --decisions
     int ppn = 0;        // --ppn K for --decisions
+    std::string topology;  // --topology FILE: a Slurm topology.conf
+    std::string overlay;   // --overlay JSON
+    std::string hosts;     // --hosts: rank r's host, as a hostlist
     int rank = -1;   // --rank: one rank's program; -1 = every rank
     int sample = 0;  // --sample K with --check: K random ranks
     uint64_t seed = 1;
@@ -241,6 +245,13 @@ void add_options(CLI::App& app, Options& o) {
                    "a rules file (docs/rules.md, e.g. from genx-tune) or a GenModel parameter "
                    "file (docs/model.md): print the predicted time of --bytes by term")
         ->each([&o](const std::string&) { o.model = true; });
+    app.add_option("--topology", o.topology,
+                   "a Slurm topology.conf (tree form) the ranks sit on; families that follow "
+                   "the network (gentree) read it; ranks go one per host in the file's order, "
+                   "or --ppn K per host, unless --hosts says where");
+    app.add_option("--overlay", o.overlay, "with --topology: a JSON overlay (docs/topology.md)");
+    app.add_option("--hosts", o.hosts,
+                   "with --topology: rank r's host, as a hostlist (node[01-04],node01,...)");
     app.add_option("--rank-map", o.rank_map,
                    "ranks on nodes for --model: nodes=N, ppn=K or node ids 0,0,1,1,... "
                    "(default: one rank per node on one switch)");
@@ -256,8 +267,8 @@ void add_options(CLI::App& app, Options& o) {
                  "the built-in defaults, or --rules FILE");
     app.add_option("--rules", o.rules, "with --decisions: a rules file (docs/rules.md)");
     app.add_option("--ppn", o.ppn,
-                   "with --decisions: ranks per node (consecutive ranks fill a node); "
-                   "default one rank per node");
+                   "with --decisions or --topology: ranks per node (consecutive ranks fill a "
+                   "node); default one rank per node");
     app.add_flag("--candidates", o.candidates,
                  "with --model: rank every candidate genx has for --ranks (no --algorithm)");
 }
@@ -315,6 +326,9 @@ int main(int argc, char** argv) {
         return bad_input("--bytes " + opt.bytes + " is not a multiple of --dtype-size " +
                          std::to_string(opt.dtype_size));
 
+    if (opt.ppn < 0 || opt.ppn > opt.ranks)
+        return bad_input("--ppn " + std::to_string(opt.ppn) + " is not in 0.." +
+                         std::to_string(opt.ranks));
     if (opt.decisions) {
         if (opt.ppn < 0 || opt.ppn > opt.ranks)
             return bad_input("--ppn " + std::to_string(opt.ppn) + " is not in 0.." +
@@ -372,7 +386,33 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (opt.algorithm.empty()) return bad_input("--algorithm is required (see --list)");
-    if (Status s = prepare(opt.algorithm, opt.ranks, params, &ctx.gen); !s)
+    std::shared_ptr<const TopologyView> view;
+    if (!opt.topology.empty()) {
+        std::vector<std::string> hosts;
+        if (!opt.hosts.empty()) {
+            if (Status s = expand_host_list(opt.hosts, &hosts); !s)
+                return bad_input("--hosts: " + s.message());
+            if (static_cast<int>(hosts.size()) != opt.ranks)
+                return bad_input("--hosts names " + std::to_string(hosts.size()) + " hosts for " +
+                                 std::to_string(opt.ranks) + " ranks");
+        } else {
+            std::vector<std::string> names;
+            if (Status s = topology_host_names(opt.topology, opt.overlay, &names); !s)
+                return bad_input("--topology: " + s.message());
+            const int per = opt.ppn > 0 ? opt.ppn : 1;
+            if (static_cast<long>(names.size()) * per < opt.ranks)
+                return bad_input("--topology: " + std::to_string(opt.ranks) + " ranks at " +
+                                 std::to_string(per) + " per host need " +
+                                 std::to_string((opt.ranks + per - 1) / per) + " hosts; " +
+                                 opt.topology + " has " + std::to_string(names.size()));
+            for (int r = 0; r < opt.ranks; ++r) hosts.push_back(names[static_cast<size_t>(r / per)]);
+        }
+        if (Status s = place_ranks(opt.topology, opt.overlay, hosts, &view); !s)
+            return bad_input("--topology: " + s.message());
+    } else if (!opt.hosts.empty() || !opt.overlay.empty()) {
+        return bad_input("--hosts and --overlay need --topology FILE");
+    }
+    if (Status s = prepare(opt.algorithm, opt.ranks, params, view.get(), &ctx.gen); !s)
         return bad_input(s.message());
     if (opt.rank >= opt.ranks || opt.rank < -1)
         return bad_input("--rank " + std::to_string(opt.rank) + " is not a rank in 0.." +

@@ -35,6 +35,19 @@ Loaded load(const std::string& file, const std::string& overlay) {
 
 }  // namespace
 
+Status expand_host_list(const std::string& expr, std::vector<std::string>* out) {
+    return expand_hostlist(expr, out);
+}
+
+Status topology_host_names(const std::string& topology_file, const std::string& overlay_file,
+                           std::vector<std::string>* out) {
+    const Loaded l = load(topology_file, overlay_file);
+    GENX_RETURN_IF_ERROR(l.status);
+    out->clear();
+    for (int h : l.topo->hosts()) out->push_back(l.topo->nodes[static_cast<size_t>(h)].name);
+    return Status::ok();
+}
+
 Status place_ranks(const std::string& topology_file, const std::string& overlay_file,
                    const std::vector<std::string>& host_of_rank,
                    std::shared_ptr<const TopologyView>* out) {

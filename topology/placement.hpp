@@ -22,4 +22,13 @@ Status place_ranks(const std::string& topology_file, const std::string& overlay_
                    const std::vector<std::string>& host_of_rank,
                    std::shared_ptr<const TopologyView>* out);
 
+// Expands a Slurm hostlist ("node[01-04],r[1-2]n[1-2],extra"), errors
+// naming what is malformed (slurm_topology.hpp's expand_hostlist).
+Status expand_host_list(const std::string& expr, std::vector<std::string>* out);
+
+// The file's host names in tree order (the order genx-plan places ranks in
+// without an explicit host list).
+Status topology_host_names(const std::string& topology_file, const std::string& overlay_file,
+                           std::vector<std::string>* out);
+
 }  // namespace genx

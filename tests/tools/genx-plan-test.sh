@@ -79,6 +79,20 @@ expect 0 '^# decisions for 4096 ranks, 8 per node, built-in defaults' -P 4096 --
 expect 0 '^0-1 ' -P 1000 --decisions
 expect 2 'cannot open' -P 8 --decisions --rules "$dir/missing.json"
 
+# --topology FILE: a Slurm topology.conf the ranks sit on (one per host in
+# the file's order, --ppn K per host, or --hosts); errors name file and line,
+# or the rank whose host the file lacks.
+topo_src=${GENX_SRCDIR:-$(dirname "$0")/../..}/tests/topology
+expect 0 '^ok: allreduce for P=8 ' -a ring -P 8 --topology "$topo_src/tree.conf" --check
+expect 0 '^ok: allreduce for P=16 ' -a ring -P 16 --ppn 2 --topology "$topo_src/tree.conf" --check
+expect 2 "9 ranks at 1 per host need 9 hosts; .*tree\.conf has 8" -a ring -P 9 --topology "$topo_src/tree.conf"
+expect 2 "rank 3 runs on host 'nowhere', which the topology does not hold" \
+    -a ring -P 4 --topology "$topo_src/tree.conf" --hosts 'node[01-03],nowhere'
+expect 2 '--hosts names 2 hosts for 4 ranks' -a ring -P 4 --topology "$topo_src/tree.conf" --hosts 'node[01-02]'
+expect 2 'bad-both\.conf:3: SwitchName=spine has both Switches= and Nodes=' \
+    -a ring -P 2 --topology "$topo_src/bad-both.conf"
+expect 2 '--hosts and --overlay need --topology FILE' -a ring -P 4 --hosts x
+
 # The JSON document alone is on stdout, even with --check.
 "$plan" -a ring -P 5 --json --check 2>/dev/null | head -n 1 | grep -q '^{$' || {
     echo "FAIL: --json --check does not start stdout with the JSON document"
