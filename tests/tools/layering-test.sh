@@ -5,9 +5,9 @@
 #   common/   nothing of genx
 #   plan/     common/
 #   runtime/  common/ plan/
-#   tuning/   common/ plan/
+#   tuning/   common/ plan/ topology/
 #   topology/ common/ plan/ (plan/ for the TopologyView it builds)
-#   genx/     common/ plan/ runtime/ tuning/
+#   genx/     common/ plan/ runtime/ tuning/ topology/
 #   ompi_coll_genx/  common/ genx/ (the C API only)
 set -u
 top=${GENX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -15,9 +15,9 @@ declare -A allowed=(
     [common]="common"
     [plan]="common plan"
     [runtime]="common plan runtime"
-    [tuning]="common plan tuning"
+    [tuning]="common plan tuning topology"
     [topology]="common plan topology"
-    [genx]="common plan runtime tuning genx"
+    [genx]="common plan runtime tuning topology genx"
     [ompi_coll_genx]="common genx ompi_coll_genx"
 )
 bad=0
