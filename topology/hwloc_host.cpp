@@ -53,7 +53,6 @@ int package_of_io(hwloc_topology_t t, hwloc_obj_t io) {
     return p ? static_cast<int>(p->logical_index) : -1;
 }
 
-
 }  // namespace
 
 Status HwlocHostSource::load(HostHardware* out) {

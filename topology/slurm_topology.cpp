@@ -538,6 +538,18 @@ Status apply_overlay(const std::string& text, const std::string& file, Topology*
     return Status::ok();
 }
 
+Status load_topology(const std::string& conf, const std::string& overlay, Topology* out) {
+    GENX_RETURN_IF_ERROR(load_slurm_topology(conf, out));
+    if (!overlay.empty()) {
+        const Status s = load_overlay(overlay, out);
+        if (!s.is_ok()) {
+            *out = Topology();
+            return s;
+        }
+    }
+    return Status::ok();
+}
+
 Status load_overlay(const std::string& path, Topology* topo) {
     std::string text;
     GENX_RETURN_IF_ERROR(read_text_file(path, &text));

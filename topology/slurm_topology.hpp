@@ -73,6 +73,10 @@ Status load_slurm_topology(const std::string& path, Topology* out);
 Status apply_overlay(const std::string& json_text, const std::string& file, Topology* topo);
 Status load_overlay(const std::string& path, Topology* topo);
 
+// What the component and the tools load: `conf` (topology.conf) and, when
+// `overlay` is not empty, its overlay.  The first error, naming the file.
+Status load_topology(const std::string& conf, const std::string& overlay, Topology* out);
+
 // Reads a whole file; an error names it.
 Status read_text_file(const std::string& path, std::string* out);
 

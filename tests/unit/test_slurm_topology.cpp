@@ -237,3 +237,19 @@ TEST_CASE("[slurm_topology] overlay errors name the file and the field", "[slurm
     CHECK(apply_overlay("{\"version\": 1, \"links\": {}}", "o.json", &t).message() ==
           "o.json: \"links\": unknown key (known: version, levels, switches, hosts, intra_host)");
 }
+
+TEST_CASE("[slurm_topology] load_topology: file and overlay together, the first error wins",
+          "[slurm_topology]") {
+    Topology t;
+    REQUIRE(load_topology(fixture("tree.conf"), fixture("tree-overlay.json"), &t).is_ok());
+    CHECK(t.classes.size() == 4);
+    REQUIRE(load_topology(fixture("tree.conf"), "", &t).is_ok());
+    CHECK(t.classes.size() == 2);
+    CHECK(load_topology(fixture("bad-both.conf"), fixture("tree-overlay.json"), &t)
+              .message()
+              .rfind(fixture("bad-both.conf") + ":3: ", 0) == 0);
+    CHECK(load_topology(fixture("tree.conf"), fixture("bad-overlay-key.json"), &t)
+              .message()
+              .rfind(fixture("bad-overlay-key.json") + ": intra_host.bandwith", 0) == 0);
+    CHECK(t.empty());  // no half-applied topology is left behind
+}
