@@ -128,6 +128,38 @@ TEST_CASE("[discovery] libfabric entries: link speed in bit/s, no NIC means unkn
     CHECK(n.detail == "provider tcp gives no NIC attributes (rate unknown)");
 }
 
+TEST_CASE(
+    "[discovery] an fi_getinfo list: one entry per provider and NIC, no layered, shm or loopback",
+    "[discovery]") {
+    char verbs[] = "verbs", rxm[] = "ofi_rxm;verbs", shm[] = "shm", tcp[] = "tcp";
+    char mlx[] = "mlx5_0", shmname[] = "shm", lo[] = "lo", eth[] = "eth0";
+    struct fi_fabric_attr f_verbs = {}, f_rxm = {}, f_shm = {}, f_tcp = {};
+    f_verbs.prov_name = verbs;
+    f_rxm.prov_name = rxm;
+    f_shm.prov_name = shm;
+    f_tcp.prov_name = tcp;
+    struct fi_domain_attr d_mlx = {}, d_shm = {}, d_lo = {}, d_eth = {};
+    d_mlx.name = mlx;
+    d_shm.name = shmname;
+    d_lo.name = lo;
+    d_eth.name = eth;
+    struct fi_info e[7] = {};
+    struct fi_fabric_attr* fabs[7] = {&f_verbs, &f_verbs, &f_rxm, &f_shm, &f_tcp, &f_tcp, &f_tcp};
+    struct fi_domain_attr* doms[7] = {&d_mlx, &d_mlx, &d_mlx, &d_shm, &d_lo, &d_eth, &d_eth};
+    for (int i = 0; i < 7; ++i) {
+        e[i].fabric_attr = fabs[i];
+        e[i].domain_attr = doms[i];
+        e[i].next = i + 1 < 7 ? &e[i + 1] : nullptr;
+    }
+    const std::vector<NicInfo> n = nics_from_fi_info_list(&e[0]);
+    REQUIRE(n.size() == 2);
+    CHECK(n[0].name == "mlx5_0");
+    CHECK(n[0].detail == "provider verbs gives no NIC attributes (rate unknown)");
+    CHECK(n[1].name == "eth0");
+    CHECK(n[1].detail == "provider tcp gives no NIC attributes (rate unknown)");
+    CHECK(nics_from_fi_info_list(nullptr).empty());
+}
+
 TEST_CASE("[discovery] merging sources: first known rate wins, disagreements and unknowns reported",
           "[discovery]") {
     const std::vector<NicInfo> fab = {fake("mlx5_0", 12.5e9, "libfabric"),
