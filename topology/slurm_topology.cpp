@@ -146,12 +146,24 @@ Status parse_slurm_topology(const std::string& text, const std::string& file,
     int lineno = 0;
     while (std::getline(in, raw)) {
         ++lineno;
-        const std::string where = file + ":" + std::to_string(lineno) + ": ";
+        const int first = lineno;
+        if (!raw.empty() && raw.back() == '\r') raw.pop_back();  // CRLF files
+        // A backslash at the end of a line continues it on the next, as in
+        // every Slurm configuration file; errors name the first line.
+        while (!raw.empty() && raw.back() == '\\') {
+            raw.pop_back();
+            std::string more;
+            if (!std::getline(in, more)) break;
+            ++lineno;
+            if (!more.empty() && more.back() == '\r') more.pop_back();
+            raw += " " + more;
+        }
+        const std::string where = file + ":" + std::to_string(first) + ": ";
         const size_t hash = raw.find('#');
         const std::string line = trim(hash == std::string::npos ? raw : raw.substr(0, hash));
         if (line.empty()) continue;
         SlurmSwitch sw;
-        sw.line = lineno;
+        sw.line = first;
         bool has_name = false, has_switches = false, has_nodes = false;
         std::string switches_expr, nodes_expr;
         std::istringstream tokens(line);

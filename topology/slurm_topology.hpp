@@ -12,7 +12,8 @@
 //
 // Rules (as slurmctld's topology/tree applies them, and stricter where a
 // quiet mistake would give genx a wrong tree):
-//   - keys are case-insensitive; `#` starts a comment; one switch a line;
+//   - keys are case-insensitive; `#` starts a comment; one switch a line,
+//     which a trailing backslash continues on the next;
 //   - a line has SwitchName= and exactly one of Switches= or Nodes=;
 //   - LinkSpeed= is accepted and ignored (Slurm documents its units as
 //     arbitrary and does not use it); rates come from the overlay;

@@ -164,6 +164,18 @@ TEST_CASE("[slurm_topology] parser details: duplicates, self-reference, empty fi
     CHECK(build_slurm_topology(sws, "f", &t).message() ==
           "f:4: Switches=: switch b is already under switch c (line 3); a tree gives each switch "
           "one parent");
+    // A trailing backslash continues a line; an error names its first line.
+    REQUIRE(
+        parse_slurm_topology("SwitchName=a \\\n  Nodes=n[1-2]\nSwitchName=b Nodes=n3\n", "f", &sws)
+            .is_ok());
+    REQUIRE(sws.size() == 2);
+    CHECK(sws[0].nodes == std::vector<std::string>{"n1", "n2"});
+    CHECK(sws[1].line == 3);
+    REQUIRE(parse_slurm_topology("SwitchName=a \\\r\n Nodes=n1\r\n", "f", &sws).is_ok());
+    CHECK(sws[0].nodes == std::vector<std::string>{"n1"});
+    CHECK(parse_slurm_topology("SwitchName=a \\\n Nodes=n1 Foo=1\n", "f", &sws).message() ==
+          "f:1: unknown key 'Foo' (topology.conf's tree form has SwitchName, Switches, Nodes, "
+          "LinkSpeed)");
     REQUIRE(parse_slurm_topology("# only a comment\n", "f", &sws).is_ok());
     CHECK(build_slurm_topology(sws, "f", &t).message() ==
           "f: no SwitchName= line (an empty topology)");
