@@ -2,6 +2,7 @@
 // tests/topology/sysfs, libfabric entries built by hand, hwloc loaded from
 // the XML fixture tests/topology/host-2pkg.xml with the binding injected.
 // Never this machine's own topology.
+#include <hwloc.h>
 #include <rdma/fabric.h>
 
 #include <catch2/catch.hpp>
@@ -239,13 +240,41 @@ TEST_CASE(
     CHECK(hw.bound_numa == -1);
     REQUIRE(HwlocHostSource(fixture("host-2pkg.xml"), "").load(&hw).is_ok());
     CHECK(hw.bound_cores.empty());
-    CHECK(hw.binding == "unknown (an XML topology has no process; no binding given)");
+    CHECK(hw.binding == "unknown (not this machine's topology, and no binding given)");
     CHECK(HwlocHostSource(fixture("host-2pkg.xml"), "9").load(&hw).message() ==
           "binding '9' names cpus the host does not have");
     CHECK(HwlocHostSource(fixture("host-2pkg.xml"), "x").load(&hw).message() ==
           "binding 'x' is not a cpu list like 0-3,8");
     CHECK(HwlocHostSource(fixture("no-such.xml"), "").load(&hw).message() ==
           fixture("no-such.xml") + ": hwloc cannot read it as an XML topology");
+}
+
+TEST_CASE(
+    "[discovery] hwloc: a topology loaded elsewhere (as Open MPI's) reads the same, and is not "
+    "freed",
+    "[discovery]") {
+    hwloc_topology_t t = nullptr;
+    REQUIRE(hwloc_topology_init(&t) == 0);
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    REQUIRE(hwloc_topology_set_xml(t, fixture("host-2pkg.xml").c_str()) == 0);
+    REQUIRE(hwloc_topology_load(t) == 0);
+    HostHardware a, b;
+    REQUIRE(HwlocHostSource(fixture("host-2pkg.xml"), "2-3").load(&a).is_ok());
+    REQUIRE(HwlocLoadedSource(t, false, "2-3").load(&b).is_ok());
+    CHECK(b.cores.size() == a.cores.size());
+    CHECK(b.bound_cores == a.bound_cores);
+    CHECK(b.bound_package == 1);
+    REQUIRE(b.devices.size() == a.devices.size());
+    for (size_t i = 0; i < a.devices.size(); ++i) {
+        CHECK(b.devices[i].name == a.devices[i].name);
+        CHECK(b.devices[i].pci_busid == a.devices[i].pci_busid);
+        CHECK(b.devices[i].package == a.devices[i].package);
+    }
+    // Still usable: the source did not destroy it.
+    CHECK(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) == 4);
+    hwloc_topology_destroy(t);
+    CHECK(HwlocLoadedSource(nullptr, true).load(&b).message() ==
+          "no loaded hwloc topology was given");
 }
 
 TEST_CASE(
