@@ -19,10 +19,7 @@
 //
 // Exit status: 0 success, 1 the topology (file, overlay, discovery or rank
 // placement) is invalid, 2 bad command line.
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
-#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -62,16 +59,6 @@ int invalid(const std::string& m) {
     return 1;
 }
 
-// SLURMD_NODENAME when set (the name Slurm and topology.conf use), else
-// gethostname(): how the component names a rank's host.
-std::string this_host_name() {
-    const char* s = std::getenv("SLURMD_NODENAME");
-    if (s && *s) return s;
-    char buf[HOST_NAME_MAX + 1] = {0};
-    if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-    return buf;
-}
-
 int print(const Topology& t, const Options& o) {
     if (!o.svg_file.empty()) {
         std::ofstream out(o.svg_file);
@@ -88,12 +75,11 @@ int print(const Topology& t, const Options& o) {
 int from_file(const Options& o) {
     const std::string& file = o.check_file.empty() ? o.file : o.check_file;
     Topology t;
-    if (Status s = load_slurm_topology(file, &t); !s) return invalid(s.message());
-    if (!o.overlay.empty())
-        if (Status s = load_overlay(o.overlay, &t); !s) return invalid(s.message());
+    if (Status s = load_topology(file, o.overlay, &t); !s) return invalid(s.message());
     if (!o.ranks.empty()) {
         std::vector<std::string> hosts;
-        if (Status s = expand_hostlist(o.ranks, &hosts); !s) return bad_input("--ranks: " + s.message());
+        if (Status s = expand_hostlist(o.ranks, &hosts); !s)
+            return bad_input("--ranks: " + s.message());
         if (Status s = t.map_ranks(hosts); !s) return invalid("--ranks: " + s.message());
         TopologyView v;
         if (Status s = to_view(t, hosts, &v); !s) return invalid("--ranks: " + s.message());
@@ -107,9 +93,9 @@ int from_file(const Options& o) {
         for (const LinkClass& c : t.classes) unknown += c.rate <= 0;
         char fp[32];
         std::snprintf(fp, sizeof fp, "0x%016llx", static_cast<unsigned long long>(t.fingerprint()));
-        std::cout << "ok: " << file << (o.overlay.empty() ? "" : " with " + o.overlay) << ": " << switches
-                  << " switch(es), " << hosts << " host(s), " << t.nodes[0].level << " level(s), "
-                  << t.classes.size() << " link class(es)";
+        std::cout << "ok: " << file << (o.overlay.empty() ? "" : " with " + o.overlay) << ": "
+                  << switches << " switch(es), " << hosts << " host(s), " << t.nodes[0].level
+                  << " level(s), " << t.classes.size() << " link class(es)";
         if (unknown > 0) std::cout << " (" << unknown << " without a rate)";
         std::cout << ", fingerprint " << fp << "\n";
         for (const std::string& n : t.notes) std::cout << "note: " << n << "\n";
@@ -139,9 +125,11 @@ int this_host(const Options& o) {
     }
     const std::vector<NicInfo> nics = merge_nic_rates(lists, &notes);
     HostHardware hw;
-    if (Status s = HwlocHostSource(o.hwloc_xml, o.binding).load(&hw); !s) return invalid("hwloc: " + s.message());
+    if (Status s = HwlocHostSource(o.hwloc_xml, o.binding).load(&hw); !s)
+        return invalid("hwloc: " + s.message());
     Topology t;
-    const int host = t.add_node(TopoKind::Host, o.host_name.empty() ? this_host_name() : o.host_name, -1);
+    const int host =
+        t.add_node(TopoKind::Host, o.host_name.empty() ? local_host_name() : o.host_name, -1);
     if (Status s = add_host_hardware(&t, host, hw, nics, 0); !s) return invalid(s.message());
     t.notes.push_back("binding of this process (rank 0 here): " + hw.binding);
     for (const std::string& n : notes) t.notes.push_back(n);
@@ -155,17 +143,23 @@ int main(int argc, char** argv) {
     CLI::App app{"genx-topo: print and check what genx sees of the machine and the network"};
     Options o;
     app.add_option("file", o.file, "a Slurm topology.conf (tree form); without it, this host");
-    app.add_option("--check", o.check_file, "validate this topology.conf (and --overlay); exit 1 if invalid");
-    app.add_option("--overlay", o.overlay, "a JSON overlay with link rates and latencies (docs/topology.md)");
+    app.add_option("--check", o.check_file,
+                   "validate this topology.conf (and --overlay); exit 1 if invalid");
+    app.add_option("--overlay", o.overlay,
+                   "a JSON overlay with link rates and latencies (docs/topology.md)");
     app.add_flag("--json", o.json, "print the topology as JSON");
     app.add_option("--svg", o.svg_file, "draw the switch tree and hosts as SVG into FILE");
     app.add_option("--ranks", o.ranks,
                    "a hostlist of the hosts ranks 0, 1, ... run on (names may repeat): place them");
-    app.add_option("--sysfs-root", o.sysfs_root, "read NIC rates from DIR/class/... instead of /sys")
+    app.add_option("--sysfs-root", o.sysfs_root,
+                   "read NIC rates from DIR/class/... instead of /sys")
         ->capture_default_str();
-    app.add_option("--hwloc-xml", o.hwloc_xml, "read the host from this hwloc XML instead of this machine");
-    app.add_option("--binding", o.binding, "the process's cpus (a list like 0-3,8) instead of asking hwloc");
-    app.add_option("--host-name", o.host_name, "name of this host (default: SLURMD_NODENAME, else the hostname)");
+    app.add_option("--hwloc-xml", o.hwloc_xml,
+                   "read the host from this hwloc XML instead of this machine");
+    app.add_option("--binding", o.binding,
+                   "the process's cpus (a list like 0-3,8) instead of asking hwloc");
+    app.add_option("--host-name", o.host_name,
+                   "name of this host (default: SLURMD_NODENAME, else the hostname)");
     app.add_flag("--no-libfabric", o.no_libfabric, "do not ask libfabric for NIC rates");
     try {
         app.parse(argc, argv);
@@ -175,14 +169,17 @@ int main(int argc, char** argv) {
         app.exit(e);
         return 2;
     }
-    if (!o.check_file.empty() && !o.file.empty()) return bad_input("give the file either with --check or alone");
+    if (!o.check_file.empty() && !o.file.empty())
+        return bad_input("give the file either with --check or alone");
     const bool file_mode = !o.file.empty() || !o.check_file.empty();
     if (!file_mode && (!o.overlay.empty() || !o.ranks.empty()))
         return bad_input("--overlay and --ranks need a topology.conf");
-    if (file_mode && (!o.hwloc_xml.empty() || !o.binding.empty() || o.sysfs_root != "/sys" || o.no_libfabric ||
-                      !o.host_name.empty()))
-        return bad_input("--sysfs-root, --hwloc-xml, --binding, --host-name and --no-libfabric describe this "
-                         "host; they do not apply to a topology.conf");
-    if (!o.check_file.empty() && (o.json || !o.svg_file.empty())) return bad_input("--check prints no tree");
+    if (file_mode && (!o.hwloc_xml.empty() || !o.binding.empty() || o.sysfs_root != "/sys" ||
+                      o.no_libfabric || !o.host_name.empty()))
+        return bad_input(
+            "--sysfs-root, --hwloc-xml, --binding, --host-name and --no-libfabric describe this "
+            "host; they do not apply to a topology.conf");
+    if (!o.check_file.empty() && (o.json || !o.svg_file.empty()))
+        return bad_input("--check prints no tree");
     return file_mode ? from_file(o) : this_host(o);
 }

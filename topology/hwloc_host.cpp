@@ -53,21 +53,14 @@ int package_of_io(hwloc_topology_t t, hwloc_obj_t io) {
     return p ? static_cast<int>(p->logical_index) : -1;
 }
 
-
 }  // namespace
 
-Status HwlocHostSource::load(HostHardware* out) {
+namespace {
+// Reads a loaded topology.  `this_system`: the topology is this machine's,
+// so hwloc can report the process's binding.
+Status read_topology(hwloc_topology_t t, const std::string& binding_, bool this_system,
+                     HostHardware* out) {
     *out = HostHardware();
-    TopoHandle h;
-    if (hwloc_topology_init(&h.t) != 0) return Status::internal("hwloc_topology_init failed");
-    hwloc_topology_set_io_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (!xml_.empty() && hwloc_topology_set_xml(h.t, xml_.c_str()) != 0)
-        return Status::io_error(xml_ + ": hwloc cannot read it as an XML topology");
-    if (hwloc_topology_load(h.t) != 0)
-        return Status::io_error(xml_.empty()
-                                    ? std::string("hwloc cannot load this machine's topology")
-                                    : xml_ + ": hwloc cannot load it");
-    hwloc_topology_t t = h.t;
     out->packages = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
     out->numa_nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
     const int ncores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
@@ -134,7 +127,7 @@ Status HwlocHostSource::load(HostHardware* out) {
         if (hwloc_bitmap_list_sscanf(set.b, binding_.c_str()) != 0 || hwloc_bitmap_iszero(set.b))
             return Status::invalid("binding '" + binding_ + "' is not a cpu list like 0-3,8");
         out->binding = "cpus " + binding_ + " (given)";
-    } else if (xml_.empty()) {
+    } else if (this_system) {
         if (hwloc_get_cpubind(t, set.b, HWLOC_CPUBIND_PROCESS) != 0) {
             out->binding = "unknown (hwloc_get_cpubind failed)";
             return Status::ok();
@@ -144,7 +137,7 @@ Status HwlocHostSource::load(HostHardware* out) {
         out->binding = std::string("cpus ") + (s ? s : "?") + " (hwloc_get_cpubind)";
         std::free(s);
     } else {
-        out->binding = "unknown (an XML topology has no process; no binding given)";
+        out->binding = "unknown (not this machine's topology, and no binding given)";
         return Status::ok();
     }
     if (!hwloc_bitmap_isincluded(set.b, hwloc_get_root_obj(t)->cpuset))
@@ -161,6 +154,28 @@ Status HwlocHostSource::load(HostHardware* out) {
     out->bound_package = pkgs.size() == 1 ? pkgs[0] : -1;
     out->bound_numa = numas.size() == 1 ? numas[0] : -1;
     return Status::ok();
+}
+
+}  // namespace
+
+Status HwlocHostSource::load(HostHardware* out) {
+    *out = HostHardware();
+    TopoHandle h;
+    if (hwloc_topology_init(&h.t) != 0) return Status::internal("hwloc_topology_init failed");
+    hwloc_topology_set_io_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (!xml_.empty() && hwloc_topology_set_xml(h.t, xml_.c_str()) != 0)
+        return Status::io_error(xml_ + ": hwloc cannot read it as an XML topology");
+    if (hwloc_topology_load(h.t) != 0)
+        return Status::io_error(xml_.empty()
+                                    ? std::string("hwloc cannot load this machine's topology")
+                                    : xml_ + ": hwloc cannot load it");
+    return read_topology(h.t, binding_, xml_.empty(), out);
+}
+
+Status HwlocLoadedSource::load(HostHardware* out) {
+    *out = HostHardware();
+    if (!topo_) return Status::invalid("no loaded hwloc topology was given");
+    return read_topology(topo_, binding_, this_system_, out);
 }
 
 Status add_host_hardware(Topology* topo, int host, const HostHardware& hw,

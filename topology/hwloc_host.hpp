@@ -21,6 +21,8 @@
 #include "topology/nic_rates.hpp"
 #include "topology/topology.hpp"
 
+struct hwloc_topology;
+
 namespace genx {
 
 struct HostDevice {
@@ -68,6 +70,22 @@ class HwlocHostSource : public HostSource {
 
   private:
     std::string xml_;
+    std::string binding_;
+};
+
+// A topology someone else loaded and keeps (inside the component, Open
+// MPI's opal_hwloc_topology): read, never destroyed.  It has the I/O
+// objects its loader kept (Open MPI keeps the important ones when asked).
+// `this_system`: hwloc may report this process's binding from it.
+class HwlocLoadedSource : public HostSource {
+  public:
+    HwlocLoadedSource(struct hwloc_topology* topo, bool this_system, std::string binding_cpus = "")
+        : topo_(topo), this_system_(this_system), binding_(std::move(binding_cpus)) {}
+    Status load(HostHardware* out) override;
+
+  private:
+    struct hwloc_topology* topo_;
+    bool this_system_;
     std::string binding_;
 };
 

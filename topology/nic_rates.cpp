@@ -174,6 +174,20 @@ NicInfo nic_from_fi_info(const struct fi_info* info) {
     return n;
 }
 
+std::vector<NicInfo> nics_from_fi_info_list(const struct fi_info* head) {
+    std::vector<NicInfo> out;
+    std::set<std::pair<std::string, std::string>> seen;  // (provider, name)
+    for (const struct fi_info* i = head; i; i = i->next) {
+        const std::string prov =
+            i->fabric_attr && i->fabric_attr->prov_name ? i->fabric_attr->prov_name : "";
+        if (prov.find(';') != std::string::npos || prov == "shm" || prov == "sm2") continue;
+        NicInfo n = nic_from_fi_info(i);
+        if (n.name.empty() || n.name == "lo" || !seen.insert({prov, n.name}).second) continue;
+        out.push_back(n);
+    }
+    return out;
+}
+
 Status LibfabricNicSource::list(std::vector<NicInfo>* out) {
     out->clear();
     struct fi_info* info = nullptr;
@@ -182,16 +196,7 @@ Status LibfabricNicSource::list(std::vector<NicInfo>* out) {
         if (rc == -FI_ENODATA) return Status::ok();  // no provider: nothing to report
         return Status::io_error(std::string("fi_getinfo failed: ") + fi_strerror(-rc));
     }
-    std::set<std::pair<std::string, std::string>> seen;  // (provider, name)
-    for (const struct fi_info* i = info; i; i = i->next) {
-        NicInfo n = nic_from_fi_info(i);
-        const std::string prov =
-            i->fabric_attr && i->fabric_attr->prov_name ? i->fabric_attr->prov_name : "";
-        // Utility providers layered over a core one (ofi_rxm;verbs) repeat it.
-        if (prov.find(';') != std::string::npos) continue;
-        if (n.name.empty() || !seen.insert({prov, n.name}).second) continue;
-        out->push_back(n);
-    }
+    *out = nics_from_fi_info_list(info);
     fi_freeinfo(info);
     return Status::ok();
 }

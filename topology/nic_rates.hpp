@@ -74,6 +74,10 @@ class LibfabricNicSource : public NicRateSource {
 // provider gives no link attributes).  Exposed for tests, which build
 // fi_info structures by hand.
 NicInfo nic_from_fi_info(const struct fi_info* info);
+// The NICs of an fi_getinfo list: one per (provider, name), without the
+// utility providers layered over a core one ("ofi_rxm;verbs" repeats
+// verbs), the shared-memory providers (shm, sm2: not NICs) and loopback.
+std::vector<NicInfo> nics_from_fi_info_list(const struct fi_info* head);
 
 // Merges the sources' lists, the first source (by order) with a known rate
 // winning for each NIC (matched by name and port; an HCA's port 1 also

@@ -146,12 +146,24 @@ Status parse_slurm_topology(const std::string& text, const std::string& file,
     int lineno = 0;
     while (std::getline(in, raw)) {
         ++lineno;
-        const std::string where = file + ":" + std::to_string(lineno) + ": ";
+        const int first = lineno;
+        if (!raw.empty() && raw.back() == '\r') raw.pop_back();  // CRLF files
+        // A backslash at the end of a line continues it on the next, as in
+        // every Slurm configuration file; errors name the first line.
+        while (!raw.empty() && raw.back() == '\\') {
+            raw.pop_back();
+            std::string more;
+            if (!std::getline(in, more)) break;
+            ++lineno;
+            if (!more.empty() && more.back() == '\r') more.pop_back();
+            raw += " " + more;
+        }
+        const std::string where = file + ":" + std::to_string(first) + ": ";
         const size_t hash = raw.find('#');
         const std::string line = trim(hash == std::string::npos ? raw : raw.substr(0, hash));
         if (line.empty()) continue;
         SlurmSwitch sw;
-        sw.line = lineno;
+        sw.line = first;
         bool has_name = false, has_switches = false, has_nodes = false;
         std::string switches_expr, nodes_expr;
         std::istringstream tokens(line);
@@ -535,6 +547,136 @@ Status apply_overlay(const std::string& text, const std::string& file, Topology*
         if (n.up_class >= 0) n.up_class = remap[static_cast<size_t>(n.up_class)];
     if (t->intra_class >= 0) t->intra_class = remap[static_cast<size_t>(t->intra_class)];
     t->compute_oversubscription();
+    return Status::ok();
+}
+
+Status build_from_topology_addrs(const std::vector<std::string>& addrs,
+                                 const std::vector<std::string>& patterns, Topology* out) {
+    *out = Topology();
+    if (addrs.empty()) return Status::invalid("no SLURM_TOPOLOGY_ADDR was given");
+    if (!patterns.empty() && patterns.size() != addrs.size())
+        return Status::invalid("SLURM_TOPOLOGY_ADDR_PATTERN: " + std::to_string(patterns.size()) +
+                               " patterns for " + std::to_string(addrs.size()) + " addresses");
+    auto split = [](const std::string& s) {
+        std::vector<std::string> parts;
+        std::string cur;
+        for (char c : s) {
+            if (c == '.') {
+                parts.push_back(cur);
+                cur.clear();
+            } else {
+                cur += c;
+            }
+        }
+        parts.push_back(cur);
+        return parts;
+    };
+    // Parent of every switch and node by name, where it was first seen.
+    std::map<std::string, std::pair<std::string, size_t>> parent_of;
+    std::vector<std::string> order;  // switches and nodes in first-seen order
+    std::set<std::string> nodes, switches, ranged;
+    std::vector<std::string> tops;
+    for (size_t i = 0; i < addrs.size(); ++i) {
+        const std::string who = "SLURM_TOPOLOGY_ADDR '" + addrs[i] + "'";
+        const std::vector<std::string> parts = split(addrs[i]);
+        for (const std::string& p : parts)
+            if (trim(p).empty() || p != trim(p))
+                return Status::parse_error(who + " has an empty or blank component");
+        if (!patterns.empty()) {
+            const std::vector<std::string> kinds = split(patterns[i]);
+            bool ok = kinds.size() == parts.size() && kinds.back() == "node";
+            for (size_t k = 0; ok && k + 1 < kinds.size(); ++k) ok = kinds[k] == "switch";
+            if (!ok)
+                return Status::parse_error(who + ": pattern '" + patterns[i] +
+                                           "' is not switch.….node with one kind per component");
+        }
+        if (parts.size() < 2)
+            return Status::parse_error(who +
+                                       " names no switch (topology/tree gives switch.….node)");
+        for (size_t k = 0; k < parts.size(); ++k) {
+            const std::string& name = parts[k];
+            const bool is_node = k + 1 == parts.size();
+            if ((is_node && switches.count(name)) || (!is_node && nodes.count(name)))
+                return Status::parse_error(who + ": '" + name + "' is both a switch and a node");
+            (is_node ? nodes : switches).insert(name);
+            if (!is_node && name.find('[') != std::string::npos) ranged.insert(name);
+            const std::string parent = k == 0 ? std::string() : parts[k - 1];
+            auto [it, fresh] = parent_of.emplace(name, std::make_pair(parent, i));
+            if (fresh) {
+                order.push_back(name);
+                if (k == 0) tops.push_back(name);
+            } else if (it->second.first != parent) {
+                const std::string& other = addrs[it->second.second];
+                return Status::parse_error(
+                    who + ": '" + name + "' is under '" + parent + "' here but under '" +
+                    it->second.first + "' in '" + other +
+                    (is_node ? "' (a node with two addresses)" : "' (not a tree)"));
+            }
+        }
+    }
+    Topology& t = *out;
+    std::map<std::string, int> id;
+    int root = -1;
+    if (tops.size() > 1) {
+        root = t.add_node(TopoKind::Switch, "genx-virtual-root", -1);
+        t.nodes[static_cast<size_t>(root)].is_virtual = true;
+        t.notes.push_back(
+            "SLURM_TOPOLOGY_ADDR: " + std::to_string(tops.size()) + " top switches (" + join(tops) +
+            "); genx added a virtual root 'genx-virtual-root' above them, with link class "
+            "'virtual' (rate unknown)");
+    }
+    // Children of every name, in first-seen order; then the tree is added
+    // depth-first from the top so that node 0 is the root.
+    std::map<std::string, int> fid;
+    std::vector<std::string> names;
+    for (const std::string& n : order) {
+        fid[n] = static_cast<int>(names.size());
+        names.push_back(n);
+    }
+    std::vector<std::vector<std::string>> kids(names.size());
+    for (const std::string& n : order)
+        if (!parent_of[n].first.empty())
+            kids[static_cast<size_t>(fid[parent_of[n].first])].push_back(n);
+    std::vector<std::pair<std::string, int>> stack;
+    for (auto it = tops.rbegin(); it != tops.rend(); ++it) stack.push_back({*it, root});
+    while (!stack.empty()) {
+        auto [n, pn] = stack.back();
+        stack.pop_back();
+        id[n] = t.add_node(nodes.count(n) ? TopoKind::Host : TopoKind::Switch, n, pn);
+        const auto& ch = kids[static_cast<size_t>(fid[n])];
+        for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back({*it, id[n]});
+    }
+    t.compute_levels();
+    int top = 0;
+    for (const Node& n : t.nodes)
+        if (n.kind == TopoKind::Switch && !n.is_virtual) top = std::max(top, n.level);
+    if (root >= 0) t.nodes[static_cast<size_t>(root)].level = top + 1;
+    for (Node& n : t.nodes) {
+        if (n.parent < 0) continue;
+        const Node& p = t.nodes[static_cast<size_t>(n.parent)];
+        const std::string cls = p.is_virtual   ? "virtual"
+                                : p.level == 1 ? "leaf"
+                                               : "l" + std::to_string(p.level);
+        n.up_class = t.class_index(cls);
+    }
+    for (const std::string& r : ranged)
+        t.notes.push_back("SLURM_TOPOLOGY_ADDR: '" + r +
+                          "' names several switches at one level; genx treats them as one switch");
+    const std::string bad = t.validate();
+    if (!bad.empty())
+        return Status::parse_error("SLURM_TOPOLOGY_ADDR: the tree is not well formed: " + bad);
+    return Status::ok();
+}
+
+Status load_topology(const std::string& conf, const std::string& overlay, Topology* out) {
+    GENX_RETURN_IF_ERROR(load_slurm_topology(conf, out));
+    if (!overlay.empty()) {
+        const Status s = load_overlay(overlay, out);
+        if (!s.is_ok()) {
+            *out = Topology();
+            return s;
+        }
+    }
     return Status::ok();
 }
 

@@ -12,7 +12,8 @@
 //
 // Rules (as slurmctld's topology/tree applies them, and stricter where a
 // quiet mistake would give genx a wrong tree):
-//   - keys are case-insensitive; `#` starts a comment; one switch a line;
+//   - keys are case-insensitive; `#` starts a comment; one switch a line,
+//     which a trailing backslash continues on the next;
 //   - a line has SwitchName= and exactly one of Switches= or Nodes=;
 //   - LinkSpeed= is accepted and ignored (Slurm documents its units as
 //     arbitrary and does not use it); rates come from the overlay;
@@ -72,6 +73,23 @@ Status load_slurm_topology(const std::string& path, Topology* out);
 // topology built from topology.conf, then recomputes oversubscription.
 Status apply_overlay(const std::string& json_text, const std::string& file, Topology* topo);
 Status load_overlay(const std::string& path, Topology* topo);
+
+// The tree from Slurm's per-task SLURM_TOPOLOGY_ADDR, when a site runs
+// topology/tree but genx has no file: one address per host, gathered from
+// the ranks ("spine.leaf3.node07": switches from the top down, then the
+// node; `pattern` is SLURM_TOPOLOGY_ADDR_PATTERN, "switch.switch.node",
+// empty when not given).  A component naming several switches
+// ("spine[1-2]", the spines of a fat tree above one leaf) is kept as one
+// switch of that name, and a note says so.  Several top switches get the
+// virtual root, as for topology.conf.  Errors name the address: a pattern
+// that is not switch...node, an empty component, a switch found under two
+// parents, a node with two addresses.  Link classes as for topology.conf.
+Status build_from_topology_addrs(const std::vector<std::string>& addrs,
+                                 const std::vector<std::string>& patterns, Topology* out);
+
+// What the component and the tools load: `conf` (topology.conf) and, when
+// `overlay` is not empty, its overlay.  The first error, naming the file.
+Status load_topology(const std::string& conf, const std::string& overlay, Topology* out);
 
 // Reads a whole file; an error names it.
 Status read_text_file(const std::string& path, std::string* out);

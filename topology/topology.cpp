@@ -4,8 +4,11 @@
 // (text, JSON, SVG) is a plain walk of the same tree and has no other user.
 #include "topology/topology.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -242,6 +245,14 @@ uint64_t Topology::fingerprint() const {
         for (int r : nd.ranks) f.i64(r);
     }
     return f.h;
+}
+
+std::string local_host_name() {
+    const char* s = std::getenv("SLURMD_NODENAME");
+    if (s && *s) return s;
+    char buf[HOST_NAME_MAX + 1] = {0};
+    if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+    return buf;
 }
 
 std::string format_rate(double bps) {

@@ -129,6 +129,12 @@ class Topology {
 Status to_view(const Topology& topo, const std::vector<std::string>& host_of_rank,
                TopologyView* out);
 
+// The name of the host this process runs on, as topology files name it:
+// SLURMD_NODENAME when set (Slurm's node name, which topology.conf uses),
+// else gethostname().  What the component gathers from every rank before
+// calling to_view().
+std::string local_host_name();
+
 // Parses a rate: a number of bytes/s, or a number with a unit: bit/s,
 // kbit/s, Mbit/s, Gbit/s, Tbit/s (also "Gb/s", "Gbps"), B/s, kB/s, MB/s,
 // GB/s, TB/s (decimal prefixes).  Used by the overlay and the tool.

@@ -2,6 +2,7 @@
 // tests/topology/sysfs, libfabric entries built by hand, hwloc loaded from
 // the XML fixture tests/topology/host-2pkg.xml with the binding injected.
 // Never this machine's own topology.
+#include <hwloc.h>
 #include <rdma/fabric.h>
 
 #include <catch2/catch.hpp>
@@ -128,6 +129,38 @@ TEST_CASE("[discovery] libfabric entries: link speed in bit/s, no NIC means unkn
     CHECK(n.detail == "provider tcp gives no NIC attributes (rate unknown)");
 }
 
+TEST_CASE(
+    "[discovery] an fi_getinfo list: one entry per provider and NIC, no layered, shm or loopback",
+    "[discovery]") {
+    char verbs[] = "verbs", rxm[] = "ofi_rxm;verbs", shm[] = "shm", tcp[] = "tcp";
+    char mlx[] = "mlx5_0", shmname[] = "shm", lo[] = "lo", eth[] = "eth0";
+    struct fi_fabric_attr f_verbs = {}, f_rxm = {}, f_shm = {}, f_tcp = {};
+    f_verbs.prov_name = verbs;
+    f_rxm.prov_name = rxm;
+    f_shm.prov_name = shm;
+    f_tcp.prov_name = tcp;
+    struct fi_domain_attr d_mlx = {}, d_shm = {}, d_lo = {}, d_eth = {};
+    d_mlx.name = mlx;
+    d_shm.name = shmname;
+    d_lo.name = lo;
+    d_eth.name = eth;
+    struct fi_info e[7] = {};
+    struct fi_fabric_attr* fabs[7] = {&f_verbs, &f_verbs, &f_rxm, &f_shm, &f_tcp, &f_tcp, &f_tcp};
+    struct fi_domain_attr* doms[7] = {&d_mlx, &d_mlx, &d_mlx, &d_shm, &d_lo, &d_eth, &d_eth};
+    for (int i = 0; i < 7; ++i) {
+        e[i].fabric_attr = fabs[i];
+        e[i].domain_attr = doms[i];
+        e[i].next = i + 1 < 7 ? &e[i + 1] : nullptr;
+    }
+    const std::vector<NicInfo> n = nics_from_fi_info_list(&e[0]);
+    REQUIRE(n.size() == 2);
+    CHECK(n[0].name == "mlx5_0");
+    CHECK(n[0].detail == "provider verbs gives no NIC attributes (rate unknown)");
+    CHECK(n[1].name == "eth0");
+    CHECK(n[1].detail == "provider tcp gives no NIC attributes (rate unknown)");
+    CHECK(nics_from_fi_info_list(nullptr).empty());
+}
+
 TEST_CASE("[discovery] merging sources: first known rate wins, disagreements and unknowns reported",
           "[discovery]") {
     const std::vector<NicInfo> fab = {fake("mlx5_0", 12.5e9, "libfabric"),
@@ -207,13 +240,41 @@ TEST_CASE(
     CHECK(hw.bound_numa == -1);
     REQUIRE(HwlocHostSource(fixture("host-2pkg.xml"), "").load(&hw).is_ok());
     CHECK(hw.bound_cores.empty());
-    CHECK(hw.binding == "unknown (an XML topology has no process; no binding given)");
+    CHECK(hw.binding == "unknown (not this machine's topology, and no binding given)");
     CHECK(HwlocHostSource(fixture("host-2pkg.xml"), "9").load(&hw).message() ==
           "binding '9' names cpus the host does not have");
     CHECK(HwlocHostSource(fixture("host-2pkg.xml"), "x").load(&hw).message() ==
           "binding 'x' is not a cpu list like 0-3,8");
     CHECK(HwlocHostSource(fixture("no-such.xml"), "").load(&hw).message() ==
           fixture("no-such.xml") + ": hwloc cannot read it as an XML topology");
+}
+
+TEST_CASE(
+    "[discovery] hwloc: a topology loaded elsewhere (as Open MPI's) reads the same, and is not "
+    "freed",
+    "[discovery]") {
+    hwloc_topology_t t = nullptr;
+    REQUIRE(hwloc_topology_init(&t) == 0);
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    REQUIRE(hwloc_topology_set_xml(t, fixture("host-2pkg.xml").c_str()) == 0);
+    REQUIRE(hwloc_topology_load(t) == 0);
+    HostHardware a, b;
+    REQUIRE(HwlocHostSource(fixture("host-2pkg.xml"), "2-3").load(&a).is_ok());
+    REQUIRE(HwlocLoadedSource(t, false, "2-3").load(&b).is_ok());
+    CHECK(b.cores.size() == a.cores.size());
+    CHECK(b.bound_cores == a.bound_cores);
+    CHECK(b.bound_package == 1);
+    REQUIRE(b.devices.size() == a.devices.size());
+    for (size_t i = 0; i < a.devices.size(); ++i) {
+        CHECK(b.devices[i].name == a.devices[i].name);
+        CHECK(b.devices[i].pci_busid == a.devices[i].pci_busid);
+        CHECK(b.devices[i].package == a.devices[i].package);
+    }
+    // Still usable: the source did not destroy it.
+    CHECK(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) == 4);
+    hwloc_topology_destroy(t);
+    CHECK(HwlocLoadedSource(nullptr, true).load(&b).message() ==
+          "no loaded hwloc topology was given");
 }
 
 TEST_CASE(

@@ -164,6 +164,18 @@ TEST_CASE("[slurm_topology] parser details: duplicates, self-reference, empty fi
     CHECK(build_slurm_topology(sws, "f", &t).message() ==
           "f:4: Switches=: switch b is already under switch c (line 3); a tree gives each switch "
           "one parent");
+    // A trailing backslash continues a line; an error names its first line.
+    REQUIRE(
+        parse_slurm_topology("SwitchName=a \\\n  Nodes=n[1-2]\nSwitchName=b Nodes=n3\n", "f", &sws)
+            .is_ok());
+    REQUIRE(sws.size() == 2);
+    CHECK(sws[0].nodes == std::vector<std::string>{"n1", "n2"});
+    CHECK(sws[1].line == 3);
+    REQUIRE(parse_slurm_topology("SwitchName=a \\\r\n Nodes=n1\r\n", "f", &sws).is_ok());
+    CHECK(sws[0].nodes == std::vector<std::string>{"n1"});
+    CHECK(parse_slurm_topology("SwitchName=a \\\n Nodes=n1 Foo=1\n", "f", &sws).message() ==
+          "f:1: unknown key 'Foo' (topology.conf's tree form has SwitchName, Switches, Nodes, "
+          "LinkSpeed)");
     REQUIRE(parse_slurm_topology("# only a comment\n", "f", &sws).is_ok());
     CHECK(build_slurm_topology(sws, "f", &t).message() ==
           "f: no SwitchName= line (an empty topology)");
@@ -236,4 +248,82 @@ TEST_CASE("[slurm_topology] overlay errors name the file and the field", "[slurm
               .message() == "o.json: hosts.leaf1: no host named 'leaf1' in the topology");
     CHECK(apply_overlay("{\"version\": 1, \"links\": {}}", "o.json", &t).message() ==
           "o.json: \"links\": unknown key (known: version, levels, switches, hosts, intra_host)");
+}
+
+TEST_CASE("[slurm_topology] load_topology: file and overlay together, the first error wins",
+          "[slurm_topology]") {
+    Topology t;
+    REQUIRE(load_topology(fixture("tree.conf"), fixture("tree-overlay.json"), &t).is_ok());
+    CHECK(t.classes.size() == 4);
+    REQUIRE(load_topology(fixture("tree.conf"), "", &t).is_ok());
+    CHECK(t.classes.size() == 2);
+    CHECK(load_topology(fixture("bad-both.conf"), fixture("tree-overlay.json"), &t)
+              .message()
+              .rfind(fixture("bad-both.conf") + ":3: ", 0) == 0);
+    CHECK(load_topology(fixture("tree.conf"), fixture("bad-overlay-key.json"), &t)
+              .message()
+              .rfind(fixture("bad-overlay-key.json") + ": intra_host.bandwith", 0) == 0);
+    CHECK(t.empty());  // no half-applied topology is left behind
+}
+
+TEST_CASE("[slurm_topology] SLURM_TOPOLOGY_ADDR: the tree from the ranks' addresses",
+          "[slurm_topology]") {
+    Topology t;
+    // Four ranks on three nodes (n1 twice), two leaves under one spine.
+    Status s = build_from_topology_addrs(
+        {"spine.leaf1.n1", "spine.leaf2.n3", "spine.leaf1.n1", "spine.leaf1.n2"}, {}, &t);
+    INFO(s.message());
+    REQUIRE(s.is_ok());
+    REQUIRE(t.validate() == "");
+    CHECK(t.nodes[0].name == "spine");
+    CHECK(t.nodes[0].level == 2);
+    CHECK(host_names(t) == "n1 n2 n3");
+    CHECK(t.classes[static_cast<size_t>(t.nodes[static_cast<size_t>(t.find("leaf2"))].up_class)]
+              .name == "l2");
+    CHECK(
+        t.classes[static_cast<size_t>(t.nodes[static_cast<size_t>(t.find("n2"))].up_class)].name ==
+        "leaf");
+    TopologyView v;
+    REQUIRE(to_view(t, {"n1", "n3", "n1", "n2"}, &v).is_ok());
+    CHECK(v.ranks_under(0) == std::vector<int>{0, 2, 3, 1});
+    // The same tree as the equivalent topology.conf: same fingerprint.
+    std::vector<SlurmSwitch> sws;
+    Topology fromfile;
+    REQUIRE(
+        parse_slurm_topology("SwitchName=spine Switches=leaf[1-2]\nSwitchName=leaf1 Nodes=n1,n2\n"
+                             "SwitchName=leaf2 Nodes=n3\n",
+                             "f", &sws)
+            .is_ok());
+    REQUIRE(build_slurm_topology(sws, "f", &fromfile).is_ok());
+    CHECK(fromfile.fingerprint() == t.fingerprint());
+
+    // A fat tree's spines named as a range, and two top switches.
+    REQUIRE(build_from_topology_addrs({"sp[1-2].l1.a", "sp[1-2].l2.b", "other.c"},
+                                      {"switch.switch.node", "switch.switch.node", "switch.node"},
+                                      &t)
+                .is_ok());
+    CHECK(t.nodes[0].name == "genx-virtual-root");
+    CHECK(t.nodes[0].level == 3);
+    REQUIRE(t.notes.size() == 2);
+    CHECK(t.notes[1] ==
+          "SLURM_TOPOLOGY_ADDR: 'sp[1-2]' names several switches at one level; genx treats them as "
+          "one switch");
+
+    CHECK(build_from_topology_addrs({"s.l1.a", "s.l2.a"}, {}, &t).message() ==
+          "SLURM_TOPOLOGY_ADDR 's.l2.a': 'a' is under 'l2' here but under 'l1' in 's.l1.a' (a node "
+          "with two "
+          "addresses)");
+    CHECK(build_from_topology_addrs({"s1.l.a", "s2.l.b"}, {}, &t).message() ==
+          "SLURM_TOPOLOGY_ADDR 's2.l.b': 'l' is under 's2' here but under 's1' in 's1.l.a' (not a "
+          "tree)");
+    CHECK(build_from_topology_addrs({"s..a"}, {}, &t).message() ==
+          "SLURM_TOPOLOGY_ADDR 's..a' has an empty or blank component");
+    CHECK(build_from_topology_addrs({"a"}, {}, &t).message() ==
+          "SLURM_TOPOLOGY_ADDR 'a' names no switch (topology/tree gives switch.….node)");
+    CHECK(build_from_topology_addrs({"s.a"}, {"node.switch"}, &t).message() ==
+          "SLURM_TOPOLOGY_ADDR 's.a': pattern 'node.switch' is not switch.….node with one kind per "
+          "component");
+    CHECK(build_from_topology_addrs({"s.a", "a.b"}, {}, &t).message() ==
+          "SLURM_TOPOLOGY_ADDR 'a.b': 'a' is both a switch and a node");
+    CHECK(build_from_topology_addrs({}, {}, &t).message() == "no SLURM_TOPOLOGY_ADDR was given");
 }

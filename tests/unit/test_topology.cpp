@@ -1,7 +1,11 @@
 // The topology model: building, validation, rank placement, fingerprint,
 // printing, units, and the conversion to the generators' view (pruning the
 // hosts a communicator does not use).
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <climits>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "topology/topology.hpp"
@@ -182,4 +186,16 @@ TEST_CASE("[topology] to_view keeps the communicator's hosts and their switches"
     CHECK(s.message() == "rank 1 runs on host 'nowhere', which the topology does not hold");
     CHECK(v.empty());
     CHECK(!to_view(t, {}, &v).is_ok());
+}
+
+TEST_CASE("[topology] a rank's host name: SLURMD_NODENAME, else the hostname", "[topology]") {
+    const char* old = std::getenv("SLURMD_NODENAME");
+    const std::string saved = old ? old : "";
+    setenv("SLURMD_NODENAME", "node07", 1);
+    CHECK(local_host_name() == "node07");
+    unsetenv("SLURMD_NODENAME");
+    char buf[HOST_NAME_MAX + 1] = {0};
+    REQUIRE(gethostname(buf, sizeof buf - 1) == 0);
+    CHECK(local_host_name() == buf);
+    if (old) setenv("SLURMD_NODENAME", saved.c_str(), 1);
 }
