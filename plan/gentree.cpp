@@ -31,6 +31,7 @@ struct GNode {
     std::vector<int> children;    // gnode indices (only children holding ranks)
     std::vector<int> servers;     // ranks below, children's servers concatenated
     std::vector<int> factors;     // chosen sub-plan (empty: fewer than 2 children)
+    bool ring = false;            // ring over the children instead of the factors
     std::vector<int> owner;       // internal: owner rank of each block
     std::vector<int> owner_child; // internal: child index holding the owner
     bool is_leaf() const { return rank >= 0; }
@@ -67,8 +68,17 @@ double subplan_seconds(const std::vector<int>& factors, double v0, const GenTree
     return t;
 }
 
+// The ring over c children (fan-in 2, c-1 rounds each way; every fold
+// reads two inputs and writes one).
+double ring_seconds(int c, double v0, const GenTreeLinkParams& l, double gamma, double delta) {
+    const double out = (c - 1.0) / c * v0;
+    return 2 * (c - 1) * l.alpha + 2 * out * l.beta + out * gamma + 3 * out * delta +
+           2 * std::max(2 - l.wt, 0) * out * l.epsilon;
+}
+
 struct Chosen {
     std::vector<int> factors;
+    bool ring = false;
     double seconds = 0;
     bool symmetric = true;
 };
@@ -92,6 +102,14 @@ Chosen choose_factors(const std::vector<int>& child_servers, int child_class, do
         const double t = subplan_seconds(f, v0, l, model.gamma, model.delta);
         if (t < best.seconds * (1 - 1e-12)) {
             best.factors = f;
+            best.seconds = t;
+        }
+    }
+    if (c >= 3) {
+        const double t = ring_seconds(c, v0, l, model.gamma, model.delta);
+        if (t < best.seconds * (1 - 1e-12)) {
+            best.factors = {c};
+            best.ring = true;
             best.seconds = t;
         }
     }
@@ -246,6 +264,29 @@ void emit_rank(const GTree& t, int x, Program* prog) {
         const GNode& mine = t.nodes[static_cast<size_t>(below)];
         below = g;
         if (a.factors.empty()) continue;
+        if (a.ring) {
+            // Block b owned in child js starts at child js+1 and travels
+            // js+1 -> js+2 -> ... -> js, each holder folding its partial in:
+            // child jx sends b in round (jx - js - 1) mod c and receives it
+            // one round earlier.
+            const int c = static_cast<int>(a.children.size());
+            const size_t first = rounds.size();
+            rounds.resize(first + static_cast<size_t>(c - 1));
+            for (int b = 0; b < N; ++b) {
+                if (!mine.is_leaf() && mine.owner[static_cast<size_t>(b)] != x) continue;
+                const int js = a.owner_child[static_cast<size_t>(b)];
+                const int k = ((jx - js - 1) % c + c) % c;
+                if (k >= 1)
+                    rounds[first + static_cast<size_t>(k - 1)]
+                        .recvs[t.holder(a.children[static_cast<size_t>((jx - 1 + c) % c)], b)]
+                        .push_back(b);
+                if (k <= c - 2)
+                    rounds[first + static_cast<size_t>(k)]
+                        .sends[t.holder(a.children[static_cast<size_t>((jx + 1) % c)], b)]
+                        .push_back(b);
+            }
+            continue;
+        }
         const int m = static_cast<int>(a.factors.size());
         const size_t first = rounds.size();
         rounds.resize(first + static_cast<size_t>(m));
@@ -316,7 +357,9 @@ Status build(const TopologyView& view, double bytes, const GenTreeModel& model, 
         std::vector<int> cs;
         for (int ch : a.children) cs.push_back(static_cast<int>(t->nodes[static_cast<size_t>(ch)].servers.size()));
         const int cls = a.children.empty() ? -1 : t->nodes[static_cast<size_t>(a.children[0])].link_class;
-        a.factors = choose_factors(cs, cls, bytes, model).factors;
+        const Chosen ch = choose_factors(cs, cls, bytes, model);
+        a.factors = ch.factors;
+        a.ring = ch.ring;
     }
     std::vector<int> load(t->leaf_of_rank.size(), 0), quota(t->leaf_of_rank.size(), 0);
     for (int g : t->order) place(t, g, load, quota);
@@ -327,6 +370,7 @@ Status build(const TopologyView& view, double bytes, const GenTreeModel& model, 
 
 std::string GenTreeNodeChoice::plan_name() const {
     if (!symmetric) return "ACPS";
+    if (ring) return "ring";
     if (factors.size() <= 1) return "CPS";
     return format_factors(factors);
 }
@@ -391,6 +435,7 @@ Status gentree_choices(const TopologyView& view, double bytes, const GenTreeMode
         nc.children = static_cast<int>(a.children.size());
         nc.symmetric = c.symmetric;
         nc.factors = c.factors;
+        nc.ring = c.ring;
         nc.seconds = c.seconds;
         out->push_back(std::move(nc));
     }

@@ -32,12 +32,14 @@
 // holds b summed over A's subtree.  One factor (c) is co-located PS (CPS);
 // f0×f1 is the paper's m×n hierarchical CPS; when the children hold
 // different numbers of servers, one factor is the paper's asymmetric CPS
-// (ACPS: every holder sends straight to the owner).  The factors of each
-// node are chosen by GenModel among every ordered factorisation of c into
-// at most kGenTreeMaxRounds factors when the children are symmetric, CPS
-// otherwise (as Algorithm 2 lines 20-23).  Ring, rhd and butterfly
-// sub-plans and the data rearrangement of Algorithm 2 lines 8-16 are not
-// implemented (docs/model.md says what is).
+// (ACPS: every holder sends straight to the owner).  A ring over the
+// children is the other plan type: block b travels from child j*+1 around
+// to j*, each holder folding its partial in (c-1 rounds, fan-in 2).  The
+// plan of each node is chosen by GenModel among every ordered
+// factorisation of c into at most kGenTreeMaxRounds factors and the ring
+// when the children are symmetric, ACPS otherwise (as Algorithm 2 lines
+// 20-23).  rhd and butterfly sub-plans and the data rearrangement of
+// Algorithm 2 lines 8-16 are not implemented.
 //
 // Allgather: every reduce-scatter transfer of every node, in reverse order
 // of nodes and rounds, is sent back the other way into the result buffer.
@@ -46,6 +48,8 @@
 // per round i of factors f, V_0 = S/m, V_i = V_0/(f0·…·f_{i-1}),
 // out_i = (f_i-1)/f_i·V_i):
 //   Σ_i 2α + 2·out_i·β + out_i·γ + (f_i+1)/f_i·V_i·δ + 2·max(f_i - w_t, 0)·out_i·ε
+// and for the ring, out = (c-1)/c·V_0:
+//   2(c-1)α + 2·out·β + out·γ + 3·out·δ + 2·max(2 - w_t, 0)·out·ε
 // with α, β, ε, w_t of the link class of A's child edges and γ, δ of the
 // hosts (GenTreeModel).  ACPS is priced with the smallest child's V_0.
 // Over the whole tree: Σ_nodes on a rank's path, so A = 2·Σ rounds steps
@@ -113,8 +117,9 @@ struct GenTreeNodeChoice {
     int children = 0;        // children holding ranks
     bool symmetric = true;   // every child holds the same number of ranks
     std::vector<int> factors;
+    bool ring = false;       // a ring over the children (factors is then {c})
     double seconds = 0;      // GenModel time of the chosen sub-plan (reduce-scatter + allgather)
-    // "CPS", "8x3" (m×n hierarchical CPS), "ACPS" (asymmetric children).
+    // "CPS", "8x3" (m×n hierarchical CPS), "ring", "ACPS" (asymmetric children).
     std::string plan_name() const;
 };
 

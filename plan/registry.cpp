@@ -129,7 +129,7 @@ const std::vector<GeneratorInfo>& generators() {
          prepare_rhd, rhd_candidates},
         {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L, group=...)",
          {"r", "group"}, prepare_butterfly, butterfly_candidates},
-        {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS sub-plans on the topology tree",
+        {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",
          {"bytes", "model"}, prepare_gentree, gentree_candidates, true},
     };
     return table;

@@ -435,3 +435,32 @@ TEST_CASE("gentree reproduces the paper's Table 6 where Table 5 implies it", "[g
     CHECK(agree == 31);
     CHECK(cells == 42);
 }
+
+TEST_CASE("gentree picks a ring where incast and a prime fan-out leave no hierarchy", "[gentree][ring]") {
+    // 13 servers under each middle switch (Table 5's Middle SW row, w_t = 9):
+    // 13 is prime, so the only hierarchical choice is CPS with fan-in 13,
+    // whose incast outweighs the ring's extra α and δ at 10^8 floats, not
+    // at 10^7.
+    const TopologyView v = two_level({13, 13});
+    REQUIRE(choices(v, 1e8).at("M-SW0") == "ring");
+    REQUIRE(choices(v, 1e7).at("M-SW0") == "CPS");
+    const Plan p = gentree_plan(v, "model=paper,bytes=400000000");
+    require_valid(p, "2 x 13 ring");
+    // Ring: 12 reduce-scatter steps under the middle switch, one root step,
+    // and the reverse; every middle step talks to the two ring neighbours.
+    const Program& prog = p.programs[0];
+    REQUIRE(prog.steps.size() == 2 * (12 + 1));
+    for (int s = 0; s < 12; ++s) {
+        REQUIRE(prog.steps[static_cast<size_t>(s)].sends.size() == 1);
+        CHECK(prog.steps[static_cast<size_t>(s)].sends[0].peer == 1);
+        REQUIRE(prog.steps[static_cast<size_t>(s)].recvs.size() == 1);
+        CHECK(prog.steps[static_cast<size_t>(s)].recvs[0].peer == 12);
+    }
+    const size_t P = static_cast<size_t>(p.nranks);
+    const Status st = run_sum(p, {0, 1, P - 1, P, P + 1, 3 * P + 5});
+    INFO(st.message());
+    CHECK(st);
+    // Round-robin placement: the ring follows the hosts, not rank order.
+    const Plan q = gentree_plan(round_robin(v), "model=paper,bytes=400000000");
+    require_valid(q, "2 x 13 ring round-robin");
+}
