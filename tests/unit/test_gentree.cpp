@@ -14,6 +14,7 @@
 #include "plan/checker.hpp"
 #include "plan/gentree.hpp"
 #include "plan/registry.hpp"
+#include "plan/stats.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/loopback.hpp"
 #include "runtime/reduce.hpp"
@@ -463,4 +464,29 @@ TEST_CASE("gentree picks a ring where incast and a prime fan-out leave no hierar
     // Round-robin placement: the ring follows the hosts, not rank order.
     const Plan q = gentree_plan(round_robin(v), "model=paper,bytes=400000000");
     require_valid(q, "2 x 13 ring round-robin");
+}
+
+TEST_CASE("gentree is bandwidth optimal on symmetric trees", "[gentree][stats]") {
+    // Every rank sends and receives 2(P-1)/P·S on a symmetric tree (count a
+    // multiple of P so blocks are equal): each level moves (f-1)/f of what
+    // the rank holds, and the levels' fractions telescope.
+    for (const TopologyView& v : {single_switch(12), two_level({4, 4, 4}), two_level({6, 6})}) {
+        for (const char* params : {"", "model=paper,bytes=400000000"}) {
+            const Plan p = gentree_plan(v, params);
+            const size_t P = static_cast<size_t>(p.nranks), count = 100 * P;
+            const PlanStats st = compute_stats(p, count, 4);
+            INFO("P=" << P << " params '" << params << "'");
+            CHECK(st.max_bytes_sent_per_rank == 2 * (P - 1) * 100 * 4);
+            CHECK(st.max_bytes_received_per_rank == 2 * (P - 1) * 100 * 4);
+        }
+    }
+    // Several ranks per host: the intra level counts too.
+    ViewBuilder b;
+    b.cls("intra");
+    b.v.intra_class = 0;
+    const int root = b.node(-1, "sw", "");
+    for (int h = 0; h < 4; ++h) b.host(root, "leaf", 3);
+    const Plan p = gentree_plan(b.v);
+    const PlanStats st = compute_stats(p, 1200, 4);
+    CHECK(st.max_bytes_sent_per_rank == 2 * 11 * 100 * 4);
 }
