@@ -483,7 +483,9 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
 }
 
 void gentree_candidates(const CandidateContext& ctx, std::vector<std::string>* out) {
-    if (ctx.topology == nullptr || ctx.topology->empty() || ctx.nranks < 2) return;
+    if (ctx.topology == nullptr || ctx.topology->empty() || ctx.nranks < 2 ||
+        ctx.nranks > kGenTreeMaxOfferedRanks)
+        return;
     out->push_back("");
 }
 

@@ -64,8 +64,11 @@
 //         halves of their 2 blocks; allgather reverses both levels.
 //
 // Per-rank generation: prepare builds the rank-independent structure (the
-// tree, every node's owner of every block and its factors: O(P · nodes)
-// integers); emit(rank) walks only the rank's path to the root.
+// tree, every node's owner of every block and its factors: 2·P integers
+// per switch and per multi-rank host, e.g. 67 MB for 4096 ranks two per
+// host); emit(rank) walks only the rank's path to the root, O(P · depth).
+// That memory is why the selector is offered GenTree only up to
+// kGenTreeMaxOfferedRanks; forcing it beyond works but costs it.
 #pragma once
 
 #include <string>
@@ -133,7 +136,8 @@ Status gentree_choices(const TopologyView& view, double bytes, const GenTreeMode
 // GenRequest::topology.
 Status prepare_gentree(const GenRequest& req, RankGenerator* out);
 // Offers the default (bytes chosen by the selector's size class are not
-// known here) when a view with more than one rank is given.
+// known here) when a view with 2..kGenTreeMaxOfferedRanks ranks is given.
+constexpr int kGenTreeMaxOfferedRanks = 4096;
 void gentree_candidates(const CandidateContext& ctx, std::vector<std::string>* out);
 
 }  // namespace genx

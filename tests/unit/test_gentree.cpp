@@ -490,3 +490,26 @@ TEST_CASE("gentree is bandwidth optimal on symmetric trees", "[gentree][stats]")
     const PlanStats st = compute_stats(p, 1200, 4);
     CHECK(st.max_bytes_sent_per_rank == 2 * 11 * 100 * 4);
 }
+
+TEST_CASE("the selector is offered gentree only where a topology is known", "[gentree]") {
+    const GeneratorInfo* g = find_generator("gentree");
+    REQUIRE(g != nullptr);
+    CHECK(g->uses_topology);
+    CandidateContext ctx;
+    ctx.nranks = 8;
+    std::vector<std::string> out;
+    g->candidates(ctx, &out);
+    CHECK(out.empty());
+    const TopologyView v = two_level({4, 4});
+    ctx.topology = &v;
+    g->candidates(ctx, &out);
+    CHECK(out.size() == 1);
+    // Beyond kGenTreeMaxOfferedRanks the placement tables would cost too
+    // much memory per communicator: not offered.
+    const TopologyView big = two_level(repeat(2, kGenTreeMaxOfferedRanks / 2 + 1));
+    ctx.nranks = big.nranks();
+    ctx.topology = &big;
+    out.clear();
+    g->candidates(ctx, &out);
+    CHECK(out.empty());
+}
