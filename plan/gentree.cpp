@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <utility>
 
@@ -32,8 +33,12 @@ struct GNode {
     std::vector<int> servers;     // ranks below, children's servers concatenated
     std::vector<int> factors;     // chosen sub-plan (empty: fewer than 2 children)
     bool ring = false;            // ring over the children instead of the factors
-    std::vector<int> owner;       // internal: owner rank of each block
-    std::vector<int> owner_child; // internal: child index holding the owner
+    // Data rearrangement (Algorithm 2 lines 8-16): when non-empty, the
+    // placement this node's sub-plan produced, before its blocks were moved
+    // onto its first `owner`-holding servers for the parent's sub-plan.
+    std::vector<int> pre_owner;
+    std::vector<int> owner;       // internal: owner rank of each block (after any rearrangement)
+    std::vector<int> owner_child; // internal: child index of the owner its sub-plan delivers to
     bool is_leaf() const { return rank >= 0; }
 };
 
@@ -251,6 +256,7 @@ bool same_low_digits(int a, int b, const std::vector<int>& factors, int i) {
 // One round of a rank: blocks to send to and receive from each peer.
 struct RoundIo {
     std::map<int, std::vector<int>> sends, recvs;
+    bool move = false;  // received blocks replace the result's (no fold)
 };
 
 void emit_rank(const GTree& t, int x, Program* prog) {
@@ -263,6 +269,21 @@ void emit_rank(const GTree& t, int x, Program* prog) {
         const int jx = t.nodes[static_cast<size_t>(below)].child_index;
         const GNode& mine = t.nodes[static_cast<size_t>(below)];
         below = g;
+        if (!mine.pre_owner.empty()) {
+            // Rearrangement: each block moves from its owner after the
+            // child's sub-plan to its owner for this node's (into the result
+            // buffer: the receiver's own copy of the block is stale).
+            RoundIo io;
+            io.move = true;
+            for (int b = 0; b < N; ++b) {
+                const int from = mine.pre_owner[static_cast<size_t>(b)];
+                const int to = mine.owner[static_cast<size_t>(b)];
+                if (from == to) continue;
+                if (from == x) io.sends[to].push_back(b);
+                if (to == x) io.recvs[from].push_back(b);
+            }
+            rounds.push_back(std::move(io));
+        }
         if (a.factors.empty()) continue;
         if (a.ring) {
             // Block b owned in child js starts at child js+1 and travels
@@ -321,6 +342,10 @@ void emit_rank(const GTree& t, int x, Program* prog) {
         std::map<int, std::vector<BufferId>> srcs_of_block;
         BufferId slot = 0;
         for (const auto& kv : io.recvs) {
+            if (io.move) {
+                st.recvs.push_back(Transfer{kv.first, kv.second, kResult});
+                continue;
+            }
             st.recvs.push_back(Transfer{kv.first, kv.second, slot});
             for (int b : kv.second) srcs_of_block[b].push_back(slot);
             ++slot;
@@ -350,6 +375,41 @@ Status check_view(const TopologyView* view, const char* who) {
     return Status::ok();
 }
 
+// Data rearrangement (gentree.hpp): with n servers under node g sending
+// out through its uplink of class u, n concurrent flows above u's w_t pay
+// incast on the whole partial vector (S bytes each way):
+//   origin    = 2·max(n - w_t(u), 0)·S·ε(u)
+// Moving the blocks onto k = w_t(u) servers first costs one CPS-like move
+// inside g (each of the k servers receives from ceil(n/k) - 1 others, V =
+// S/n each, at the class of g's children), in the reduce-scatter and back
+// in the allgather:
+//   rearrange = 2α + 2·(r-1)·V·β + 2·max(r - w_t, 0)·(r-1)·V·ε,  r = ceil(n/k)
+// and removes that incast.  Applied when rearrange < origin.
+void maybe_rearrange(GTree* t, int g, double bytes, const GenTreeModel& model) {
+    GNode& a = t->nodes[static_cast<size_t>(g)];
+    const int n = static_cast<int>(a.servers.size());
+    GenTreeLinkParams up, in;
+    class_cost_params(model, a.link_class, &up);
+    class_cost_params(model, t->nodes[static_cast<size_t>(a.children[0])].link_class, &in);
+    const int k = up.wt;
+    if (k < 1 || n <= k) return;
+    const double origin = 2 * (n - k) * bytes * up.epsilon;
+    const int r = (n + k - 1) / k;
+    const double v = bytes / n;
+    const double rearrange =
+        2 * in.alpha + 2 * (r - 1) * v * in.beta + 2 * std::max(r - in.wt, 0) * (r - 1) * v * in.epsilon;
+    if (!(rearrange < origin)) return;
+    // Server i of the k keeps its blocks and takes those of servers i + k,
+    // i + 2k, ...: at most r - 1 senders each.
+    std::map<int, int> index;
+    for (int i = 0; i < n; ++i) index[a.servers[static_cast<size_t>(i)]] = i;
+    // owner_child stays what this node's own sub-plan delivers to; owner
+    // becomes what the parent's sub-plan reads.
+    a.pre_owner = a.owner;
+    for (size_t b = 0; b < a.owner.size(); ++b)
+        a.owner[b] = a.servers[static_cast<size_t>(index[a.pre_owner[b]] % k)];
+}
+
 Status build(const TopologyView& view, double bytes, const GenTreeModel& model, GTree* t) {
     build_tree(view, t);
     for (int g : t->order) {
@@ -362,7 +422,10 @@ Status build(const TopologyView& view, double bytes, const GenTreeModel& model, 
         a.ring = ch.ring;
     }
     std::vector<int> load(t->leaf_of_rank.size(), 0), quota(t->leaf_of_rank.size(), 0);
-    for (int g : t->order) place(t, g, load, quota);
+    for (int g : t->order) {
+        place(t, g, load, quota);
+        if (t->nodes[static_cast<size_t>(g)].parent >= 0) maybe_rearrange(t, g, bytes, model);
+    }
     return Status::ok();
 }
 
@@ -421,7 +484,7 @@ Status gentree_choices(const TopologyView& view, double bytes, const GenTreeMode
                        std::vector<GenTreeNodeChoice>* out) {
     GENX_RETURN_IF_ERROR(check_view(&view, "gentree"));
     GTree t;
-    build_tree(view, &t);
+    GENX_RETURN_IF_ERROR(build(view, bytes, model, &t));
     out->clear();
     for (int g : t.order) {
         const GNode& a = t.nodes[static_cast<size_t>(g)];
@@ -437,6 +500,10 @@ Status gentree_choices(const TopologyView& view, double bytes, const GenTreeMode
         nc.factors = c.factors;
         nc.ring = c.ring;
         nc.seconds = c.seconds;
+        if (!a.pre_owner.empty()) {
+            std::set<int> holders(a.owner.begin(), a.owner.end());
+            nc.rearranged_onto = static_cast<int>(holders.size());
+        }
         out->push_back(std::move(nc));
     }
     return Status::ok();

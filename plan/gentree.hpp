@@ -38,8 +38,17 @@
 // plan of each node is chosen by GenModel among every ordered
 // factorisation of c into at most kGenTreeMaxRounds factors and the ring
 // when the children are symmetric, ACPS otherwise (as Algorithm 2 lines
-// 20-23).  rhd and butterfly sub-plans and the data rearrangement of
-// Algorithm 2 lines 8-16 are not implemented.
+// 20-23).  rhd and butterfly sub-plans are not implemented.
+//
+// Data rearrangement (Algorithm 2 lines 8-16).  After a node's sub-plan,
+// its blocks may move onto a subset of its servers before the parent's
+// sub-plan, so that fewer flows leave through its uplink: k = w_t of the
+// uplink's class (the most flows without incast), server i of the k taking
+// the blocks of servers i + k, i + 2k, ...  GenModel decides: the incast
+// the n - k extra flows would pay on the uplink against the cost of the
+// move (gentree.cpp maybe_rearrange).  The moved blocks travel back in the
+// allgather.  With model=view (ε = 0) it never pays; under Table 5 it does
+// on CDC384's cross-datacenter link.
 //
 // Allgather: every reduce-scatter transfer of every node, in reverse order
 // of nodes and rounds, is sent back the other way into the result buffer.
@@ -121,6 +130,9 @@ struct GenTreeNodeChoice {
     bool symmetric = true;   // every child holds the same number of ranks
     std::vector<int> factors;
     bool ring = false;       // a ring over the children (factors is then {c})
+    // Data rearrangement: the number of servers the node's blocks are moved
+    // onto before its parent's sub-plan (0 = not rearranged).
+    int rearranged_onto = 0;
     double seconds = 0;      // GenModel time of the chosen sub-plan (reduce-scatter + allgather)
     // "CPS", "8x3" (m×n hierarchical CPS), "ring", "ACPS" (asymmetric children).
     std::string plan_name() const;

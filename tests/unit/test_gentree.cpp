@@ -513,3 +513,63 @@ TEST_CASE("the selector is offered gentree only where a topology is known", "[ge
     g->candidates(ctx, &out);
     CHECK(out.empty());
 }
+
+namespace {
+// Two datacenters of `per_dc` hosts on one switch each, joined by a
+// cross-DC link.
+TopologyView small_two_dc(int per_dc) {
+    ViewBuilder b;
+    b.cls("xdc", true);
+    const int top = b.node(-1, "XDC", "");
+    for (int dc = 0; dc < 2; ++dc) {
+        const int r = b.node(top, "DC" + std::to_string(dc), "xdc");
+        for (int i = 0; i < per_dc; ++i) b.host(r, "root");
+    }
+    return b.v;
+}
+
+int rearranged_onto(const TopologyView& v, double bytes, const std::string& name) {
+    std::vector<GenTreeNodeChoice> cs;
+    REQUIRE(gentree_choices(v, bytes, gentree_model_paper(v), &cs));
+    for (const GenTreeNodeChoice& c : cs)
+        if (c.name == name) return c.rearranged_onto;
+    FAIL("no switch " << name);
+    return -1;
+}
+}  // namespace
+
+TEST_CASE("gentree rearranges data before a congested cross-DC link when GenModel says so", "[gentree][rearrange]") {
+    // 12 servers per DC, w_t = 9 on the cross-DC class: at 10^8 floats the
+    // incast of 3 extra flows on the slow link (ε = 6e-11 s/B) outweighs
+    // moving a twelfth of the data inside the DC; at 10^7 it does not.
+    const TopologyView v = small_two_dc(12);
+    CHECK(rearranged_onto(v, 4e8, "DC0") == 9);
+    CHECK(rearranged_onto(v, 4e8, "DC1") == 9);
+    CHECK(rearranged_onto(v, 4e7, "DC0") == 0);
+    const Plan p = gentree_plan(v, "model=paper,bytes=400000000");
+    require_valid(p, "2 DCs x 12, rearranged");
+    // Only 9 ranks of each DC send across the cross-DC link.
+    std::set<int> senders;
+    for (int r = 0; r < p.nranks; ++r)
+        for (const Step& s : p.programs[static_cast<size_t>(r)].steps)
+            for (const Transfer& t : s.sends)
+                if ((r < 12) != (t.peer < 12)) senders.insert(r);
+    CHECK(senders.size() == 18);
+    const size_t P = static_cast<size_t>(p.nranks);
+    const Status st = run_sum(p, {0, 1, P - 1, P, P + 1, 5 * P + 3});
+    INFO(st.message());
+    CHECK(st);
+    require_valid(gentree_plan(round_robin(v), "model=paper,bytes=400000000"), "rearranged, round-robin");
+    // Without rearrangement all 24 ranks send across.
+    const Plan q = gentree_plan(v, "model=paper,bytes=40000000");
+    senders.clear();
+    for (int r = 0; r < q.nranks; ++r)
+        for (const Step& s : q.programs[static_cast<size_t>(r)].steps)
+            for (const Transfer& t : s.sends)
+                if ((r < 12) != (t.peer < 12)) senders.insert(r);
+    CHECK(senders.size() == 24);
+    // CDC384 under Table 5: both datacenter roots gather onto 9 servers.
+    const TopologyView cdc = cross_dc();
+    CHECK(rearranged_onto(cdc, 4e8, "DC0-R-SW") == 9);
+    CHECK(rearranged_onto(cdc, 4e8, "DC1-R-SW") == 9);
+}
