@@ -102,8 +102,16 @@ Chosen choose_factors(const std::vector<int>& child_servers, int child_class, do
     best.factors = {c};
     best.seconds = subplan_seconds(best.factors, v0, l, model.gamma, model.delta);
     if (!best.symmetric) return best;
-    // Strictly better only: ties keep the fewer rounds (CPS first).
-    for (const std::vector<int>& f : ordered_factorizations(c, kGenTreeMaxRounds)) {
+    // Strictly better only: ties keep the fewer rounds (CPS first).  Recursive
+    // halving (every factor 2) is priced too where c is a power of two with
+    // more than kGenTreeMaxRounds halvings.
+    std::vector<std::vector<int>> candidates = ordered_factorizations(c, kGenTreeMaxRounds);
+    if ((c & (c - 1)) == 0 && c > (1 << kGenTreeMaxRounds)) {
+        std::vector<int> halvings;
+        for (int k = c; k > 1; k /= 2) halvings.push_back(2);
+        candidates.push_back(halvings);
+    }
+    for (const std::vector<int>& f : candidates) {
         const double t = subplan_seconds(f, v0, l, model.gamma, model.delta);
         if (t < best.seconds * (1 - 1e-12)) {
             best.factors = f;
@@ -434,6 +442,9 @@ Status build(const TopologyView& view, double bytes, const GenTreeModel& model, 
 std::string GenTreeNodeChoice::plan_name() const {
     if (!symmetric) return "ACPS";
     if (ring) return "ring";
+    if (factors.size() >= 2 &&
+        std::all_of(factors.begin(), factors.end(), [](int f) { return f == 2; }))
+        return "rhd";
     if (factors.size() <= 1) return "CPS";
     return format_factors(factors);
 }

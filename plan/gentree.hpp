@@ -30,15 +30,17 @@
 // digit i := j*'s, into the holder of b there, which folds all f_i - 1
 // received copies with one fused reduce.  After the last round the owner
 // holds b summed over A's subtree.  One factor (c) is co-located PS (CPS);
-// f0×f1 is the paper's m×n hierarchical CPS; when the children hold
+// f0×f1 is the paper's m×n hierarchical CPS; every factor 2 is recursive
+// halving/doubling (rhd) over the children; when the children hold
 // different numbers of servers, one factor is the paper's asymmetric CPS
 // (ACPS: every holder sends straight to the owner).  A ring over the
 // children is the other plan type: block b travels from child j*+1 around
 // to j*, each holder folding its partial in (c-1 rounds, fan-in 2).  The
 // plan of each node is chosen by GenModel among every ordered
-// factorisation of c into at most kGenTreeMaxRounds factors and the ring
-// when the children are symmetric, ACPS otherwise (as Algorithm 2 lines
-// 20-23).  rhd and butterfly sub-plans are not implemented.
+// factorisation of c into at most kGenTreeMaxRounds factors, rhd (c a
+// power of two) and the ring when the children are symmetric, ACPS
+// otherwise (as Algorithm 2 lines 20-23).  Butterfly sub-plans (other than
+// rhd, its xor case) are not implemented.
 //
 // Data rearrangement (Algorithm 2 lines 8-16).  After a node's sub-plan,
 // its blocks may move onto a subset of its servers before the parent's
@@ -62,7 +64,8 @@
 // with α, β, ε, w_t of the link class of A's child edges and γ, δ of the
 // hosts (GenTreeModel).  ACPS is priced with the smallest child's V_0.
 // Over the whole tree: Σ_nodes on a rank's path, so A = 2·Σ rounds steps
-// and B = 2(P-1)/P·S per rank when the tree is symmetric.
+// and B = 2(P-1)/P·S per rank when the tree is symmetric and no data is
+// rearranged.
 //
 // Any P and any tree: checker-proven on the paper's Figure 11 topologies
 // and on random asymmetric trees (tests/unit/test_gentree.cpp).
@@ -134,7 +137,8 @@ struct GenTreeNodeChoice {
     // onto before its parent's sub-plan (0 = not rearranged).
     int rearranged_onto = 0;
     double seconds = 0;      // GenModel time of the chosen sub-plan (reduce-scatter + allgather)
-    // "CPS", "8x3" (m×n hierarchical CPS), "ring", "ACPS" (asymmetric children).
+    // "CPS", "8x3" (m×n hierarchical CPS), "rhd" (every factor 2), "ring",
+    // "ACPS" (asymmetric children).
     std::string plan_name() const;
 };
 

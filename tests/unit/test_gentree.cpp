@@ -296,6 +296,7 @@ TEST_CASE("gentree plans pass the checker on the paper's Figure 11 topologies", 
 
 TEST_CASE("gentree passes the checker on random asymmetric trees and placements", "[gentree][random]") {
     std::mt19937 rng(20261125);
+    std::set<std::string> seen;
     for (int iter = 0; iter < 60; ++iter) {
         // Sizes up to 600 hosts with one rank, or up to 150 hosts with up
         // to 4 ranks: the symbolic checker's cost grows as P² per plan.
@@ -306,7 +307,19 @@ TEST_CASE("gentree passes the checker on random asymmetric trees and placements"
                                  std::to_string(v.depth());
         require_valid(gentree_plan(v), what);
         require_valid(gentree_plan(round_robin(v)), what + " round-robin");
+        // Table 5's parameters at 10^8 floats: hierarchical factors, rings
+        // and rearrangement appear where the fan-outs allow them.
+        require_valid(gentree_plan(v, "model=paper,bytes=400000000"), what + " paper");
+        std::vector<GenTreeNodeChoice> cs;
+        REQUIRE(gentree_choices(v, 4e8, gentree_model_paper(v), &cs));
+        for (const GenTreeNodeChoice& c : cs) {
+            seen.insert(c.plan_name().find('x') != std::string::npos ? "mxn" : c.plan_name());
+            if (c.rearranged_onto > 0) seen.insert("rearranged");
+        }
     }
+    // The random trees exercised every plan type GenTree has but rhd (which
+    // Table 5's w_t = 9 never picks; its factors run through the same code).
+    CHECK(seen == std::set<std::string>{"ACPS", "CPS", "mxn", "ring", "rearranged"});
 }
 
 TEST_CASE("gentree computes sums on the loopback transport", "[gentree][loopback]") {
@@ -572,4 +585,24 @@ TEST_CASE("gentree rearranges data before a congested cross-DC link when GenMode
     const TopologyView cdc = cross_dc();
     CHECK(rearranged_onto(cdc, 4e8, "DC0-R-SW") == 9);
     CHECK(rearranged_onto(cdc, 4e8, "DC1-R-SW") == 9);
+}
+
+TEST_CASE("gentree picks recursive halving where any fan-in above 2 pays incast", "[gentree][rhd]") {
+    // A crafted model: w_t = 2 and a large ε, negligible α: every round of
+    // fan-in 2 is free of incast, so 16 children take four halvings (rhd),
+    // which the three-round factorisations cannot express.
+    const TopologyView v = single_switch(16);
+    GenTreeModel m = gentree_model_from_view(v);
+    m.classes[0].alpha = 1e-9;
+    m.classes[0].wt = 2;
+    m.classes[0].epsilon = 1e-8;
+    std::vector<GenTreeNodeChoice> cs;
+    REQUIRE(gentree_choices(v, 1e6, m, &cs));
+    REQUIRE(cs.size() == 1);
+    CHECK(cs[0].plan_name() == "rhd");
+    CHECK(cs[0].factors == std::vector<int>{2, 2, 2, 2});
+    // And 8 children (three halvings) likewise, through the factorisations.
+    const TopologyView w = single_switch(8);
+    REQUIRE(gentree_choices(w, 1e6, m, &cs));
+    CHECK(cs[0].plan_name() == "rhd");
 }
