@@ -9,6 +9,7 @@
 
 #include "plan/butterfly.hpp"
 #include "plan/cps.hpp"
+#include "plan/gentree.hpp"
 #include "plan/hcps.hpp"
 #include "plan/rb.hpp"
 #include "plan/rhd.hpp"
@@ -128,6 +129,8 @@ const std::vector<GeneratorInfo>& generators() {
          prepare_rhd, rhd_candidates},
         {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L, group=...)",
          {"r", "group"}, prepare_butterfly, butterfly_candidates},
+        {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",
+         {"bytes", "model"}, prepare_gentree, gentree_candidates, true},
     };
     return table;
 }

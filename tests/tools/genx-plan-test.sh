@@ -86,6 +86,13 @@ topo_src=${GENX_SRCDIR:-$(dirname "$0")/../..}/tests/topology
 expect 0 '^ok: allreduce for P=8 ' -a ring -P 8 --topology "$topo_src/tree.conf" --check
 expect 0 '^ok: allreduce for P=16 ' -a ring -P 16 --ppn 2 --topology "$topo_src/tree.conf" --check
 expect 2 "9 ranks at 1 per host need 9 hosts; .*tree\.conf has 8" -a ring -P 9 --topology "$topo_src/tree.conf"
+# GenTree plans on the file's tree (one and two ranks per host, hosts placed
+# out of tree order); without a topology it says what it needs.
+expect 0 '^ok: allreduce for P=8 ' -a gentree -P 8 --topology "$topo_src/tree.conf" --check
+expect 0 '^ok: allreduce for P=16 ' -a gentree -P 16 --ppn 2 --topology "$topo_src/tree.conf" --check
+expect 0 '^ok: allreduce for P=4 ' -a gentree -P 4 --topology "$topo_src/tree.conf" \
+    --hosts 'node01,r1n1,node02,r1n2' --check
+expect 2 'gentree: needs a topology' -a gentree -P 4
 expect 2 "rank 3 runs on host 'nowhere', which the topology does not hold" \
     -a ring -P 4 --topology "$topo_src/tree.conf" --hosts 'node[01-03],nowhere'
 expect 2 '--hosts names 2 hosts for 4 ranks' -a ring -P 4 --topology "$topo_src/tree.conf" --hosts 'node[01-02]'

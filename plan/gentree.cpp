@@ -1,0 +1,570 @@
+// GenTree generator (description and cost in gentree.hpp).
+#include "plan/gentree.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <memory>
+#include <utility>
+
+#include "plan/hcps.hpp"
+
+namespace genx {
+
+namespace {
+
+// Table 5 of Xiong et al. (seconds, seconds per byte; docs/model.md).
+constexpr GenTreeLinkParams kPaperCrossDc{3.00e-2, 6.40e-9, 6.00e-11, 9};
+constexpr GenTreeLinkParams kPaperRootSw{6.58e-3, 6.40e-10, 6.00e-12, 9};
+constexpr GenTreeLinkParams kPaperMiddleSw{6.58e-3, 6.40e-9, 1.22e-10, 9};
+constexpr double kPaperGamma = 6.00e-10;
+constexpr double kPaperDelta = 1.87e-10;
+
+// One node of GenTree's tree: a switch, a multi-rank host, or a rank.
+struct GNode {
+    int view_node = -1;           // -1 for a rank leaf under a multi-rank host
+    int rank = -1;                // leaf: its rank
+    int parent = -1;
+    int child_index = -1;         // position among the parent's children
+    int link_class = -1;          // class of the edge up to the parent
+    std::vector<int> children;    // gnode indices (only children holding ranks)
+    std::vector<int> servers;     // ranks below, children's servers concatenated
+    std::vector<int> factors;     // chosen sub-plan (empty: fewer than 2 children)
+    bool ring = false;            // ring over the children instead of the factors
+    // Data rearrangement (Algorithm 2 lines 8-16): when non-empty, the
+    // placement this node's sub-plan produced, before its blocks were moved
+    // onto its first `owner`-holding servers for the parent's sub-plan.
+    std::vector<int> pre_owner;
+    std::vector<int> owner;       // internal: owner rank of each block (after any rearrangement)
+    std::vector<int> owner_child; // internal: child index of the owner its sub-plan delivers to
+    bool is_leaf() const { return rank >= 0; }
+};
+
+struct GTree {
+    int nblocks = 0;
+    std::vector<GNode> nodes;     // nodes[0] is the root
+    std::vector<int> leaf_of_rank;
+    std::vector<int> order;       // internal nodes, children before parents
+
+    int holder(int g, int b) const {
+        const GNode& n = nodes[static_cast<size_t>(g)];
+        return n.is_leaf() ? n.rank : n.owner[static_cast<size_t>(b)];
+    }
+};
+
+void class_cost_params(const GenTreeModel& m, int cls, GenTreeLinkParams* p) {
+    *p = cls >= 0 && static_cast<size_t>(cls) < m.classes.size() ? m.classes[static_cast<size_t>(cls)]
+                                                                 : GenTreeLinkParams{};
+}
+
+// GenModel time of a sub-plan with `factors` whose servers start holding
+// partial sums of v0 bytes each (reduce-scatter and allgather).
+double subplan_seconds(const std::vector<int>& factors, double v0, const GenTreeLinkParams& l,
+                       double gamma, double delta) {
+    double t = 0, v = v0;
+    for (int f : factors) {
+        const double out = (f - 1.0) / f * v;
+        t += 2 * l.alpha + 2 * out * l.beta + out * gamma + (f + 1.0) / f * v * delta +
+             2 * std::max(f - l.wt, 0) * out * l.epsilon;
+        v /= f;
+    }
+    return t;
+}
+
+// The ring over c children (fan-in 2, c-1 rounds each way; every fold
+// reads two inputs and writes one).
+double ring_seconds(int c, double v0, const GenTreeLinkParams& l, double gamma, double delta) {
+    const double out = (c - 1.0) / c * v0;
+    return 2 * (c - 1) * l.alpha + 2 * out * l.beta + out * gamma + 3 * out * delta +
+           2 * std::max(2 - l.wt, 0) * out * l.epsilon;
+}
+
+struct Chosen {
+    std::vector<int> factors;
+    bool ring = false;
+    double seconds = 0;
+    bool symmetric = true;
+};
+
+Chosen choose_factors(const std::vector<int>& child_servers, int child_class, double bytes,
+                      const GenTreeModel& model) {
+    Chosen best;
+    const int c = static_cast<int>(child_servers.size());
+    if (c < 2) return best;
+    GenTreeLinkParams l;
+    class_cost_params(model, child_class, &l);
+    const int min_n = *std::min_element(child_servers.begin(), child_servers.end());
+    const int max_n = *std::max_element(child_servers.begin(), child_servers.end());
+    best.symmetric = min_n == max_n;
+    const double v0 = bytes / min_n;
+    best.factors = {c};
+    best.seconds = subplan_seconds(best.factors, v0, l, model.gamma, model.delta);
+    if (!best.symmetric) return best;
+    // Strictly better only: ties keep the fewer rounds (CPS first).  Recursive
+    // halving (every factor 2) is priced too where c is a power of two with
+    // more than kGenTreeMaxRounds halvings.
+    std::vector<std::vector<int>> candidates = ordered_factorizations(c, kGenTreeMaxRounds);
+    if ((c & (c - 1)) == 0 && c > (1 << kGenTreeMaxRounds)) {
+        std::vector<int> halvings;
+        for (int k = c; k > 1; k /= 2) halvings.push_back(2);
+        candidates.push_back(halvings);
+    }
+    for (const std::vector<int>& f : candidates) {
+        const double t = subplan_seconds(f, v0, l, model.gamma, model.delta);
+        if (t < best.seconds * (1 - 1e-12)) {
+            best.factors = f;
+            best.seconds = t;
+        }
+    }
+    if (c >= 3) {
+        const double t = ring_seconds(c, v0, l, model.gamma, model.delta);
+        if (t < best.seconds * (1 - 1e-12)) {
+            best.factors = {c};
+            best.ring = true;
+            best.seconds = t;
+        }
+    }
+    return best;
+}
+
+// Builds the tree from the view (ranks where the view places them).
+void build_tree(const TopologyView& view, GTree* t) {
+    const int P = view.nranks();
+    t->nblocks = std::max(P, 1);
+    t->leaf_of_rank.assign(static_cast<size_t>(P), -1);
+    // Recursive descent with an explicit stack would do; depth is small.
+    std::function<int(int, int)> add = [&](int vn, int parent) -> int {
+        const TopoNode& tn = view.nodes[static_cast<size_t>(vn)];
+        const int cls = tn.up_class;
+        if (tn.is_host()) {
+            if (tn.ranks.empty()) return -1;
+            const int g = static_cast<int>(t->nodes.size());
+            t->nodes.emplace_back();
+            t->nodes.back().view_node = vn;
+            t->nodes.back().parent = parent;
+            t->nodes.back().link_class = cls;
+            if (tn.ranks.size() == 1) {
+                t->nodes.back().rank = tn.ranks[0];
+                t->nodes.back().servers = {tn.ranks[0]};
+                t->leaf_of_rank[static_cast<size_t>(tn.ranks[0])] = g;
+                return g;
+            }
+            const int intra = view.intra_class >= 0 ? view.intra_class : cls;
+            for (int r : tn.ranks) {
+                const int lg = static_cast<int>(t->nodes.size());
+                t->nodes.emplace_back();
+                GNode& leaf = t->nodes.back();
+                leaf.rank = r;
+                leaf.parent = g;
+                leaf.link_class = intra;
+                leaf.servers = {r};
+                t->leaf_of_rank[static_cast<size_t>(r)] = lg;
+                GNode& host = t->nodes[static_cast<size_t>(g)];
+                leaf.child_index = static_cast<int>(host.children.size());
+                host.children.push_back(lg);
+                host.servers.push_back(r);
+            }
+            t->order.push_back(g);
+            return g;
+        }
+        const int g = static_cast<int>(t->nodes.size());
+        t->nodes.emplace_back();
+        t->nodes.back().view_node = vn;
+        t->nodes.back().parent = parent;
+        t->nodes.back().link_class = cls;
+        for (int ch : tn.children) {
+            const int cg = add(ch, g);
+            if (cg < 0) continue;
+            GNode& sw = t->nodes[static_cast<size_t>(g)];
+            t->nodes[static_cast<size_t>(cg)].child_index = static_cast<int>(sw.children.size());
+            sw.children.push_back(cg);
+            const std::vector<int>& cs = t->nodes[static_cast<size_t>(cg)].servers;
+            sw.servers.insert(sw.servers.end(), cs.begin(), cs.end());
+        }
+        if (t->nodes[static_cast<size_t>(g)].servers.empty()) {
+            t->nodes.pop_back();
+            return -1;
+        }
+        t->order.push_back(g);
+        return g;
+    };
+    add(0, -1);
+}
+
+// Algorithm 1 with the completing pass (gentree.hpp): owner of every block
+// at node g, its children's placements being known.
+void place(GTree* t, int g, std::vector<int>& load, std::vector<int>& quota) {
+    GNode& a = t->nodes[static_cast<size_t>(g)];
+    const int N = t->nblocks;
+    const int n = static_cast<int>(a.servers.size());
+    a.owner.assign(static_cast<size_t>(N), -1);
+    a.owner_child.assign(static_cast<size_t>(N), -1);
+    for (int k = 0; k < n; ++k) {
+        load[static_cast<size_t>(a.servers[static_cast<size_t>(k)])] = 0;
+        quota[static_cast<size_t>(a.servers[static_cast<size_t>(k)])] = N / n + (k < N % n ? 1 : 0);
+    }
+    for (size_t j = 0; j < a.children.size(); ++j) {
+        const GNode& ch = t->nodes[static_cast<size_t>(a.children[j])];
+        // Blocks each server of the child holds, in block order.
+        std::map<int, std::vector<int>> held;
+        if (ch.is_leaf()) {
+            std::vector<int>& all = held[ch.rank];
+            for (int b = 0; b < N; ++b) all.push_back(b);
+        } else {
+            for (int b = 0; b < N; ++b) held[ch.owner[static_cast<size_t>(b)]].push_back(b);
+        }
+        for (int s : ch.servers) {
+            int& l = load[static_cast<size_t>(s)];
+            const int q = quota[static_cast<size_t>(s)];
+            for (int b : held[s]) {
+                if (l >= q) break;
+                if (a.owner[static_cast<size_t>(b)] >= 0) continue;
+                a.owner[static_cast<size_t>(b)] = s;
+                a.owner_child[static_cast<size_t>(b)] = static_cast<int>(j);
+                ++l;
+            }
+        }
+    }
+    for (int b = 0; b < N; ++b) {
+        if (a.owner[static_cast<size_t>(b)] >= 0) continue;
+        int best = -1, best_j = -1;
+        for (size_t j = 0; j < a.children.size(); ++j) {
+            const int h = t->holder(a.children[j], b);
+            if (best < 0 || load[static_cast<size_t>(h)] - quota[static_cast<size_t>(h)] <
+                                load[static_cast<size_t>(best)] - quota[static_cast<size_t>(best)]) {
+                best = h;
+                best_j = static_cast<int>(j);
+            }
+        }
+        a.owner[static_cast<size_t>(b)] = best;
+        a.owner_child[static_cast<size_t>(b)] = best_j;
+        ++load[static_cast<size_t>(best)];
+    }
+}
+
+int digit(int j, const std::vector<int>& factors, int i) {
+    for (int k = 0; k < i; ++k) j /= factors[static_cast<size_t>(k)];
+    return j % factors[static_cast<size_t>(i)];
+}
+
+int with_digit(int j, const std::vector<int>& factors, int i, int d) {
+    int w = 1;
+    for (int k = 0; k < i; ++k) w *= factors[static_cast<size_t>(k)];
+    return j + (d - digit(j, factors, i)) * w;
+}
+
+bool same_low_digits(int a, int b, const std::vector<int>& factors, int i) {
+    int w = 1;
+    for (int k = 0; k < i; ++k) w *= factors[static_cast<size_t>(k)];
+    return a % w == b % w;
+}
+
+// One round of a rank: blocks to send to and receive from each peer.
+struct RoundIo {
+    std::map<int, std::vector<int>> sends, recvs;
+    bool move = false;  // received blocks replace the result's (no fold)
+};
+
+void emit_rank(const GTree& t, int x, Program* prog) {
+    const int N = t.nblocks;
+    std::vector<RoundIo> rounds;
+    for (int below = t.leaf_of_rank[static_cast<size_t>(x)];;) {
+        const int g = t.nodes[static_cast<size_t>(below)].parent;
+        if (g < 0) break;
+        const GNode& a = t.nodes[static_cast<size_t>(g)];
+        const int jx = t.nodes[static_cast<size_t>(below)].child_index;
+        const GNode& mine = t.nodes[static_cast<size_t>(below)];
+        below = g;
+        if (!mine.pre_owner.empty()) {
+            // Rearrangement: each block moves from its owner after the
+            // child's sub-plan to its owner for this node's (into the result
+            // buffer: the receiver's own copy of the block is stale).
+            RoundIo io;
+            io.move = true;
+            for (int b = 0; b < N; ++b) {
+                const int from = mine.pre_owner[static_cast<size_t>(b)];
+                const int to = mine.owner[static_cast<size_t>(b)];
+                if (from == to) continue;
+                if (from == x) io.sends[to].push_back(b);
+                if (to == x) io.recvs[from].push_back(b);
+            }
+            rounds.push_back(std::move(io));
+        }
+        if (a.factors.empty()) continue;
+        if (a.ring) {
+            // Block b owned in child js starts at child js+1 and travels
+            // js+1 -> js+2 -> ... -> js, each holder folding its partial in:
+            // child jx sends b in round (jx - js - 1) mod c and receives it
+            // one round earlier.
+            const int c = static_cast<int>(a.children.size());
+            const size_t first = rounds.size();
+            rounds.resize(first + static_cast<size_t>(c - 1));
+            for (int b = 0; b < N; ++b) {
+                if (!mine.is_leaf() && mine.owner[static_cast<size_t>(b)] != x) continue;
+                const int js = a.owner_child[static_cast<size_t>(b)];
+                const int k = ((jx - js - 1) % c + c) % c;
+                if (k >= 1)
+                    rounds[first + static_cast<size_t>(k - 1)]
+                        .recvs[t.holder(a.children[static_cast<size_t>((jx - 1 + c) % c)], b)]
+                        .push_back(b);
+                if (k <= c - 2)
+                    rounds[first + static_cast<size_t>(k)]
+                        .sends[t.holder(a.children[static_cast<size_t>((jx + 1) % c)], b)]
+                        .push_back(b);
+            }
+            continue;
+        }
+        const int m = static_cast<int>(a.factors.size());
+        const size_t first = rounds.size();
+        rounds.resize(first + static_cast<size_t>(m));
+        for (int b = 0; b < N; ++b) {
+            if (!mine.is_leaf() && mine.owner[static_cast<size_t>(b)] != x) continue;
+            const int js = a.owner_child[static_cast<size_t>(b)];
+            for (int i = 0; i < m; ++i) {
+                if (!same_low_digits(jx, js, a.factors, i)) break;
+                const int e = digit(js, a.factors, i);
+                RoundIo& io = rounds[first + static_cast<size_t>(i)];
+                if (digit(jx, a.factors, i) != e) {
+                    const int to = t.holder(a.children[static_cast<size_t>(
+                                                with_digit(jx, a.factors, i, e))],
+                                            b);
+                    io.sends[to].push_back(b);
+                    break;
+                }
+                for (int d = 0; d < a.factors[static_cast<size_t>(i)]; ++d) {
+                    if (d == e) continue;
+                    const int from = t.holder(
+                        a.children[static_cast<size_t>(with_digit(jx, a.factors, i, d))], b);
+                    io.recvs[from].push_back(b);
+                }
+            }
+        }
+    }
+    std::vector<Step>& steps = prog->steps;
+    for (const RoundIo& io : rounds) {
+        if (io.sends.empty() && io.recvs.empty()) continue;
+        Step st;
+        for (const auto& kv : io.sends) st.sends.push_back(Transfer{kv.first, kv.second, kResult});
+        std::map<int, std::vector<BufferId>> srcs_of_block;
+        BufferId slot = 0;
+        for (const auto& kv : io.recvs) {
+            if (io.move) {
+                st.recvs.push_back(Transfer{kv.first, kv.second, kResult});
+                continue;
+            }
+            st.recvs.push_back(Transfer{kv.first, kv.second, slot});
+            for (int b : kv.second) srcs_of_block[b].push_back(slot);
+            ++slot;
+        }
+        std::map<std::vector<BufferId>, std::vector<int>> groups;
+        for (const auto& kv : srcs_of_block) groups[kv.second].push_back(kv.first);
+        for (auto& kv : groups)
+            st.ops.push_back(LocalOp{OpKind::Reduce, kResult, kv.first, std::move(kv.second)});
+        steps.push_back(std::move(st));
+    }
+    for (auto it = rounds.rbegin(); it != rounds.rend(); ++it) {
+        if (it->sends.empty() && it->recvs.empty()) continue;
+        Step st;
+        for (const auto& kv : it->recvs) st.sends.push_back(Transfer{kv.first, kv.second, kResult});
+        for (const auto& kv : it->sends) st.recvs.push_back(Transfer{kv.first, kv.second, kResult});
+        steps.push_back(std::move(st));
+    }
+}
+
+Status check_view(const TopologyView* view, const char* who) {
+    if (view == nullptr || view->empty())
+        return Status::invalid(std::string(who) +
+                               ": needs a topology (the switch tree the ranks sit on); none was "
+                               "given (genx-plan --topology FILE, coll_genx_topology_file)");
+    const std::string err = view->validate();
+    if (!err.empty()) return Status::invalid(std::string(who) + ": bad topology view: " + err);
+    return Status::ok();
+}
+
+// Data rearrangement (gentree.hpp): with n servers under node g sending
+// out through its uplink of class u, n concurrent flows above u's w_t pay
+// incast on the whole partial vector (S bytes each way):
+//   origin    = 2·max(n - w_t(u), 0)·S·ε(u)
+// Moving the blocks onto k = w_t(u) servers first costs one CPS-like move
+// inside g (each of the k servers receives from ceil(n/k) - 1 others, V =
+// S/n each, at the class of g's children), in the reduce-scatter and back
+// in the allgather:
+//   rearrange = 2α + 2·(r-1)·V·β + 2·max(r - w_t, 0)·(r-1)·V·ε,  r = ceil(n/k)
+// and removes that incast.  Applied when rearrange < origin.
+void maybe_rearrange(GTree* t, int g, double bytes, const GenTreeModel& model) {
+    GNode& a = t->nodes[static_cast<size_t>(g)];
+    const int n = static_cast<int>(a.servers.size());
+    GenTreeLinkParams up, in;
+    class_cost_params(model, a.link_class, &up);
+    class_cost_params(model, t->nodes[static_cast<size_t>(a.children[0])].link_class, &in);
+    const int k = up.wt;
+    if (k < 1 || n <= k) return;
+    const double origin = 2 * (n - k) * bytes * up.epsilon;
+    const int r = (n + k - 1) / k;
+    const double v = bytes / n;
+    const double rearrange =
+        2 * in.alpha + 2 * (r - 1) * v * in.beta + 2 * std::max(r - in.wt, 0) * (r - 1) * v * in.epsilon;
+    if (!(rearrange < origin)) return;
+    // Server i of the k keeps its blocks and takes those of servers i + k,
+    // i + 2k, ...: at most r - 1 senders each.
+    std::map<int, int> index;
+    for (int i = 0; i < n; ++i) index[a.servers[static_cast<size_t>(i)]] = i;
+    // owner_child stays what this node's own sub-plan delivers to; owner
+    // becomes what the parent's sub-plan reads.
+    a.pre_owner = a.owner;
+    for (size_t b = 0; b < a.owner.size(); ++b)
+        a.owner[b] = a.servers[static_cast<size_t>(index[a.pre_owner[b]] % k)];
+}
+
+Status build(const TopologyView& view, double bytes, const GenTreeModel& model, GTree* t) {
+    build_tree(view, t);
+    for (int g : t->order) {
+        GNode& a = t->nodes[static_cast<size_t>(g)];
+        std::vector<int> cs;
+        for (int ch : a.children) cs.push_back(static_cast<int>(t->nodes[static_cast<size_t>(ch)].servers.size()));
+        const int cls = a.children.empty() ? -1 : t->nodes[static_cast<size_t>(a.children[0])].link_class;
+        const Chosen ch = choose_factors(cs, cls, bytes, model);
+        a.factors = ch.factors;
+        a.ring = ch.ring;
+    }
+    std::vector<int> load(t->leaf_of_rank.size(), 0), quota(t->leaf_of_rank.size(), 0);
+    for (int g : t->order) {
+        place(t, g, load, quota);
+        if (t->nodes[static_cast<size_t>(g)].parent >= 0) maybe_rearrange(t, g, bytes, model);
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+std::string GenTreeNodeChoice::plan_name() const {
+    if (!symmetric) return "ACPS";
+    if (ring) return "ring";
+    if (factors.size() >= 2 &&
+        std::all_of(factors.begin(), factors.end(), [](int f) { return f == 2; }))
+        return "rhd";
+    if (factors.size() <= 1) return "CPS";
+    return format_factors(factors);
+}
+
+GenTreeModel gentree_model_from_view(const TopologyView& view) {
+    GenTreeModel m;
+    for (const TopoLinkClass& c : view.link_classes) {
+        GenTreeLinkParams p;
+        p.alpha = c.latency;
+        p.beta = 1.0 / (c.rate > 0 ? c.rate : 1e9);
+        m.classes.push_back(p);
+    }
+    m.gamma = kPaperGamma;
+    m.delta = kPaperDelta;
+    return m;
+}
+
+GenTreeModel gentree_model_paper(const TopologyView& view) {
+    GenTreeModel m;
+    // A root switch: the view's root, or a switch whose uplink is cross-DC
+    // (each datacenter's root under a virtual cross-DC node).
+    std::vector<bool> into_root(view.link_classes.size(), false);
+    auto is_xdc = [&](int cls) {
+        return cls >= 0 && static_cast<size_t>(cls) < view.link_classes.size() &&
+               view.link_classes[static_cast<size_t>(cls)].cross_dc;
+    };
+    for (const TopoNode& n : view.nodes) {
+        if (n.is_host() || !(n.parent < 0 || is_xdc(n.up_class))) continue;
+        for (int ch : n.children) {
+            const int c = view.nodes[static_cast<size_t>(ch)].up_class;
+            if (c >= 0 && static_cast<size_t>(c) < into_root.size()) into_root[static_cast<size_t>(c)] = true;
+        }
+    }
+    for (size_t i = 0; i < view.link_classes.size(); ++i) {
+        if (view.link_classes[i].cross_dc)
+            m.classes.push_back(kPaperCrossDc);
+        else if (into_root[i])
+            m.classes.push_back(kPaperRootSw);
+        else
+            m.classes.push_back(kPaperMiddleSw);
+    }
+    m.gamma = kPaperGamma;
+    m.delta = kPaperDelta;
+    return m;
+}
+
+Status gentree_choices(const TopologyView& view, double bytes, const GenTreeModel& model,
+                       std::vector<GenTreeNodeChoice>* out) {
+    GENX_RETURN_IF_ERROR(check_view(&view, "gentree"));
+    GTree t;
+    GENX_RETURN_IF_ERROR(build(view, bytes, model, &t));
+    out->clear();
+    for (int g : t.order) {
+        const GNode& a = t.nodes[static_cast<size_t>(g)];
+        if (a.children.size() < 2) continue;
+        std::vector<int> cs;
+        for (int ch : a.children) cs.push_back(static_cast<int>(t.nodes[static_cast<size_t>(ch)].servers.size()));
+        const Chosen c = choose_factors(cs, t.nodes[static_cast<size_t>(a.children[0])].link_class, bytes, model);
+        GenTreeNodeChoice nc;
+        nc.view_node = a.view_node;
+        nc.name = view.nodes[static_cast<size_t>(a.view_node)].name;
+        nc.children = static_cast<int>(a.children.size());
+        nc.symmetric = c.symmetric;
+        nc.factors = c.factors;
+        nc.ring = c.ring;
+        nc.seconds = c.seconds;
+        if (!a.pre_owner.empty()) {
+            std::set<int> holders(a.owner.begin(), a.owner.end());
+            nc.rearranged_onto = static_cast<int>(holders.size());
+        }
+        out->push_back(std::move(nc));
+    }
+    return Status::ok();
+}
+
+Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
+    GENX_RETURN_IF_ERROR(check_view(req.topology, "gentree"));
+    const TopologyView& view = *req.topology;
+    if (view.nranks() != req.nranks)
+        return Status::invalid("gentree: the topology places " + std::to_string(view.nranks()) +
+                               " ranks, not " + std::to_string(req.nranks));
+    size_t bytes = size_t{64} << 20;
+    auto it = req.params.find("bytes");
+    if (it != req.params.end()) {
+        Status st = parse_size(it->second, &bytes);
+        if (!st) return Status::invalid("gentree: bytes: " + st.message());
+    }
+    std::string model_name = "view";
+    it = req.params.find("model");
+    if (it != req.params.end()) model_name = it->second;
+    GenTreeModel model;
+    if (model_name == "view")
+        model = gentree_model_from_view(view);
+    else if (model_name == "paper")
+        model = gentree_model_paper(view);
+    else
+        return Status::invalid("gentree: model '" + model_name +
+                               "' is unknown (expected view or paper)");
+    auto tree = std::make_shared<GTree>();
+    GENX_RETURN_IF_ERROR(build(view, static_cast<double>(bytes), model, tree.get()));
+
+    RankGenerator g;
+    g.header.algorithm = "gentree";
+    ParamMap canon;
+    canon["bytes"] = std::to_string(bytes);
+    canon["model"] = model_name;
+    g.header.params = format_params(canon);
+    g.header.nranks = req.nranks;
+    g.header.nblocks = tree->nblocks;
+    std::shared_ptr<const GTree> ct = tree;
+    g.emit = [ct](int r, Program* prog) { emit_rank(*ct, r, prog); };
+    *out = std::move(g);
+    return Status::ok();
+}
+
+void gentree_candidates(const CandidateContext& ctx, std::vector<std::string>* out) {
+    if (ctx.topology == nullptr || ctx.topology->empty() || ctx.nranks < 2 ||
+        ctx.nranks > kGenTreeMaxOfferedRanks)
+        return;
+    out->push_back("");
+}
+
+}  // namespace genx
