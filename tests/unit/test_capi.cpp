@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -551,6 +552,13 @@ std::string write_model_rules(const std::string& name) {
     return path;
 }
 
+// Removes the file write_model_rules wrote when the test ends (pass or
+// fail), so that make check leaves nothing in the build directory.
+struct RemoveAtExit {
+    std::string path;
+    ~RemoveAtExit() { std::remove(path.c_str()); }
+};
+
 }  // namespace
 
 TEST_CASE("calls compile each count once, generate no plan, and share plans across communicators",
@@ -563,6 +571,7 @@ TEST_CASE("calls compile each count once, generate no plan, and share plans acro
     // Every size by the model, so that genx runs (the built-in defaults
     // leave small sizes to the displaced component).
     const std::string rules = write_model_rules("cache");
+    const RemoveAtExit remove_rules{rules};
     Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = config("auto", "", 0, nullptr);
         cfg.rules_path = rules.c_str();
@@ -613,6 +622,7 @@ TEST_CASE("calls compile each count once, generate no plan, and share plans acro
 TEST_CASE("communicators of one shape and rank share their plans", "[capi][hot]") {
     // One thread, so the process-wide count moves only by what this does.
     const std::string rules = write_model_rules("share");
+    const RemoveAtExit remove_rules{rules};
     genx_config cfg = config("auto", "", 0, nullptr);
     cfg.rules_path = rules.c_str();
     genx_comm_stats s{};
