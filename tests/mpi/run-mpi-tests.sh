@@ -257,6 +257,13 @@ run "$log" 3 --mca coll_genx_topology_file "$topo_dir/good.conf" --mca coll_genx
 require_lines "P=3 coll_genx_topology_file: the ranks are placed on the file's tree" "$log" $? \
     'topology .*good\.conf: 3 ranks on 1 hosts, 2 switch level(s) (fingerprint [0-9a-f]*)' \
     "no line saying where the 3 ranks sit on good.conf"
+# GenTree on that placement: every result bit-exact (the checks of
+# allreduce_check), every call through gentree.
+log=$logdir/topology-gentree.log
+run "$log" 4 --mca coll_genx_topology_file "$topo_dir/good.conf" --mca coll_genx_verbose 1 \
+    --mca coll_genx_allreduce_algorithm gentree
+require_lines "P=4 gentree forced on coll_genx_topology_file's tree" "$log" $? \
+    'allreduce [0-9]* B (size class [^)]*) on 4 ranks: gentree (' "no call ran gentree"
 printf 'SwitchName=leaf0 Nodes=%s\nSwitchName=root Switches=leaf0 Nodes=x1\n' "$this_host" > "$topo_dir/bad.conf"
 log=$logdir/topology-bad.log
 run "$log" 3 --mca coll_genx_topology_file "$topo_dir/bad.conf" --mca coll_genx_allreduce_algorithm ring
