@@ -4,6 +4,8 @@
 // builds, which ranks comparing digests need; not for adversarial input.
 #pragma once
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -27,5 +29,33 @@ inline uint64_t fnv1a_field(const std::string& text, uint64_t h) {
     h ^= 0xff;
     return h * kFnvPrime;
 }
+
+// FNV-1a over typed fields, for fingerprints of structures (topology
+// views, topologies): integers in a fixed byte order (least significant
+// first) so that the hash is the same on every platform, strings with their
+// length, doubles rounded to the nearest integer (callers scale them to the
+// unit they mean: bytes/s, ns).
+struct FnvHasher {
+    uint64_t h = kFnvOffset;
+    void bytes(const void* p, size_t n) {
+        const auto* b = static_cast<const unsigned char*>(p);
+        for (size_t i = 0; i < n; ++i) {
+            h ^= b[i];
+            h *= kFnvPrime;
+        }
+    }
+    void i64(int64_t v) {
+        for (int i = 0; i < 8; ++i) {
+            const unsigned char b =
+                static_cast<unsigned char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
+            bytes(&b, 1);
+        }
+    }
+    void f64(double v) { i64(static_cast<int64_t>(std::llround(v))); }
+    void str(const std::string& s) {
+        i64(static_cast<int64_t>(s.size()));
+        bytes(s.data(), s.size());
+    }
+};
 
 }  // namespace genx

@@ -1,4 +1,5 @@
 #include "plan/topology_view.hpp"
+#include "common/hash.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -107,33 +108,14 @@ std::string TopologyView::validate() const {
     return "";
 }
 
-namespace {
-// FNV-1a, 64 bit: stable across platforms and runs (std::hash is not).
-struct Fnv {
-    uint64_t h = 1469598103934665603ULL;
-    void bytes(const void* p, size_t n) {
-        const auto* b = static_cast<const unsigned char*>(p);
-        for (size_t i = 0; i < n; ++i) {
-            h ^= b[i];
-            h *= 1099511628211ULL;
-        }
-    }
-    void i64(int64_t v) { bytes(&v, sizeof v); }
-    void f64(double v) { i64(static_cast<int64_t>(v * 1e3)); }  // rates/latencies to 1e-3 units
-    void str(const std::string& s) {
-        i64(static_cast<int64_t>(s.size()));
-        bytes(s.data(), s.size());
-    }
-};
-}  // namespace
 
 uint64_t TopologyView::fingerprint() const {
-    Fnv f;
+    FnvHasher f;
     f.i64(static_cast<int64_t>(link_classes.size()));
     for (const TopoLinkClass& c : link_classes) {
         f.str(c.name);
-        f.f64(c.rate);
-        f.f64(c.latency * 1e9);
+        f.f64(c.rate);           // bytes/s, to 1 B/s
+        f.f64(c.latency * 1e9);  // to 1 ns
         f.i64(c.cross_dc);
     }
     f.i64(intra_class);
@@ -142,7 +124,7 @@ uint64_t TopologyView::fingerprint() const {
         f.str(n.name);
         f.i64(n.parent);
         f.i64(n.up_class);
-        f.f64(n.oversubscription);
+        f.f64(n.oversubscription * 1e3);
         f.i64(n.nics);
         f.i64(static_cast<int64_t>(n.children.size()));
         for (int c : n.children) f.i64(c);

@@ -3,6 +3,7 @@
 // Printing lives here rather than in a printer module because every output
 // (text, JSON, SVG) is a plain walk of the same tree and has no other user.
 #include "topology/topology.hpp"
+#include "common/hash.hpp"
 
 #include <unistd.h>
 
@@ -187,35 +188,9 @@ Status Topology::map_ranks(const std::vector<std::string>& host_of_rank) {
     return Status::ok();
 }
 
-namespace {
-struct Fnv {
-    uint64_t h = 1469598103934665603ULL;
-    void bytes(const void* p, size_t n) {
-        const auto* b = static_cast<const unsigned char*>(p);
-        for (size_t i = 0; i < n; ++i) {
-            h ^= b[i];
-            h *= 1099511628211ULL;
-        }
-    }
-    void i64(int64_t v) {
-        // Byte order fixed (little end first) so that the hash is the same
-        // on every platform.
-        for (int i = 0; i < 8; ++i) {
-            const unsigned char b =
-                static_cast<unsigned char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff);
-            bytes(&b, 1);
-        }
-    }
-    void f64(double v) { i64(static_cast<int64_t>(std::llround(v))); }
-    void str(const std::string& s) {
-        i64(static_cast<int64_t>(s.size()));
-        bytes(s.data(), s.size());
-    }
-};
-}  // namespace
 
 uint64_t Topology::fingerprint() const {
-    Fnv f;
+    FnvHasher f;
     f.i64(static_cast<int64_t>(classes.size()));
     for (const LinkClass& c : classes) {
         f.str(c.name);
