@@ -20,7 +20,9 @@ extern "C" {
 enum {
     GENX_OK = 0,
     GENX_DECLINE = 1, /* genx will not run this call; use the fallback (why says why) */
-    GENX_ERROR = 2    /* a real failure (transport error, out of memory, ...) */
+    GENX_ERROR = 2,   /* a real failure (transport error, out of memory, ...) */
+    GENX_ERROR_BUFFER = 3 /* the buffers are device memory genx cannot stage (why says why);
+                             nothing was sent, and no other component may be handed them */
 };
 
 /* Element types genx reduces with its own kernels.  GENX_DT_OTHER means a

@@ -58,6 +58,8 @@
 #include "runtime/executor.hpp"
 #include "runtime/reduce.hpp"
 #include "runtime/transport.hpp"
+#include "runtime/device.hpp"
+#include "runtime/staging.hpp"
 #include "tuning/selector.hpp"
 #include "topology/placement.hpp"
 
@@ -85,6 +87,8 @@ struct ScheduleEntry {
     uint64_t last_used = 0;
     size_t bytes = 0;
     genx::RankSchedule schedule;
+    // Built at the first call on device memory (runtime/staging.hpp).
+    std::unique_ptr<genx::StagePlan> stage;
 };
 
 void fill(char* buf, size_t len, const std::string& text) {
@@ -144,12 +148,64 @@ struct genx_comm {
     std::unique_ptr<unsigned char, FreeDeleter> scratch;
     size_t scratch_bytes = 0;
     genx::Execution execution;
+    // Device memory: the process's backend (nullptr: every buffer is host
+    // memory), and what staging uses, made at the first device call.
+    genx::DeviceBackend* device = nullptr;
+    struct DeviceState {
+        int ordinal = -1;
+        genx::DeviceStream in = nullptr, out = nullptr;
+        std::vector<genx::DeviceEvent> in_events;
+        genx::DeviceEvent out_event = nullptr;
+        void* host = nullptr;  // page-locked staging buffer
+        size_t host_bytes = 0;
+    } dev;
     // Size classes already logged per plan (verbose >= 1 only).
     std::map<std::pair<const genx::RankPlan*, const char*>, std::bitset<65>> logged_decisions;
     std::set<std::string> logged_declines;
 
     void say(int level, const std::string& msg) const {
         if (log != nullptr && verbose >= level) log(log_ctx, level, msg.c_str());
+    }
+
+    genx_comm() = default;
+    genx_comm(const genx_comm&) = delete;
+    genx_comm& operator=(const genx_comm&) = delete;
+    ~genx_comm() { release_device(); }
+
+    void release_device() {
+        if (device == nullptr || dev.ordinal < 0) return;
+        if (dev.in != nullptr) device->stream_destroy(dev.ordinal, dev.in);
+        if (dev.out != nullptr) device->stream_destroy(dev.ordinal, dev.out);
+        for (genx::DeviceEvent e : dev.in_events) device->event_destroy(dev.ordinal, e);
+        if (dev.out_event != nullptr) device->event_destroy(dev.ordinal, dev.out_event);
+        if (dev.host != nullptr) device->host_free(dev.host);
+        dev = DeviceState();
+    }
+
+    // Streams and events on `ordinal` (the device of the call's buffers),
+    // at least `events` copy-in events, and a staging buffer of `bytes`.
+    genx::Status device_state(int ordinal, size_t events, size_t bytes) {
+        if (dev.ordinal != ordinal) {
+            release_device();
+            dev.ordinal = ordinal;
+            GENX_RETURN_IF_ERROR(device->stream_create(ordinal, &dev.in));
+            GENX_RETURN_IF_ERROR(device->stream_create(ordinal, &dev.out));
+            GENX_RETURN_IF_ERROR(device->event_create(ordinal, &dev.out_event));
+        }
+        while (dev.in_events.size() < events) {
+            genx::DeviceEvent e = nullptr;
+            GENX_RETURN_IF_ERROR(device->event_create(ordinal, &e));
+            dev.in_events.push_back(e);
+        }
+        if (bytes > dev.host_bytes || dev.host == nullptr) {
+            if (dev.host != nullptr) device->host_free(dev.host);
+            dev.host = nullptr;
+            dev.host_bytes = 0;
+            const size_t n = std::max<size_t>(4096, bytes);
+            GENX_RETURN_IF_ERROR(device->host_alloc(n, &dev.host));
+            dev.host_bytes = n;
+        }
+        return genx::Status::ok();
     }
 
     // This rank's plan of (name, params), from the process-wide cache; the
@@ -444,6 +500,14 @@ genx_comm* genx_comm_create_hosts(int rank, int size, int nodes, int ppn,
             c->log_ctx = cfg->log_ctx;
         }
         place_on_topology(c.get(), cfg, host_of_rank);
+        {
+            genx::DeviceConfig dc;
+            dc.enabled = cfg == nullptr || cfg->device_off == 0;
+            dc.library = cfg != nullptr && cfg->device_library != nullptr ? cfg->device_library : "";
+            // What was found is said once per process by the glue
+            // (genx_device_probe), not per communicator.
+            c->device = genx::device_probe(dc);
+        }
         const genx::Status st = configure(c.get(), cfg);
         if (!st.is_ok()) {
             fill(err, errlen, st.message());
@@ -643,17 +707,156 @@ genx::Status start_request(genx_request* req) {
 
 }  // namespace
 
+namespace {
+
+// ------------------------------------------------------- device memory
+
+bool on_device(const genx_comm* comm, const void* sendbuf, const void* recvbuf,
+               genx::MemSpace* where) {
+    if (comm == nullptr || comm->device == nullptr) return false;
+    const genx::MemSpace r = comm->device->space_of(recvbuf);
+    const genx::MemSpace s = sendbuf != nullptr ? comm->device->space_of(sendbuf) : r;
+    if (!r.is_device() && !s.is_device()) return false;
+    *where = r.is_device() ? r : s;
+    if (where->device < 0) where->device = 0;
+    return true;
+}
+
+// The device is usable for staging, with the state a call of `bytes` needs;
+// otherwise GENX_ERROR_BUFFER with the reason.
+int device_prepared(genx_comm* comm, const genx::MemSpace& where, size_t events, size_t bytes,
+                    char* why, size_t whylen) {
+    genx::Status st = comm->device->ready();
+    if (st.is_ok()) st = comm->device_state(where.device, events, bytes);
+    if (st.is_ok()) return GENX_OK;
+    fill(why, whylen, "genx: allreduce of " + std::to_string(bytes) + " B on device memory (device " +
+                          std::to_string(where.device) + "): " + st.message() +
+                          "; genx does not hand device memory to a component that would read it as host memory");
+    return GENX_ERROR_BUFFER;
+}
+
+// Whole-buffer staging around the displaced component: copy in, its
+// allreduce in place on host memory, copy out.
+int staged_fallback(genx_comm* comm, const genx::MemSpace& where, const void* sendbuf,
+                    void* recvbuf, size_t count, size_t bytes, const genx_host_fallback* fb,
+                    const std::string& reason, char* why, size_t whylen) {
+    if (fb == nullptr || fb->allreduce == nullptr) {
+        fill(why, whylen, "genx: allreduce of " + std::to_string(bytes) +
+                              " B on device memory left to the fallback (" + reason +
+                              "), and no host fallback was given: nothing was sent");
+        return GENX_ERROR_BUFFER;
+    }
+    int rc = device_prepared(comm, where, 0, bytes, why, whylen);
+    if (rc != GENX_OK) return rc;
+    const void* src = sendbuf != nullptr ? sendbuf : recvbuf;
+    const int d = comm->dev.ordinal;
+    genx::Status st;
+    if (bytes > 0) {
+        st = comm->device->memcpy_async(d, comm->dev.host, src, bytes, comm->dev.in);
+        if (st.is_ok()) st = comm->device->stream_synchronize(d, comm->dev.in);
+    }
+    if (!st.is_ok()) {
+        fill(why, whylen, "genx: staging " + std::to_string(bytes) + " B in for the fallback: " + st.message());
+        return GENX_ERROR;
+    }
+    ++comm->stats.device_calls;
+    comm->say(2, "genx: allreduce " + std::to_string(bytes) + " B on device memory: staged around the fallback (" + reason + ")");
+    rc = fb->allreduce(fb->ctx, nullptr, comm->dev.host, count);
+    if (rc != 0) {
+        fill(why, whylen, "genx: the fallback's allreduce on the staged copy failed (error " + std::to_string(rc) + ")");
+        return GENX_ERROR;
+    }
+    if (bytes > 0) {
+        st = comm->device->memcpy_async(d, recvbuf, comm->dev.host, bytes, comm->dev.out);
+        if (st.is_ok()) st = comm->device->stream_synchronize(d, comm->dev.out);
+    }
+    if (!st.is_ok()) {
+        fill(why, whylen, "genx: staging " + std::to_string(bytes) + " B out after the fallback: " + st.message());
+        return GENX_ERROR;
+    }
+    return GENX_OK;
+}
+
+// A decided call on device memory: the schedule runs on the staging
+// buffer, the copies follow its steps.
+int staged_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& call,
+                     const void* sendbuf, void* recvbuf, const genx_transport_ops* transport,
+                     char* why, size_t whylen) {
+    ScheduleEntry* entry = comm->last_schedule;
+    if (entry == nullptr || &entry->schedule != call.sched) {
+        fill(why, whylen, "genx: internal error: the staged call's schedule is not the cached one");
+        return GENX_ERROR;
+    }
+    if (!entry->stage) entry->stage = std::make_unique<genx::StagePlan>(genx::make_stage_plan(*call.sched));
+    const genx::StagePlan& plan = *entry->stage;
+    const int rc = device_prepared(comm, where, plan.in_begin.size() - 1, plan.bytes, why, whylen);
+    if (rc != GENX_OK) return rc;
+    genx::StagedBuffers sb;
+    sb.device = comm->device;
+    sb.ordinal = comm->dev.ordinal;
+    sb.plan = &plan;
+    sb.src = sendbuf != nullptr ? sendbuf : recvbuf;
+    sb.dst = recvbuf;
+    sb.host = comm->dev.host;
+    sb.in_stream = comm->dev.in;
+    sb.out_stream = comm->dev.out;
+    sb.in_events = comm->dev.in_events.data();
+    sb.out_event = comm->dev.out_event;
+    unsigned char* scratch = comm->scratch_of(call.sched->scratch_bytes);
+    genx::OpsTransport ops(*transport);
+    genx::Status st = comm->execution.start_staged(*call.sched, sb, scratch, comm->scratch_bytes,
+                                                   call.kernel, ops);
+    if (st.is_ok()) st = comm->execution.run();
+    ++comm->stats.calls;
+    ++comm->stats.device_calls;
+    comm->stats.progress_calls += comm->execution.progress_calls();
+    comm->stats.waits += comm->execution.waits();
+    if (st.is_ok()) return GENX_OK;
+    std::string note;
+    if (abandon_execution(comm->execution, &note) != 0) {
+        // The transport may still write into the scratch area and the
+        // staging buffer: both are left to it.
+        (void)comm->scratch.release();
+        comm->scratch_bytes = 0;
+        comm->dev.host = nullptr;
+        comm->dev.host_bytes = 0;
+    }
+    fill(why, whylen, st.message() + note);
+    comm->say(1, "genx: allreduce " + std::to_string(call.bytes) + " B on device memory failed: " +
+                     st.message() + note);
+    return GENX_ERROR;
+}
+
+}  // namespace
+
 extern "C" {
 
 int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count,
                    genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
                    const genx_reduce_cb* cb, const genx_transport_ops* transport, char* why,
                    size_t whylen) {
+    return genx_allreduce_ex(comm, sendbuf, recvbuf, count, dtype, elem_size, op, commutative, cb,
+                             transport, nullptr, why, whylen);
+}
+
+int genx_allreduce_ex(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count,
+                      genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
+                      const genx_reduce_cb* cb, const genx_transport_ops* transport,
+                      const genx_host_fallback* fallback, char* why, size_t whylen) {
     clear(why, whylen);
     try {
+        genx::MemSpace where;
+        const bool device = on_device(comm, sendbuf, recvbuf, &where);
         Call call;
         const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
                               nullptr, why, whylen);
+        if (device) {
+            if (rc == GENX_DECLINE)
+                return staged_fallback(comm, where, sendbuf, recvbuf, count, count * elem_size,
+                                       fallback, why, why, whylen);
+            if (rc != GENX_OK || call.sched == nullptr) return rc;
+            return staged_allreduce(comm, where, call, sendbuf, recvbuf, transport, why, whylen);
+        }
         if (rc != GENX_OK || call.sched == nullptr) return rc;
         unsigned char* scratch = comm->scratch_of(call.sched->scratch_bytes);
         genx::OpsTransport ops(*transport);
@@ -684,6 +887,57 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
         fill(why, whylen, "genx_allreduce: unknown exception");
     }
     return GENX_ERROR;
+}
+
+int genx_allreduce_staged_fallback(genx_comm* comm, const void* sendbuf, void* recvbuf,
+                                   size_t count, size_t elem_size,
+                                   const genx_host_fallback* fallback, char* why, size_t whylen) {
+    clear(why, whylen);
+    try {
+        genx::MemSpace where;
+        if (elem_size != 0 && count > SIZE_MAX / elem_size) {
+            fill(why, whylen, "genx: count * element size overflows size_t");
+            return GENX_ERROR;
+        }
+        if (!on_device(comm, sendbuf, recvbuf, &where)) {
+            // Host memory after all: the fallback takes it as it is.
+            const int rc = fallback != nullptr && fallback->allreduce != nullptr
+                               ? fallback->allreduce(fallback->ctx, sendbuf, recvbuf, count)
+                               : -1;
+            if (rc == 0) return GENX_OK;
+            fill(why, whylen, "genx: the fallback's allreduce failed (error " + std::to_string(rc) + ")");
+            return GENX_ERROR;
+        }
+        return staged_fallback(comm, where, sendbuf, recvbuf, count, count * elem_size, fallback,
+                               "the glue's reason", why, whylen);
+    } catch (const std::bad_alloc&) {
+        fill(why, whylen, "genx: out of memory staging a device buffer");
+    } catch (const std::exception& e) {
+        fill(why, whylen, std::string("genx: ") + e.what());
+    }
+    return GENX_ERROR;
+}
+
+int genx_device_active(const genx_comm* comm) { return comm != nullptr && comm->device != nullptr; }
+
+int genx_device_probe(int device_off, const char* library, char* note, size_t notelen) {
+    try {
+        genx::DeviceConfig dc;
+        dc.enabled = device_off == 0;
+        dc.library = library != nullptr ? library : "";
+        std::string n;
+        const bool active = genx::device_probe(dc, &n) != nullptr;
+        fill(note, notelen, n);
+        return active ? 1 : 0;
+    } catch (...) {
+        fill(note, notelen, "genx: device probe failed");
+        return 0;
+    }
+}
+
+int genx_buffers_on_device(const genx_comm* comm, const void* sendbuf, const void* recvbuf) {
+    genx::MemSpace where;
+    return on_device(comm, sendbuf, recvbuf, &where) ? 1 : 0;
 }
 
 int genx_iallreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count,

@@ -41,6 +41,15 @@ typedef struct genx_config {
      * hosts by name instead. */
     const char *topology_file;
     const char *topology_overlay;
+    /* Appended: device memory (docs/device.md).  device_off = 1: every
+     * buffer is host memory and no pointer is ever queried (for a site that
+     * knows it has no device buffers); 0: where a CUDA driver with a device
+     * is present, each call asks the driver where its buffers are and
+     * stages device memory through page-locked host memory.
+     * device_library: libgenx-cuda.so to load (NULL or "" = the build
+     * tree's, then the installed one). */
+    int device_off;
+    const char *device_library;
 } genx_config;
 
 typedef struct genx_comm genx_comm;
@@ -139,6 +148,7 @@ int genx_comm_defers(const genx_comm *comm, size_t bytes, const char **reason);
 int genx_comm_defers_all(const genx_comm *comm, const char **reason);
 
 /* MPI_Allreduce.  sendbuf == NULL means in place (recvbuf holds the input).
+ * Device buffers: as genx_allreduce_ex with no fallback.
  * commutative: 0 for non-commutative ops (genx declines unless the chosen
  * plan preserves rank order).  Returns GENX_OK, GENX_DECLINE (why filled;
  * nothing was sent, the caller must use its fallback) or GENX_ERROR. */
@@ -147,6 +157,46 @@ int genx_allreduce(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t c
                    const genx_reduce_cb *cb, const genx_transport_ops *transport,
                    char *why, size_t whylen);
 
+/* Device memory (docs/device.md).  Whether a CUDA driver with a device is
+ * present and device memory is not turned off: only then can a buffer be
+ * device memory.  Costs nothing; the glue asks once per communicator. */
+int genx_device_active(const genx_comm *comm);
+/* The same before any communicator exists (the first call probes, once per
+ * process, with these settings: genx_config's device_off and
+ * device_library).  note (may be NULL) gets one line on what was found. */
+int genx_device_probe(int device_off, const char *library, char *note, size_t notelen);
+/* 1 when sendbuf (NULL = in place) or recvbuf is device or managed memory.
+ * 0 without an active device, at the cost of one branch. */
+int genx_buffers_on_device(const genx_comm *comm, const void *sendbuf, const void *recvbuf);
+
+/* The displaced component's allreduce on host memory, for calls on device
+ * memory that genx leaves to it: genx copies the data into host memory,
+ * calls this in place (sendbuf NULL) and copies the result back.  Returns
+ * 0 on success, else the MPI error code, which genx returns as why. */
+typedef struct genx_host_fallback {
+    void *ctx;
+    int (*allreduce)(void *ctx, const void *sendbuf, void *recvbuf, size_t count);
+} genx_host_fallback;
+
+/* genx_allreduce for every buffer: host buffers run as genx_allreduce;
+ * device buffers are staged through page-locked host memory, the copies
+ * pipelined with the plan's steps (runtime/staging.hpp), and where genx's
+ * decision leaves the size to the displaced component, `fallback` runs on
+ * a host copy.  Never returns GENX_DECLINE for device buffers: it returns
+ * GENX_ERROR_BUFFER (why filled, nothing sent) where they cannot be staged
+ * (libgenx-cuda.so missing) or the call declines and fallback is NULL. */
+int genx_allreduce_ex(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+                      genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
+                      const genx_reduce_cb *cb, const genx_transport_ops *transport,
+                      const genx_host_fallback *fallback, char *why, size_t whylen);
+/* Runs `fallback` on a host copy of a device buffer of count * elem_size
+ * bytes (for the glue's own reasons to fall back: a layout genx does not
+ * take, ranks that disagree).  GENX_OK, GENX_ERROR (fallback failed) or
+ * GENX_ERROR_BUFFER (cannot stage). */
+int genx_allreduce_staged_fallback(genx_comm *comm, const void *sendbuf, void *recvbuf,
+                                   size_t count, size_t elem_size,
+                                   const genx_host_fallback *fallback, char *why, size_t whylen);
+
 /* What a communicator's calls cost so far, for tests and benchmarks. */
 typedef struct genx_comm_stats {
     uint64_t calls;             /* genx_allreduce calls genx ran (not declined) */
@@ -154,6 +204,7 @@ typedef struct genx_comm_stats {
     uint64_t plans_generated;   /* plans this process generated (process-wide, all communicators) */
     uint64_t progress_calls;    /* transport progress() calls, summed over the calls */
     uint64_t waits;             /* transport wait_all() calls, summed over the calls */
+    uint64_t device_calls;      /* calls on device memory genx staged (its plan or the fallback's) */
 } genx_comm_stats;
 int genx_comm_get_stats(const genx_comm *comm, genx_comm_stats *out);
 

@@ -45,6 +45,10 @@ typedef struct mca_coll_genx_component_t {
      * (docs/topology.md); empty = hosts grouped by name. */
     char *topology_file;
     char *topology_overlay;
+    /* Device memory (docs/device.md): look for device buffers where a CUDA
+     * driver is present, and the libgenx-cuda.so to stage them with. */
+    bool cuda;
+    char *cuda_library;
 
     /* opal_output stream for decisions, verbosity = coll_genx_verbose. */
     int output;
@@ -106,6 +110,9 @@ typedef struct mca_coll_genx_module_t {
      * with the fallback allreduce at genx's first call: 0 not yet, 1 yes,
      * -1 no (every call then goes to the fallback). */
     int agreed;
+    /* A CUDA driver is present and coll_genx_cuda is on: buffers may be
+     * device memory, so nothing may be handed to the fallback unstaged. */
+    bool device;
 
     uint64_t logged[MCA_COLL_GENX_LOGGED_MAX];
     int nlogged;

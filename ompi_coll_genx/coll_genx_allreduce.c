@@ -210,11 +210,61 @@ const char *mca_coll_genx_layout_problem(ompi_datatype_t *dtype, int count)
     return NULL;
 }
 
+/* The displaced component's allreduce on host memory, for the core to call
+ * on a staged copy of device memory (genx_host_fallback). */
+typedef struct {
+    mca_coll_genx_module_t *module;
+    ompi_datatype_t *dtype;
+    ompi_op_t *op;
+    ompi_communicator_t *comm;
+} genx_host_fallback_ctx_t;
+
+static int genx_host_fallback_run(void *ctx, const void *sbuf, void *rbuf, size_t count)
+{
+    genx_host_fallback_ctx_t *f = (genx_host_fallback_ctx_t *) ctx;
+
+    return f->module->fallback_allreduce((NULL == sbuf) ? MPI_IN_PLACE : sbuf, rbuf, (int) count,
+                                         f->dtype, f->op, f->comm,
+                                         f->module->fallback_allreduce_module);
+}
+
+/* The result of a core call on device memory that did not succeed. */
+static int genx_device_failure(ompi_communicator_t *comm, size_t bytes, int rc, const char *why)
+{
+    opal_output(0, "genx: allreduce %zu B on comm %u (%d ranks), rank %d: %s",
+                bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
+                ('\0' != why[0]) ? why : "error in the genx core");
+    return (GENX_ERROR_BUFFER == rc) ? MPI_ERR_BUFFER : MPI_ERR_INTERN;
+}
+
 static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void *rbuf,
                          int count, ompi_datatype_t *dtype, ompi_op_t *op,
                          ompi_communicator_t *comm, size_t bytes, const char *reason)
 {
     mca_coll_genx_log_fallback(module, MCA_COLL_GENX_BLOCKING, bytes, reason);
+    /* Debian's Open MPI is not CUDA-aware: device memory reaches the
+     * displaced component only as a host copy. */
+    if (module->device &&
+        genx_buffers_on_device(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf)) {
+        genx_host_fallback_ctx_t ctx = { module, dtype, op, comm };
+        genx_host_fallback fb = { &ctx, genx_host_fallback_run };
+        size_t type_size;
+        char why[512];
+        int rc;
+
+        if (NULL != mca_coll_genx_layout_problem(dtype, count)) {
+            snprintf(why, sizeof(why), "device memory with a %s: genx stages only contiguous "
+                     "data, and the fallback cannot read device memory; nothing was sent",
+                     mca_coll_genx_layout_problem(dtype, count));
+            return genx_device_failure(comm, bytes, GENX_ERROR_BUFFER, why);
+        }
+        ompi_datatype_type_size(dtype, &type_size);
+        why[0] = '\0';
+        rc = genx_allreduce_staged_fallback(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf,
+                                            rbuf, (size_t) count, type_size, &fb, why,
+                                            sizeof(why));
+        return (GENX_OK == rc) ? OMPI_SUCCESS : genx_device_failure(comm, bytes, rc, why);
+    }
     return module->fallback_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                       module->fallback_allreduce_module);
 }
@@ -254,6 +304,10 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
     bool both;
 
     if (!genx_comm_defers_all(module->core, &reason)) {
+        return;
+    }
+    /* With device memory possible, every call must pass genx's check. */
+    if (module->device) {
         return;
     }
     GENX_STEP_ASIDE(module, comm, allreduce_init);
@@ -370,9 +424,22 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
     cb.reduce = mca_coll_genx_reduce;
 
     why[0] = '\0';
-    rc = genx_allreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
-                        (size_t) count, gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0,
-                        &cb, &module->transport, why, sizeof(why));
+    if (module->device) {
+        genx_host_fallback_ctx_t ctx = { module, dtype, op, comm };
+        genx_host_fallback fb = { &ctx, genx_host_fallback_run };
+
+        rc = genx_allreduce_ex(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
+                               (size_t) count, gdt, type_size, gop,
+                               ompi_op_is_commute(op) ? 1 : 0, &cb, &module->transport, &fb,
+                               why, sizeof(why));
+        if (GENX_ERROR_BUFFER == rc) {
+            return genx_device_failure(comm, bytes, rc, why);
+        }
+    } else {
+        rc = genx_allreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
+                            (size_t) count, gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0,
+                            &cb, &module->transport, why, sizeof(why));
+    }
     if (GENX_OK == rc) {
         return OMPI_SUCCESS;
     }

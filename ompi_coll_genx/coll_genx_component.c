@@ -8,6 +8,7 @@
  */
 #include "ompi_config.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 
 #include "opal/util/output.h"
@@ -118,7 +119,49 @@ static int genx_register(void)
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->topology_overlay);
 
+    cs->cuda = true;
+    (void) mca_base_component_var_register(c, "cuda",
+        "Accept CUDA device (and managed) memory in MPI_Allreduce: where a CUDA driver with a "
+        "device is present, genx asks the driver where each call's buffers are and stages "
+        "device memory through page-locked host memory, also around the component it "
+        "displaced.  false: every buffer is taken as host memory and never queried (a device "
+        "pointer then crashes, as in any component that is not CUDA-aware)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->cuda);
+
+    cs->cuda_library = "";
+    (void) mca_base_component_var_register(c, "cuda_library",
+        "Path of libgenx-cuda.so (genx's CUDA copies and kernels, loaded at the first device "
+        "buffer).  Empty: the one installed with genx",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->cuda_library);
+
     return OMPI_SUCCESS;
+}
+
+/* What genx will do with device memory, said once (first process) at
+ * verbosity 1.  Whether this Open MPI is CUDA-aware is asked through
+ * MPIX_Query_cuda_support, looked up at run time: Open MPI builds without
+ * CUDA (Debian's) may lack it or answer 0.  genx stages device memory
+ * through host memory either way (docs/device.md): a CUDA-aware Open MPI
+ * puts its coll/cuda component (priority 78) above genx, which then only
+ * ever sees host memory, unless coll_genx_priority is raised above 78. */
+static void genx_report_devices(mca_coll_genx_component_t *cs)
+{
+    char note[256];
+    int (*query)(void);
+    int aware;
+
+    if (1 > cs->verbose || 0 != OPAL_PROC_MY_NAME.vpid) {
+        return;
+    }
+    (void) genx_device_probe(cs->cuda ? 0 : 1, cs->cuda_library, note, sizeof(note));
+    *(void **) (&query) = dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support");
+    aware = (NULL != query) ? query() : 0;
+    opal_output(cs->output, "genx: %s; this Open MPI is %sCUDA-aware%s", note,
+                aware ? "" : "not ",
+                aware ? " (its coll/cuda, priority 78, stages device memory before genx sees it "
+                        "unless coll_genx_priority is above 78)" : "");
 }
 
 static int genx_open(void)
@@ -151,6 +194,7 @@ static int genx_open(void)
                     "collectives (as with --mca coll genx,%s)",
                     cs->added_components, cs->added_components);
     }
+    genx_report_devices(cs);
     return OMPI_SUCCESS;
 }
 

@@ -183,6 +183,25 @@ static int genx_ifallback(mca_coll_genx_module_t *module, const void *sbuf, void
                                        module->fallback_iallreduce_module);
 }
 
+/* Device memory cannot be staged under a non-blocking or persistent
+ * allreduce yet (the copies would have to progress with the request), and
+ * libnbc would read it as host memory: such calls fail with
+ * MPI_ERR_BUFFER and say so, rather than crash. */
+static int genx_device_refused(mca_coll_genx_module_t *module, const void *sbuf, void *rbuf,
+                               ompi_communicator_t *comm, size_t bytes, const char *what)
+{
+    if (!module->device ||
+        !genx_buffers_on_device(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf)) {
+        return OMPI_SUCCESS;
+    }
+    opal_output(0, "genx: %s %zu B on comm %u (%d ranks), rank %d: device memory is staged "
+                "for MPI_Allreduce only; %s on device memory is not supported by genx, and "
+                "this Open MPI's other components would read it as host memory; nothing was "
+                "sent", what, bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                ompi_comm_rank(comm), what);
+    return MPI_ERR_BUFFER;
+}
+
 int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              struct ompi_communicator_t *comm, ompi_request_t **request,
@@ -200,6 +219,10 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
     ompi_datatype_type_size(dtype, &type_size);
     bytes = type_size * (size_t) count;
 
+    rc = genx_device_refused(module, sbuf, rbuf, comm, bytes, "MPI_Iallreduce");
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
     if (0 == module->agreed) {
         if (ompi_mpi_thread_multiple) {
             return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
@@ -329,6 +352,10 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     ompi_datatype_type_size(dtype, &type_size);
     bytes = type_size * (size_t) count;
 
+    rc = genx_device_refused(module, sbuf, rbuf, comm, bytes, "MPIX_Allreduce_init");
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
     /* Like every first call on a communicator, a first call that is an
      * MPIX_Allreduce_init checks the ranks' agreement (one small blocking
      * allreduce through the fallback). */

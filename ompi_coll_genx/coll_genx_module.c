@@ -191,7 +191,10 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
                             ompi_comm_get_cid(comm));
         return NULL;
     }
-    if (2 > size) {
+    /* A single rank has nothing to reduce, but with device memory in play
+     * its allreduce (a copy) must not be left to a component that would
+     * memcpy a device pointer. */
+    if (2 > size && !genx_device_probe(cs->cuda ? 0 : 1, cs->cuda_library, NULL, 0)) {
         opal_output_verbose(1, cs->output,
                             "genx: comm %u (%d rank): not used: nothing to reduce across a single rank",
                             ompi_comm_get_cid(comm), size);
@@ -218,6 +221,8 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
                         ompi_comm_get_cid(comm), size, nodes, ppn);
     cfg.topology_file = (NULL != cs->topology_file) ? cs->topology_file : "";
     cfg.topology_overlay = (NULL != cs->topology_overlay) ? cs->topology_overlay : "";
+    cfg.device_off = cs->cuda ? 0 : 1;
+    cfg.device_library = (NULL != cs->cuda_library) ? cs->cuda_library : "";
     err[0] = '\0';
     if ('\0' != cfg.topology_file[0]) {
         /* Every rank's host name as Open MPI's runtime knows it (the same
@@ -257,6 +262,7 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
         OBJ_RELEASE(module);
         return NULL;
     }
+    module->device = 0 != genx_device_active(module->core);
 
     module->super.coll_module_enable = genx_module_enable;
     *priority = cs->priority;

@@ -1,5 +1,6 @@
 // Plan compiler and executor state machine (design in executor.hpp).
 #include "runtime/executor.hpp"
+#include "runtime/staging.hpp"
 
 #include <thread>
 
@@ -59,6 +60,7 @@ std::string format_exec_options(const ExecOptions& options) {
 namespace {
 
 constexpr size_t kSlotAlign = 64;
+constexpr size_t kNoSlot = static_cast<size_t>(-1);
 
 class Compiler {
   public:
@@ -325,6 +327,7 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
                         Transport& transport) {
     sched_ = nullptr;
     error_ = Status::ok();
+    staged_ = false;
     // A failed call that was not abandon()ed may have left requests
     // marked; they are no longer this execution's to touch.
     if (!held_.empty() || std::find(in_flight_.begin(), in_flight_.end(), 1) != in_flight_.end()) {
@@ -452,7 +455,7 @@ void Execution::run_ops(const StepSched& step) {
     }
 }
 
-Status Execution::progress(bool* done) {
+Status Execution::progress(bool* done, bool block) {
     *done = false;
     if (!error_.is_ok()) return error_;
     if (sched_ == nullptr) return Status::internal("executor: progress() before a successful start()");
@@ -460,6 +463,12 @@ Status Execution::progress(bool* done) {
         const StepSched& st = sched_->steps[step_];
         const int ntransfers = st.nrecvs + st.nsends;
         if (!posted_) {
+            if (staged_) {
+                bool ready = false;
+                Status s = stage_in_ready(step_, block, &ready);
+                if (!s.is_ok()) return fail(s);
+                if (!ready) return Status::ok();
+            }
             for (int i = 0; i < ntransfers; ++i) flights_[static_cast<size_t>(i)] = Flight();
             posted_ = true;
         }
@@ -480,10 +489,118 @@ Status Execution::progress(bool* done) {
         }
         if (!all) return Status::ok();
         run_ops(st);
+        if (staged_) {
+            Status s = stage_out(step_);
+            if (!s.is_ok()) return fail(s);
+        }
         ++step_;
         posted_ = false;
     }
+    if (staged_) {
+        bool finished = false;
+        Status s = stage_finish(block, &finished);
+        if (!s.is_ok()) return fail(s);
+        if (!finished) return Status::ok();
+    }
     *done = true;
+    return Status::ok();
+}
+
+Status Execution::start_staged(const RankSchedule& schedule, const StagedBuffers& stage,
+                               void* scratch, size_t scratch_bytes, const ReduceKernel& kernel,
+                               Transport& transport) {
+    const StagePlan* plan = stage.plan;
+    const size_t bytes = schedule.count * schedule.elem_size;
+    if (stage.device == nullptr || plan == nullptr || plan->bytes != bytes ||
+        plan->in_begin.size() != std::max<size_t>(schedule.steps.size(), 1) + 1 ||
+        plan->out_begin.size() != schedule.steps.size() + 2 || stage.in_events == nullptr ||
+        (bytes > 0 && (stage.host == nullptr || stage.src == nullptr || stage.dst == nullptr)))
+        return fail(Status::invalid("executor: staged start without a matching stage plan, "
+                                    "device, events or buffers"));
+    GENX_RETURN_IF_ERROR(start(schedule, nullptr, stage.host, scratch, scratch_bytes, kernel, transport));
+    staged_ = true;
+    stage_ = stage;
+    in_ready_ = 0;
+    out_queued_ = false;
+    auto* host = static_cast<unsigned char*>(stage.host);
+    const auto* src = static_cast<const unsigned char*>(stage.src);
+    for (size_t slot = 0; slot + 1 < plan->in_begin.size(); ++slot) {
+        if (plan->in_begin[slot] == plan->in_begin[slot + 1]) continue;
+        for (size_t r = plan->in_begin[slot]; r < plan->in_begin[slot + 1]; ++r) {
+            const StageRange& br = plan->in[r];
+            Status s = stage.device->memcpy_async(stage.ordinal, host + br.offset, src + br.offset,
+                                                  br.bytes, stage.in_stream);
+            if (!s.is_ok()) return fail(s);
+        }
+        Status s = stage.device->event_record(stage.ordinal, stage.in_events[slot], stage.in_stream);
+        if (!s.is_ok()) return fail(s);
+    }
+    return Status::ok();
+}
+
+Status Execution::stage_in_ready(size_t step, bool block, bool* ready) {
+    const StagePlan& plan = *stage_.plan;
+    const size_t slots = plan.in_begin.size() - 1;
+    // Slots complete in order (one stream): wait for the last non-empty
+    // slot up to `step`.
+    *ready = true;
+    const size_t upto = std::min(step, slots - 1);
+    while (in_ready_ <= upto) {
+        size_t last = kNoSlot;
+        for (size_t k = in_ready_; k <= upto; ++k)
+            if (plan.in_begin[k] != plan.in_begin[k + 1]) last = k;
+        if (last == kNoSlot) {
+            in_ready_ = upto + 1;
+            break;
+        }
+        if (block) {
+            GENX_RETURN_IF_ERROR(stage_.device->event_synchronize(stage_.ordinal, stage_.in_events[last]));
+        } else {
+            bool done = false;
+            GENX_RETURN_IF_ERROR(stage_.device->event_query(stage_.ordinal, stage_.in_events[last], &done));
+            if (!done) {
+                *ready = false;
+                return Status::ok();
+            }
+        }
+        in_ready_ = last + 1;
+    }
+    return Status::ok();
+}
+
+Status Execution::stage_out(size_t slot) {
+    const StagePlan& plan = *stage_.plan;
+    auto* dst = static_cast<unsigned char*>(stage_.dst);
+    const auto* host = static_cast<const unsigned char*>(stage_.host);
+    for (size_t r = plan.out_begin[slot]; r < plan.out_begin[slot + 1]; ++r) {
+        const StageRange& br = plan.out[r];
+        GENX_RETURN_IF_ERROR(stage_.device->memcpy_async(stage_.ordinal, dst + br.offset,
+                                                         host + br.offset, br.bytes,
+                                                         stage_.out_stream));
+    }
+    return Status::ok();
+}
+
+Status Execution::stage_finish(bool block, bool* finished) {
+    *finished = false;
+    if (!out_queued_) {
+        // Every copy in must have landed before its bytes go out again
+        // (without steps, nothing waited for them yet).
+        bool ready = false;
+        GENX_RETURN_IF_ERROR(stage_in_ready(stage_.plan->in_begin.size() - 2, block, &ready));
+        if (!ready) return Status::ok();
+        GENX_RETURN_IF_ERROR(stage_out(sched_->steps.size()));
+        GENX_RETURN_IF_ERROR(stage_.device->event_record(stage_.ordinal, stage_.out_event, stage_.out_stream));
+        out_queued_ = true;
+    }
+    if (block) {
+        GENX_RETURN_IF_ERROR(stage_.device->event_synchronize(stage_.ordinal, stage_.out_event));
+    } else {
+        bool done = false;
+        GENX_RETURN_IF_ERROR(stage_.device->event_query(stage_.ordinal, stage_.out_event, &done));
+        if (!done) return Status::ok();
+    }
+    *finished = true;
     return Status::ok();
 }
 
@@ -565,6 +682,7 @@ Status Execution::run_simple_step() {
         }
     }
     run_ops(st);
+    if (staged_) GENX_RETURN_IF_ERROR(stage_out(step_));
     ++step_;
     return Status::ok();
 }
@@ -577,11 +695,13 @@ Status Execution::run() {
         // progress() machinery below handles everything else, and a step
         // progress() already started).
         while (step_ < sched_->steps.size() && !posted_ && sched_->steps[step_].single_segment) {
-            Status st = run_simple_step();
+            bool ready = true;
+            Status st = staged_ ? stage_in_ready(step_, true, &ready) : Status::ok();
+            if (st.is_ok()) st = run_simple_step();
             if (!st.is_ok()) return fail(st);
         }
         bool done = false;
-        GENX_RETURN_IF_ERROR(progress(&done));
+        GENX_RETURN_IF_ERROR(progress(&done, true));
         if (done) return Status::ok();
         // Everything of the step is posted: nothing is left for the
         // executor to do until all of it completes, so the transport may
@@ -610,6 +730,12 @@ size_t Execution::abandon(std::chrono::milliseconds budget) {
     live.insert(live.end(), held_.begin(), held_.end());
     held_.clear();
     posted_ = false;
+    if (staged_) {
+        // Queued copies still read or write the staging buffer: let them
+        // finish (a device error here leaves nothing more to do).
+        (void)stage_.device->stream_synchronize(stage_.ordinal, stage_.in_stream);
+        (void)stage_.device->stream_synchronize(stage_.ordinal, stage_.out_stream);
+    }
     if (transport_ == nullptr) return live.size();
 
     // Cancel first: a receive cancelled before its message matched can no

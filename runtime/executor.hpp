@@ -47,6 +47,7 @@
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "common/status.hpp"
+#include "runtime/device.hpp"
 #include "runtime/reduce.hpp"
 #include "runtime/transport.hpp"
 
@@ -153,6 +154,23 @@ Status compile(const PlanHeader& header, const Program& program, int rank, size_
 // Estimated heap bytes of a schedule (what a cache of them holds).
 size_t schedule_bytes(const RankSchedule& s);
 
+struct StagePlan;
+
+// What a staged execution (Execution::start_staged, runtime/staging.hpp)
+// copies between, and with what.  All of it must outlive the execution.
+struct StagedBuffers {
+    DeviceBackend* device = nullptr;
+    int ordinal = 0;                   // the device the streams belong to
+    const StagePlan* plan = nullptr;   // make_stage_plan(schedule)
+    const void* src = nullptr;         // the input: sendbuf, or recvbuf in place (any space)
+    void* dst = nullptr;               // recvbuf (any space)
+    void* host = nullptr;              // page-locked, plan->bytes: where the schedule runs
+    DeviceStream in_stream = nullptr;  // copies in
+    DeviceStream out_stream = nullptr; // copies out
+    DeviceEvent* in_events = nullptr;  // one per slot of plan->in_begin
+    DeviceEvent out_event = nullptr;
+};
+
 class Execution {
   public:
     Execution() = default;
@@ -168,12 +186,20 @@ class Execution {
     Status start(const RankSchedule& schedule, const void* sendbuf, void* recvbuf, void* scratch,
                  size_t scratch_bytes, const ReduceKernel& kernel, Transport& transport);
 
+    // The same on a host copy of a buffer in another space (device
+    // memory): the schedule runs on stage.host, the bytes each step first
+    // touches are copied in before it and those it wrote last are copied
+    // out after it (staging.hpp).  The copies in are queued here.  done
+    // (progress) or a successful run() means the result is in stage.dst.
+    Status start_staged(const RankSchedule& schedule, const StagedBuffers& stage, void* scratch,
+                        size_t scratch_bytes, const ReduceKernel& kernel, Transport& transport);
+
     // Non-blocking: completes finished requests, posts what the windows
     // allow, runs the local ops of every step whose transfers are done.
     // Sets *done when the program finished.  After an error every call
     // returns that error; the transport may still hold posted requests
     // (a failed collective is not recoverable).
-    Status progress(bool* done);
+    Status progress(bool* done) { return progress(done, false); }
 
     // Blocking: progress() until done or error; in between, the
     // transport's wait_all() on the current step's requests once all of
@@ -205,6 +231,13 @@ class Execution {
     uint64_t blocking_sends() const { return blocking_sends_; }
 
   private:
+    Status progress(bool* done, bool block);
+    // Staged only: whether the copies step `step` waits for are in (block:
+    // waits for them); after step `step`'s ops, queue its copies out; at
+    // the end, queue the rest and wait (block) or ask (not) for all of it.
+    Status stage_in_ready(size_t step, bool block, bool* ready);
+    Status stage_out(size_t slot);
+    Status stage_finish(bool block, bool* finished);
     struct Flight {
         size_t posted = 0;     // segments posted so far
         size_t completed = 0;  // leading segments known complete
@@ -244,6 +277,10 @@ class Execution {
     std::vector<unsigned char> temp_;   // ReduceKernel::temp_bytes()
     std::vector<Request> waiting_;      // wait_step(): the step's in-flight requests
     std::vector<size_t> waiting_slots_; // ... and their slots
+    bool staged_ = false;
+    StagedBuffers stage_;
+    size_t in_ready_ = 0;      // leading copy-in slots known complete
+    bool out_queued_ = false;  // the final copies out and their event
     uint64_t progress_calls_ = 0;
     uint64_t waits_ = 0;
     uint64_t blocking_sends_ = 0;

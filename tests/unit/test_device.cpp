@@ -1,0 +1,599 @@
+// Device memory: the fake device backend, the stage plans, the staged
+// executor and the C API's device path, all on buffers that host code
+// cannot dereference (runtime/fake_device.hpp).
+//
+// GENX_TEST_DEVICE=cuda runs the executor and C API cases on the real CUDA
+// backend instead (tests/gpu/run-gpu-tests.sh does that on GPU machines):
+// buffers come from cudaMalloc through libgenx-cuda.so.  The fake-only
+// cases (planted faults, lazy streams) are skipped there.
+#include <catch2/catch.hpp>
+
+#include <setjmp.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "genx/genx_core.h"
+#include "plan/registry.hpp"
+#include "runtime/device.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/fake_device.hpp"
+#include "runtime/loopback.hpp"
+#include "runtime/staging.hpp"
+#include "tests/unit/make_plan.hpp"
+#include "typed_data.hpp"
+
+using namespace genx;
+using namespace genx_test;
+
+namespace {
+
+// The backend the executor and C API cases run on, with synchronous
+// upload/download helpers that work for either.
+struct TestDevice {
+    DeviceBackend* backend = nullptr;
+    FakeDevice* fake = nullptr;  // null on the real device
+    int ordinal = 0;
+    DeviceStream io = nullptr;  // for the helpers' copies (real device)
+
+    void* alloc(size_t n) {
+        void* p = nullptr;
+        const Status st = backend->device_alloc(ordinal, std::max<size_t>(n, 1), &p);
+        if (!st.is_ok()) throw std::runtime_error(st.message());
+        return p;
+    }
+    void release(void* p) { backend->device_free(ordinal, p); }
+    void upload(void* dev, const void* host, size_t n) {
+        if (fake != nullptr) return fake->upload(dev, host, n);
+        sync_copy(dev, host, n);
+    }
+    void download(void* host, const void* dev, size_t n) {
+        if (fake != nullptr) return fake->download(host, dev, n);
+        sync_copy(host, dev, n);
+    }
+
+  private:
+    void sync_copy(void* dst, const void* src, size_t n) {
+        if (n == 0) return;
+        Status st = backend->memcpy_async(ordinal, dst, src, n, io);
+        if (st.is_ok()) st = backend->stream_synchronize(ordinal, io);
+        if (!st.is_ok()) throw std::runtime_error(st.message());
+    }
+};
+
+bool real_device_requested() {
+    const char* v = std::getenv("GENX_TEST_DEVICE");
+    return v != nullptr && std::string(v) == "cuda";
+}
+
+// One backend for the whole test run (a FakeDevice, or CUDA when asked).
+TestDevice& test_device() {
+    static TestDevice d = [] {
+        TestDevice t;
+        if (real_device_requested()) {
+            DeviceConfig dc;
+            if (const char* lib = std::getenv("GENX_CUDA_LIBRARY")) dc.library = lib;
+            std::string note;
+            t.backend = device_probe(dc, &note);
+            if (t.backend == nullptr) throw std::runtime_error("GENX_TEST_DEVICE=cuda: " + note);
+            const Status st = t.backend->ready();
+            if (!st.is_ok()) throw std::runtime_error("GENX_TEST_DEVICE=cuda: " + st.message());
+            if (!t.backend->stream_create(0, &t.io).is_ok()) throw std::runtime_error("stream");
+        } else {
+            static FakeDevice fake;
+            t.fake = &fake;
+            t.backend = &fake;
+            set_device_backend(&fake);
+        }
+        return t;
+    }();
+    return d;
+}
+
+// Per-rank streams and events for the staged executor.
+struct RankStaging {
+    DeviceBackend* b;
+    int dev;
+    DeviceStream in = nullptr, out = nullptr;
+    std::vector<DeviceEvent> events;
+    DeviceEvent out_event = nullptr;
+    void* host = nullptr;
+    size_t host_bytes = 0;
+    RankStaging(DeviceBackend* backend, int ordinal) : b(backend), dev(ordinal) {
+        REQUIRE(b->stream_create(dev, &in).is_ok());
+        REQUIRE(b->stream_create(dev, &out).is_ok());
+        REQUIRE(b->event_create(dev, &out_event).is_ok());
+    }
+    ~RankStaging() {
+        b->stream_destroy(dev, in);
+        b->stream_destroy(dev, out);
+        for (DeviceEvent e : events) b->event_destroy(dev, e);
+        b->event_destroy(dev, out_event);
+        if (host != nullptr) b->host_free(host);
+    }
+    Status ready_for(const StagePlan& plan) {
+        while (events.size() + 1 < plan.in_begin.size()) {
+            DeviceEvent e = nullptr;
+            GENX_RETURN_IF_ERROR(b->event_create(dev, &e));
+            events.push_back(e);
+        }
+        if (plan.bytes > host_bytes) {
+            if (host != nullptr) b->host_free(host);
+            host = nullptr;
+            GENX_RETURN_IF_ERROR(b->host_alloc(std::max<size_t>(plan.bytes, 1), &host));
+            host_bytes = plan.bytes;
+        }
+        return Status::ok();
+    }
+};
+
+struct Case {
+    genx_dtype type;
+    genx_op op;
+    size_t count;
+    bool in_place;
+    bool nonblocking;  // drive with progress() instead of run()
+};
+
+std::string describe(const Case& c) {
+    return std::string(dtype_name(c.type)) + " " + op_name(c.op) + " count " +
+           std::to_string(c.count) + (c.in_place ? " in place" : "") +
+           (c.nonblocking ? " progress()" : " run()");
+}
+
+// Like the executor tests' run_cases, with every rank's buffers on the
+// device and the schedule run staged.
+Status run_staged_cases(const Plan& plan, const ExecOptions& o, const std::vector<Case>& cases) {
+    TestDevice& td = test_device();
+    const int P = plan.nranks;
+    std::vector<std::vector<unsigned char>> expected;
+    for (const Case& c : cases) expected.push_back(reference_allreduce(c.type, c.op, P, c.count));
+    return run_ranks(P, [&](int rank, Transport& t) -> Status {
+        Execution ex;
+        RankStaging rs(td.backend, td.ordinal);
+        for (size_t ci = 0; ci < cases.size(); ++ci) {
+            const Case& c = cases[ci];
+            const size_t es = type_size(c.type);
+            const size_t bytes = c.count * es;
+            RankSchedule sched;
+            GENX_RETURN_IF_ERROR(compile(plan, rank, c.count, es, o, &sched));
+            const StagePlan sp = make_stage_plan(sched);
+            GENX_RETURN_IF_ERROR(rs.ready_for(sp));
+            ReduceKernel k;
+            GENX_RETURN_IF_ERROR(resolve_kernel(c.type, c.op, es, nullptr, &k));
+            const std::vector<unsigned char> input = make_input(c.type, c.op, rank, c.count);
+            void* dsend = td.alloc(bytes);
+            void* drecv = td.alloc(bytes);
+            std::vector<unsigned char> garbage(bytes, 0xA5);
+            td.upload(drecv, c.in_place ? input.data() : garbage.data(), bytes);
+            td.upload(dsend, input.data(), bytes);
+            std::vector<unsigned char> scratch(sched.scratch_bytes, 0x5A);
+            StagedBuffers sb;
+            sb.device = td.backend;
+            sb.ordinal = td.ordinal;
+            sb.plan = &sp;
+            sb.src = c.in_place ? drecv : dsend;
+            sb.dst = drecv;
+            sb.host = rs.host;
+            sb.in_stream = rs.in;
+            sb.out_stream = rs.out;
+            sb.in_events = rs.events.data();
+            sb.out_event = rs.out_event;
+            Status st = ex.start_staged(sched, sb, scratch.data(), scratch.size(), k, t);
+            if (st.is_ok() && c.nonblocking) {
+                bool done = false;
+                while (st.is_ok() && !done) {
+                    st = ex.progress(&done);
+                    if (st.is_ok() && !done) st = t.progress();
+                }
+            } else if (st.is_ok()) {
+                st = ex.run();
+            }
+            std::vector<unsigned char> result(bytes), sent(bytes);
+            if (st.is_ok()) {
+                td.download(result.data(), drecv, bytes);
+                td.download(sent.data(), dsend, bytes);
+            }
+            td.release(dsend);
+            td.release(drecv);
+            GENX_RETURN_IF_ERROR(st);
+            const long d = first_difference(c.type, result.data(), expected[ci].data(), c.count);
+            if (d >= 0)
+                return Status::internal(plan.algorithm + " P=" + std::to_string(P) + " " +
+                                        describe(c) + ": element " + std::to_string(d) +
+                                        " differs from the reference");
+            if (!c.in_place && first_difference(c.type, sent.data(), input.data(), c.count) >= 0)
+                return Status::internal(describe(c) + ": the device sendbuf was modified");
+        }
+        return Status::ok();
+    });
+}
+
+std::vector<std::pair<genx_dtype, genx_op>> valid_pairs() {
+    std::vector<std::pair<genx_dtype, genx_op>> v;
+    for (genx_dtype t : builtin_types())
+        for (genx_op op : builtin_ops())
+            if (mpi_defines(t, op)) v.emplace_back(t, op);
+    return v;
+}
+
+ExecOptions opts(size_t segment, int window) {
+    ExecOptions o;
+    o.segment_bytes = segment;
+    o.window = window;
+    return o;
+}
+
+// Catching a planted host dereference: the fault handler jumps back.
+sigjmp_buf g_fault_jump;
+std::atomic<int> g_faults{0};
+void on_fault(int) {
+    ++g_faults;
+    siglongjmp(g_fault_jump, 1);
+}
+
+// Runs fn and reports whether it faulted (SIGSEGV or SIGBUS).
+template <typename Fn>
+bool faults(Fn fn) {
+    struct sigaction sa {}, old_segv{}, old_bus{};
+    sa.sa_handler = on_fault;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old_segv);
+    sigaction(SIGBUS, &sa, &old_bus);
+    bool faulted = false;
+    if (sigsetjmp(g_fault_jump, 1) == 0) {
+        fn();
+    } else {
+        faulted = true;
+    }
+    sigaction(SIGSEGV, &old_segv, nullptr);
+    sigaction(SIGBUS, &old_bus, nullptr);
+    return faulted;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ fake device
+
+TEST_CASE("fake device: device pointers fault when the host touches them", "[device]") {
+    if (real_device_requested()) return;  // planted faults are the fake's business
+    FakeDevice& f = *test_device().fake;
+    auto* p = static_cast<unsigned char*>(f.alloc(4096));
+    CHECK(f.space_of(p).is_device());
+    CHECK(f.space_of(p + 100).device == 0);
+    int host_int = 0;
+    CHECK_FALSE(f.space_of(&host_int).is_device());
+    CHECK_FALSE(f.space_of(nullptr).is_device());
+    void* m = f.alloc(64, true);
+    CHECK(f.space_of(m).is_device());
+    CHECK(f.space_of(m).managed);
+
+    // The planted bug: host code reading and writing device memory.
+    CHECK(faults([&] { volatile unsigned char x = *reinterpret_cast<volatile unsigned char*>(p); (void)x; }));
+    CHECK(faults([&] { *reinterpret_cast<volatile unsigned char*>(p + 7) = 1; }));
+    CHECK(faults([&] { std::vector<unsigned char> v(16); std::memcpy(v.data(), p, 16); }));
+    // The same through genx's own host executor: an unstaged run on device
+    // buffers dereferences them, and the fake catches it.
+    const Plan plan = make_plan("ring", 1);
+    RankSchedule sched;
+    REQUIRE(compile(plan, 0, 16, 4, ExecOptions(), &sched).is_ok());
+    ReduceKernel k;
+    REQUIRE(resolve_kernel(GENX_DT_INT32, GENX_OP_SUM, 4, nullptr, &k).is_ok());
+    LoopbackFabric fabric(1);
+    Execution ex;
+    auto* q = static_cast<unsigned char*>(f.alloc(64));
+    CHECK(faults([&] { (void)ex.start(sched, p, q, nullptr, 0, k, fabric.transport(0)); }));
+    f.free(p);
+    f.free(q);
+    f.free(m);
+}
+
+TEST_CASE("fake device: copies run lazily, in stream order, and check their ranges", "[device]") {
+    if (real_device_requested()) return;
+    FakeDevice& f = *test_device().fake;
+    f.reset_stats();
+    void* d = f.alloc(1024);
+    void* pinned = nullptr;
+    REQUIRE(f.host_alloc(1024, &pinned).is_ok());
+    DeviceStream s = nullptr;
+    DeviceEvent e = nullptr;
+    REQUIRE(f.stream_create(0, &s).is_ok());
+    REQUIRE(f.event_create(0, &e).is_ok());
+    std::vector<unsigned char> src(1024);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7);
+    std::memcpy(pinned, src.data(), 1024);
+    REQUIRE(f.memcpy_async(0, d, pinned, 1024, s).is_ok());
+    REQUIRE(f.event_record(0, e, s).is_ok());
+    bool done = true;
+    REQUIRE(f.event_query(0, e, &done).is_ok());
+    CHECK_FALSE(done);  // "still running" the first time
+    CHECK(f.stats().h2d == 0);
+    REQUIRE(f.event_query(0, e, &done).is_ok());
+    CHECK(done);
+    CHECK(f.stats().h2d == 1);
+    CHECK(f.stats().unpinned_copies == 0);
+    std::vector<unsigned char> back(1024);
+    f.download(back.data(), d, 1024);
+    CHECK(back == src);
+
+    // A copy past the allocation's end is refused when queued.
+    const Status past = f.memcpy_async(0, pinned, static_cast<unsigned char*>(d) + 512, 1024, s);
+    CHECK_FALSE(past.is_ok());
+    CHECK(past.message().find("not inside one live allocation") != std::string::npos);
+    // The host writing into a copy's source while it is in flight.
+    REQUIRE(f.memcpy_async(0, d, pinned, 1024, s).is_ok());
+    static_cast<unsigned char*>(pinned)[3] ^= 0xff;
+    const Status torn = f.stream_synchronize(0, s);
+    CHECK_FALSE(torn.is_ok());
+    CHECK(torn.message().find("host wrote into the source") != std::string::npos);
+    // Unpinned host memory is counted.
+    REQUIRE(f.memcpy_async(0, back.data(), d, 1024, s).is_ok());
+    REQUIRE(f.stream_synchronize(0, s).is_ok());
+    CHECK(f.stats().unpinned_copies == 1);
+    CHECK(f.stats().d2h == 1);
+    f.event_destroy(0, e);
+    f.stream_destroy(0, s);
+    f.host_free(pinned);
+    f.free(d);
+}
+
+// ------------------------------------------------------------ stage plans
+
+TEST_CASE("stage plans copy every byte in once, before its first use, and out once, after its last write",
+          "[device]") {
+    size_t checked = 0;
+    for (const GeneratorInfo& g : generators()) {
+        for (int P : {1, 2, 3, 5, 8, 9, 13}) {
+            const Plan plan = make_plan(g.name, P);
+            for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) + 1, size_t{1001}}) {
+                for (const ExecOptions& o : {ExecOptions(), opts(40, 2)}) {
+                    for (int rank = 0; rank < P; rank += (P > 5 ? 3 : 1)) {
+                        RankSchedule s;
+                        REQUIRE(compile(plan, rank, count, 4, o, &s).is_ok());
+                        const StagePlan sp = make_stage_plan(s);
+                        INFO(g.name << " P=" << P << " rank " << rank << " count " << count);
+                        REQUIRE(sp.bytes == count * 4);
+                        REQUIRE(sp.in_begin.size() == std::max<size_t>(s.steps.size(), 1) + 1);
+                        REQUIRE(sp.out_begin.size() == s.steps.size() + 2);
+                        std::vector<int> in(sp.bytes, 0), out(sp.bytes, 0);
+                        for (const StageRange& r : sp.in)
+                            for (size_t b = r.offset; b < r.offset + r.bytes; ++b) ++in[b];
+                        for (const StageRange& r : sp.out)
+                            for (size_t b = r.offset; b < r.offset + r.bytes; ++b) ++out[b];
+                        CHECK(std::all_of(in.begin(), in.end(), [](int v) { return v == 1; }));
+                        CHECK(std::all_of(out.begin(), out.end(), [](int v) { return v == 1; }));
+                        ++checked;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(checked > 500);
+}
+
+// ------------------------------------------------------ staged executor
+
+TEST_CASE("every generator runs staged on device buffers, every type and op", "[device]") {
+    const auto pairs = valid_pairs();
+    size_t next = 0;
+    for (const GeneratorInfo& g : generators()) {
+        for (int P : {1, 2, 3, 4, 5, 7, 8, 9, 12}) {
+            const Plan plan = make_plan(g.name, P);
+            std::vector<Case> cases;
+            for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) - 1,
+                                 static_cast<size_t>(P) + 1, size_t{1000}, size_t{65537}}) {
+                for (int j = 0; j < 2; ++j, ++next) {
+                    const auto& pr = pairs[next % pairs.size()];
+                    cases.push_back(Case{pr.first, pr.second, count, next % 2 == 1, next % 3 == 0});
+                }
+            }
+            const ExecOptions o = P % 2 ? ExecOptions() : opts(40, 2);
+            const Status st = run_staged_cases(plan, o, cases);
+            INFO(g.name << " P=" << P << " (" << format_exec_options(o) << "): " << st.message());
+            CHECK(st.is_ok());
+        }
+    }
+}
+
+TEST_CASE("every type and op staged through ring and butterfly", "[device]") {
+    std::vector<Case> cases;
+    int n = 0;
+    for (const auto& pr : valid_pairs())
+        for (bool in_place : {false, true}) {
+            cases.push_back(Case{pr.first, pr.second, 777, in_place, (n++ % 2) == 0});
+        }
+    for (const char* name : {"ring", "butterfly"}) {
+        for (int P : {3, 8}) {
+            const Status st = run_staged_cases(make_plan(name, P), opts(256, 3), cases);
+            INFO(name << " P=" << P << ": " << st.message());
+            CHECK(st.is_ok());
+        }
+    }
+}
+
+TEST_CASE("staging uses page-locked buffers and moves each byte once each way", "[device]") {
+    if (real_device_requested()) return;
+    FakeDevice& f = *test_device().fake;
+    const size_t before = f.live_allocations();
+    f.reset_stats();
+    const int P = 5;
+    const size_t count = 100003;
+    const Status st = run_staged_cases(make_plan("ring", P), opts(4096, 2),
+                                       {Case{GENX_DT_FLOAT, GENX_OP_SUM, count, false, false},
+                                        Case{GENX_DT_INT64, GENX_OP_BXOR, count, true, true}});
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    const FakeDeviceStats s = f.stats();
+    CHECK(s.unpinned_copies == 0);
+    CHECK(s.bytes_d2h == P * count * (4 + 8));
+    CHECK(s.bytes_h2d == P * count * (4 + 8));
+    CHECK(s.d2d == 0);
+    // Copies follow the steps: a ring of 5 first touches its blocks over 4
+    // steps (step 0 takes two adjacent ones, one copy) and finishes one
+    // block per step of its allgather, so at least P-1 copies each way per
+    // rank and call instead of one.
+    CHECK(s.d2h >= 2 * P * (P - 1));
+    CHECK(s.h2d >= 2 * P * (P - 1));
+    CHECK(s.not_ready_answers > 0);  // the progress() case met copies still running
+    CHECK(f.live_allocations() == before);
+}
+
+// --------------------------------------------------------- the C API path
+
+namespace {
+
+// The displaced component's allreduce for the C API cases: a forced ring on
+// its own genx communicator, on host memory only (it would fault on a
+// device pointer), summing int32.
+struct HostFallback {
+    genx_comm* comm = nullptr;
+    const genx_transport_ops* ops = nullptr;
+    int calls = 0;
+    static int run(void* ctx, const void* sendbuf, void* recvbuf, size_t count) {
+        auto* h = static_cast<HostFallback*>(ctx);
+        ++h->calls;
+        char why[256];
+        return genx_allreduce(h->comm, sendbuf, recvbuf, count, GENX_DT_INT32, 4, GENX_OP_SUM, 1,
+                              nullptr, h->ops, why, sizeof(why)) == GENX_OK ? 0 : 1;
+    }
+};
+
+genx_config config(const char* algorithm, const char* rules = "") {
+    genx_config c{};
+    c.algorithm = algorithm;
+    c.params = "";
+    c.rules_path = rules;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("genx_allreduce_ex stages device buffers, and stages around the fallback where it defers",
+          "[device]") {
+    TestDevice& td = test_device();
+    // A rules file that leaves 4 KiB and less to the fallback.
+    const std::string rules = "genx-test-device-rules.json";
+    {
+        FILE* fp = std::fopen(rules.c_str(), "w");
+        REQUIRE(fp != nullptr);
+        std::fputs("{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [\n"
+                   "  {\"bytes\": \"0-4K\", \"algorithm\": \"fallback\"},\n"
+                   "  {\"algorithm\": \"ring\"}\n]}\n", fp);
+        std::fclose(fp);
+    }
+    for (int P : {1, 2, 3, 6}) {
+        const std::vector<size_t> counts = {0, 1, 1000, 1025, 70001};
+        std::atomic<int> fallback_calls{0}, genx_calls{0};
+        const Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+            genx_transport_ops ops = transport_ops_for(&t);
+            const genx_config cfg = config("auto", rules.c_str());
+            char err[512];
+            genx_comm* c = genx_comm_create(rank, P, &cfg, err, sizeof(err));
+            const genx_config ring = config("ring");
+            genx_comm* fb_comm = genx_comm_create(rank, P, &ring, err, sizeof(err));
+            if (c == nullptr || fb_comm == nullptr) return Status::internal(err);
+            if (genx_device_active(c) != 1) return Status::internal("device not active");
+            HostFallback hf{fb_comm, &ops, 0};
+            genx_host_fallback fb{&hf, &HostFallback::run};
+            Status out;
+            for (size_t count : counts) {
+                for (bool in_place : {false, true}) {
+                    const size_t bytes = count * 4;
+                    std::vector<int32_t> in(count), want(count, 0);
+                    for (size_t i = 0; i < count; ++i) {
+                        in[i] = static_cast<int32_t>(rank * 1000 + i);
+                        want[i] = static_cast<int32_t>(P * (P - 1) / 2 * 1000 + P * i);
+                    }
+                    void* ds = td.alloc(bytes);
+                    void* dr = td.alloc(bytes);
+                    td.upload(in_place ? dr : ds, in.data(), bytes);
+                    if (genx_buffers_on_device(c, in_place ? nullptr : ds, dr) != 1)
+                        out = Status::internal("buffers not seen on the device");
+                    char why[512] = "";
+                    const int rc = genx_allreduce_ex(c, in_place ? nullptr : ds, dr, count,
+                                                     GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr,
+                                                     &ops, &fb, why, sizeof(why));
+                    std::vector<int32_t> got(count);
+                    td.download(got.data(), dr, bytes);
+                    td.release(ds);
+                    td.release(dr);
+                    if (rc != GENX_OK)
+                        out = Status::internal("count " + std::to_string(count) + ": rc " +
+                                               std::to_string(rc) + ": " + why);
+                    else if (got != want)
+                        out = Status::internal("count " + std::to_string(count) +
+                                               (in_place ? " in place" : "") + ": wrong result");
+                    if (!out.is_ok()) break;
+                }
+                if (!out.is_ok()) break;
+            }
+            genx_comm_stats stats{};
+            genx_comm_get_stats(c, &stats);
+            fallback_calls += hf.calls;
+            genx_calls += static_cast<int>(stats.calls);
+            if (out.is_ok() && stats.device_calls != 2 * counts.size() - 2)  // count 0 stages nothing
+                out = Status::internal("device_calls " + std::to_string(stats.device_calls));
+            genx_comm_destroy(c);
+            genx_comm_destroy(fb_comm);
+            return out;
+        });
+        INFO("P=" << P << ": " << st.message());
+        CHECK(st.is_ok());
+        // 1 and 1000 elements (4 B, 4000 B) defer: staged around the
+        // fallback; 1025 and 70001 run genx's ring.
+        CHECK(fallback_calls == 2 * 2 * P);
+        CHECK(genx_calls == 2 * 2 * P);
+    }
+    std::remove(rules.c_str());
+}
+
+TEST_CASE("device buffers are refused, never dereferenced, when they cannot be staged", "[device]") {
+    if (real_device_requested()) return;
+    FakeDevice& f = *test_device().fake;
+    // No fallback for a size genx declines: GENX_ERROR_BUFFER, nothing sent.
+    const std::string rules = "genx-test-device-rules2.json";
+    {
+        FILE* fp = std::fopen(rules.c_str(), "w");
+        REQUIRE(fp != nullptr);
+        std::fputs("{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [{\"algorithm\": \"fallback\"}]}\n", fp);
+        std::fclose(fp);
+    }
+    const Status st = run_ranks(2, [&](int rank, Transport& t) -> Status {
+        genx_transport_ops ops = transport_ops_for(&t);
+        const genx_config cfg = config("auto", rules.c_str());
+        char err[512];
+        genx_comm* c = genx_comm_create(rank, 2, &cfg, err, sizeof(err));
+        if (c == nullptr) return Status::internal(err);
+        void* d = f.alloc(64);
+        char why[512] = "";
+        const int rc = genx_allreduce(c, nullptr, d, 16, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr,
+                                      &ops, why, sizeof(why));
+        f.free(d);
+        genx_comm_destroy(c);
+        if (rc != GENX_ERROR_BUFFER) return Status::internal("rc " + std::to_string(rc));
+        if (std::string(why).find("no host fallback") == std::string::npos)
+            return Status::internal(std::string("message: ") + why);
+        return Status::ok();
+    });
+    INFO(st.message());
+    CHECK(st.is_ok());
+    std::remove(rules.c_str());
+
+    // device_off: the pointer is not even asked about.
+    genx_config off = config("ring");
+    off.device_off = 1;
+    char err[256];
+    genx_comm* c = genx_comm_create(0, 1, &off, err, sizeof(err));
+    REQUIRE(c != nullptr);
+    void* d = f.alloc(64);
+    CHECK(genx_device_active(c) == 0);
+    CHECK(genx_buffers_on_device(c, nullptr, d) == 0);
+    f.free(d);
+    genx_comm_destroy(c);
+}
