@@ -151,6 +151,7 @@ struct genx_comm {
     // Device memory: the process's backend (nullptr: every buffer is host
     // memory), and what staging uses, made at the first device call.
     genx::DeviceBackend* device = nullptr;
+    bool device_aware = false;  // genx_config::transport_device_aware
     struct DeviceState {
         int ordinal = -1;
         genx::DeviceStream in = nullptr, out = nullptr;
@@ -158,6 +159,8 @@ struct genx_comm {
         genx::DeviceEvent out_event = nullptr;
         void* host = nullptr;  // page-locked staging buffer
         size_t host_bytes = 0;
+        void* scratch = nullptr;  // device-resident calls' scratch area
+        size_t scratch_bytes = 0;
     } dev;
     // Size classes already logged per plan (verbose >= 1 only).
     std::map<std::pair<const genx::RankPlan*, const char*>, std::bitset<65>> logged_decisions;
@@ -179,6 +182,7 @@ struct genx_comm {
         for (genx::DeviceEvent e : dev.in_events) device->event_destroy(dev.ordinal, e);
         if (dev.out_event != nullptr) device->event_destroy(dev.ordinal, dev.out_event);
         if (dev.host != nullptr) device->host_free(dev.host);
+        if (dev.scratch != nullptr) device->device_free(dev.ordinal, dev.scratch);
         dev = DeviceState();
     }
 
@@ -507,6 +511,7 @@ genx_comm* genx_comm_create_hosts(int rank, int size, int nodes, int ppn,
             // What was found is said once per process by the glue
             // (genx_device_probe), not per communicator.
             c->device = genx::device_probe(dc);
+            c->device_aware = cfg != nullptr && cfg->transport_device_aware != 0;
         }
         const genx::Status st = configure(c.get(), cfg);
         if (!st.is_ok()) {
@@ -777,6 +782,63 @@ int staged_fallback(genx_comm* comm, const genx::MemSpace& where, const void* se
     return GENX_OK;
 }
 
+// Whether a decided call on device memory can run on the device itself:
+// the transport takes device pointers, both buffers are device memory (of
+// one device) and the device has a kernel for the reduction.
+bool runs_on_device(const genx_comm* comm, const Call& call, const void* sendbuf,
+                    const void* recvbuf) {
+    if (!comm->device_aware || call.kernel.is_callback() ||
+        !comm->device->reduce_supported(call.kernel.dtype(), call.kernel.op()))
+        return false;
+    const genx::MemSpace r = comm->device->space_of(recvbuf);
+    const genx::MemSpace s = sendbuf != nullptr ? comm->device->space_of(sendbuf) : r;
+    return r.is_device() && s.is_device() && r.device == s.device;
+}
+
+// A decided call run on the device: device scratch, device kernels, the
+// transport moving device memory.
+int device_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& call,
+                     const void* sendbuf, void* recvbuf, const genx_transport_ops* transport,
+                     char* why, size_t whylen) {
+    int rc = device_prepared(comm, where, 0, 0, why, whylen);
+    if (rc != GENX_OK) return rc;
+    const size_t need = std::max<size_t>(call.sched->scratch_bytes, 1);
+    if (need > comm->dev.scratch_bytes) {
+        if (comm->dev.scratch != nullptr) comm->device->device_free(comm->dev.ordinal, comm->dev.scratch);
+        comm->dev.scratch = nullptr;
+        comm->dev.scratch_bytes = 0;
+        const genx::Status st = comm->device->device_alloc(comm->dev.ordinal, need, &comm->dev.scratch);
+        if (!st.is_ok()) {
+            fill(why, whylen, "genx: device scratch of " + std::to_string(need) + " B: " + st.message());
+            return GENX_ERROR;
+        }
+        comm->dev.scratch_bytes = need;
+    }
+    genx::DeviceExec dx;
+    dx.device = comm->device;
+    dx.ordinal = comm->dev.ordinal;
+    dx.stream = comm->dev.in;
+    genx::OpsTransport ops(*transport);
+    genx::Status st = comm->execution.start_on_device(*call.sched, dx, sendbuf, recvbuf,
+                                                      comm->dev.scratch, comm->dev.scratch_bytes,
+                                                      call.kernel, ops);
+    if (st.is_ok()) st = comm->execution.run();
+    ++comm->stats.calls;
+    ++comm->stats.device_calls;
+    comm->stats.progress_calls += comm->execution.progress_calls();
+    comm->stats.waits += comm->execution.waits();
+    if (st.is_ok()) return GENX_OK;
+    std::string note;
+    if (abandon_execution(comm->execution, &note) != 0) {
+        comm->dev.scratch = nullptr;  // the transport may still write into it
+        comm->dev.scratch_bytes = 0;
+    }
+    fill(why, whylen, st.message() + note);
+    comm->say(1, "genx: allreduce " + std::to_string(call.bytes) + " B on the device failed: " +
+                     st.message() + note);
+    return GENX_ERROR;
+}
+
 // A decided call on device memory: the schedule runs on the staging
 // buffer, the copies follow its steps.
 int staged_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& call,
@@ -855,6 +917,8 @@ int genx_allreduce_ex(genx_comm* comm, const void* sendbuf, void* recvbuf, size_
                 return staged_fallback(comm, where, sendbuf, recvbuf, count, count * elem_size,
                                        fallback, why, why, whylen);
             if (rc != GENX_OK || call.sched == nullptr) return rc;
+            if (runs_on_device(comm, call, sendbuf, recvbuf))
+                return device_allreduce(comm, where, call, sendbuf, recvbuf, transport, why, whylen);
             return staged_allreduce(comm, where, call, sendbuf, recvbuf, transport, why, whylen);
         }
         if (rc != GENX_OK || call.sched == nullptr) return rc;

@@ -50,6 +50,11 @@ typedef struct genx_config {
      * tree's, then the installed one). */
     int device_off;
     const char *device_library;
+    /* 1: the transport takes device pointers (a CUDA-aware MPI: the glue
+     * asks MPIX_Query_cuda_support).  Calls whose buffers are all device
+     * memory then run on the device, the reductions in libgenx-cuda.so's
+     * kernels, and nothing is staged; 0: device memory is staged. */
+    int transport_device_aware;
 } genx_config;
 
 typedef struct genx_comm genx_comm;

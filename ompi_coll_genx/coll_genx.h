@@ -189,6 +189,10 @@ void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_ca
 /* Fills ops with the PML transport over pml's communicator and tag. */
 void mca_coll_genx_pml_transport(mca_coll_genx_pml_ctx_t *pml, genx_transport_ops *ops);
 
+/* 1 when this Open MPI takes device pointers (MPIX_Query_cuda_support,
+ * looked up at run time: builds without CUDA may lack it). */
+int mca_coll_genx_mpi_cuda_aware(void);
+
 END_C_DECLS
 
 #endif /* MCA_COLL_GENX_EXPORT_H */

@@ -146,22 +146,29 @@ static int genx_register(void)
  * through host memory either way (docs/device.md): a CUDA-aware Open MPI
  * puts its coll/cuda component (priority 78) above genx, which then only
  * ever sees host memory, unless coll_genx_priority is raised above 78. */
+int mca_coll_genx_mpi_cuda_aware(void)
+{
+    int (*query)(void);
+
+    *(void **) (&query) = dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support");
+    return (NULL != query && 1 == query()) ? 1 : 0;
+}
+
 static void genx_report_devices(mca_coll_genx_component_t *cs)
 {
     char note[256];
-    int (*query)(void);
     int aware;
 
     if (1 > cs->verbose || 0 != OPAL_PROC_MY_NAME.vpid) {
         return;
     }
     (void) genx_device_probe(cs->cuda ? 0 : 1, cs->cuda_library, note, sizeof(note));
-    *(void **) (&query) = dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support");
-    aware = (NULL != query) ? query() : 0;
+    aware = mca_coll_genx_mpi_cuda_aware();
     opal_output(cs->output, "genx: %s; this Open MPI is %sCUDA-aware%s", note,
                 aware ? "" : "not ",
-                aware ? " (its coll/cuda, priority 78, stages device memory before genx sees it "
-                        "unless coll_genx_priority is above 78)" : "");
+                aware ? " (genx hands device memory to its PML and reduces on the device; its "
+                        "coll/cuda, priority 78, stages device memory before genx sees it unless "
+                        "coll_genx_priority is above 78)" : "");
 }
 
 static int genx_open(void)

@@ -222,6 +222,7 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     cfg.topology_file = (NULL != cs->topology_file) ? cs->topology_file : "";
     cfg.topology_overlay = (NULL != cs->topology_overlay) ? cs->topology_overlay : "";
     cfg.device_off = cs->cuda ? 0 : 1;
+    cfg.transport_device_aware = mca_coll_genx_mpi_cuda_aware();
     cfg.device_library = (NULL != cs->cuda_library) ? cs->cuda_library : "";
     err[0] = '\0';
     if ('\0' != cfg.topology_file[0]) {

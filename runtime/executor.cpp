@@ -328,6 +328,7 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
     sched_ = nullptr;
     error_ = Status::ok();
     staged_ = false;
+    on_device_ = false;
     // A failed call that was not abandon()ed may have left requests
     // marked; they are no longer this execution's to touch.
     if (!held_.empty() || std::find(in_flight_.begin(), in_flight_.end(), 1) != in_flight_.end()) {
@@ -437,7 +438,8 @@ Status Execution::advance(int i, bool* complete, bool* posted) {
     return Status::ok();
 }
 
-void Execution::run_ops(const StepSched& step) {
+Status Execution::run_ops(const StepSched& step) {
+    if (on_device_) return run_ops_on_device(step);
     const size_t esize = sched_->elem_size;
     for (size_t o = step.first_op; o < step.first_op + step.nops; ++o) {
         const OpSched& op = sched_->ops[o];
@@ -453,6 +455,54 @@ void Execution::run_ops(const StepSched& step) {
             kernel_->apply(dst, srcs_.data(), op.nsrcs, piece.elems, temp_.data());
         }
     }
+    return Status::ok();
+}
+
+// The step's ops queued on the device's stream, then waited for: the next
+// step sends what they wrote.
+Status Execution::run_ops_on_device(const StepSched& step) {
+    if (step.nops == 0) return Status::ok();
+    const size_t esize = sched_->elem_size;
+    DeviceBackend& d = *dx_.device;
+    for (size_t o = step.first_op; o < step.first_op + step.nops; ++o) {
+        const OpSched& op = sched_->ops[o];
+        for (size_t p = op.first_piece; p < op.first_piece + op.npieces; ++p) {
+            const PieceSched& piece = sched_->pieces[p];
+            unsigned char* dst = addr(piece.dst);
+            if (op.kind == OpKind::Copy) {
+                GENX_RETURN_IF_ERROR(d.memcpy_async(dx_.ordinal, dst,
+                                                    addr(sched_->src_locs[piece.first_src]),
+                                                    piece.elems * esize, dx_.stream));
+                continue;
+            }
+            for (int k = 0; k < op.nsrcs; ++k)
+                srcs_[static_cast<size_t>(k)] = addr(sched_->src_locs[piece.first_src + static_cast<size_t>(k)]);
+            GENX_RETURN_IF_ERROR(d.reduce_async(dx_.ordinal, kernel_->dtype(), kernel_->op(), dst,
+                                                srcs_.data(), op.nsrcs, piece.elems, dx_.stream));
+        }
+    }
+    return d.stream_synchronize(dx_.ordinal, dx_.stream);
+}
+
+Status Execution::start_on_device(const RankSchedule& schedule, const DeviceExec& dx,
+                                  const void* sendbuf, void* recvbuf, void* scratch,
+                                  size_t scratch_bytes, const ReduceKernel& kernel,
+                                  Transport& transport) {
+    if (dx.device == nullptr)
+        return fail(Status::invalid("executor: device start without a device"));
+    if (!schedule.ops.empty() && (kernel.is_callback() || !dx.device->reduce_supported(kernel.dtype(), kernel.op())))
+        return fail(Status::unsupported(std::string("executor: no device kernel for ") +
+                                        op_name(kernel.op()) + " on " + dtype_name(kernel.dtype())));
+    GENX_RETURN_IF_ERROR(start(schedule, nullptr, recvbuf, scratch, scratch_bytes, kernel, transport));
+    on_device_ = true;
+    dx_ = dx;
+    const size_t bytes = schedule.count * schedule.elem_size;
+    if (sendbuf != nullptr && sendbuf != recvbuf && bytes > 0) {
+        Status st = dx.device->memcpy_async(dx.ordinal, recvbuf, sendbuf, bytes, dx.stream);
+        if (st.is_ok()) st = dx.device->stream_synchronize(dx.ordinal, dx.stream);
+        if (!st.is_ok()) return fail(st);
+    }
+    return Status::ok();
 }
 
 Status Execution::progress(bool* done, bool block) {
@@ -488,7 +538,7 @@ Status Execution::progress(bool* done, bool block) {
             }
         }
         if (!all) return Status::ok();
-        run_ops(st);
+        if (Status s = run_ops(st); !s.is_ok()) return fail(s);
         if (staged_) {
             Status s = stage_out(step_);
             if (!s.is_ok()) return fail(s);
@@ -681,7 +731,7 @@ Status Execution::run_simple_step() {
             return done;
         }
     }
-    run_ops(st);
+    GENX_RETURN_IF_ERROR(run_ops(st));
     if (staged_) GENX_RETURN_IF_ERROR(stage_out(step_));
     ++step_;
     return Status::ok();

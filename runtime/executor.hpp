@@ -171,6 +171,16 @@ struct StagedBuffers {
     DeviceEvent out_event = nullptr;
 };
 
+// A device-resident execution (Execution::start_on_device): the result
+// buffer and the scratch area are device memory, the transport takes
+// device pointers (a CUDA-aware MPI), and the local ops run on the device,
+// queued on `stream` and finished before the next step posts.
+struct DeviceExec {
+    DeviceBackend* device = nullptr;
+    int ordinal = 0;
+    DeviceStream stream = nullptr;
+};
+
 class Execution {
   public:
     Execution() = default;
@@ -193,6 +203,12 @@ class Execution {
     // (progress) or a successful run() means the result is in stage.dst.
     Status start_staged(const RankSchedule& schedule, const StagedBuffers& stage, void* scratch,
                         size_t scratch_bytes, const ReduceKernel& kernel, Transport& transport);
+
+    // The same with every buffer on the device (DeviceExec): the kernel's
+    // (dtype, op) must have a device kernel (device->reduce_supported).
+    Status start_on_device(const RankSchedule& schedule, const DeviceExec& dx, const void* sendbuf,
+                           void* recvbuf, void* scratch, size_t scratch_bytes,
+                           const ReduceKernel& kernel, Transport& transport);
 
     // Non-blocking: completes finished requests, posts what the windows
     // allow, runs the local ops of every step whose transfers are done.
@@ -254,7 +270,8 @@ class Execution {
     Status run_simple_step();
     bool step_fully_posted() const;
     Status wait_step();
-    void run_ops(const StepSched& step);
+    Status run_ops(const StepSched& step);
+    Status run_ops_on_device(const StepSched& step);
     Status fail(Status st);
     // Requests still posted that no slot tracks: those a failed wait_all()
     // left, and those run_simple_step() posted before a later post failed.
@@ -279,6 +296,8 @@ class Execution {
     std::vector<size_t> waiting_slots_; // ... and their slots
     bool staged_ = false;
     StagedBuffers stage_;
+    bool on_device_ = false;
+    DeviceExec dx_;
     size_t in_ready_ = 0;      // leading copy-in slots known complete
     bool out_queued_ = false;  // the final copies out and their event
     uint64_t progress_calls_ = 0;

@@ -102,6 +102,11 @@ struct LoopbackFabric::Impl {
     std::string first_error;
 
     size_t eager_limit = 0;
+    LoopbackFabric::CopyFn copy;  // empty: memcpy
+    void move_bytes(void* dst, const void* src, size_t n) const {
+        if (copy) copy(dst, src, n);
+        else std::memcpy(dst, src, n);
+    }
 
     Impl(int nranks, size_t eager);
     ~Impl();
@@ -129,7 +134,7 @@ struct LoopbackFabric::Impl {
     // An eager message's sender completed long ago: the fabric frees it.
     void match(LbRequest* s, LbRequest* r) {
         if (s->bytes == r->bytes) {
-            if (s->bytes > 0) std::memcpy(r->rbuf, s->eager ? s->held.data() : s->sbuf, s->bytes);
+            if (s->bytes > 0) move_bytes(r->rbuf, s->eager ? s->held.data() : s->sbuf, s->bytes);
             if (s->eager) {
                 delete s;
             } else {
@@ -228,8 +233,8 @@ Status LoopbackFabric::Impl::post(int rank, bool is_send, const void* sbuf, void
             m->peer = peer;
             m->bytes = bytes;
             m->seq = r->seq;
-            m->held.assign(static_cast<const unsigned char*>(sbuf),
-                           static_cast<const unsigned char*>(sbuf) + bytes);
+            m->held.resize(bytes);
+            move_bytes(m->held.data(), sbuf, bytes);
             ch.sends.push(m);
             complete(r, kDone);
         } else if (ch.recvs.empty()) {
@@ -320,6 +325,8 @@ LoopbackFabric::LoopbackFabric(int nranks, size_t eager_limit)
 LoopbackFabric::~LoopbackFabric() = default;
 
 int LoopbackFabric::size() const { return impl_->n; }
+
+void LoopbackFabric::set_copy(CopyFn copy) { impl_->copy = std::move(copy); }
 
 Transport& LoopbackFabric::transport(int rank) { return *impl_->transports.at(static_cast<size_t>(rank)); }
 
@@ -421,9 +428,11 @@ std::string stuck_ranks(const Harness& h) {
 
 }  // namespace
 
-Status run_ranks(int nranks, const RankFn& fn, std::chrono::milliseconds timeout) {
+Status run_ranks(int nranks, const RankFn& fn, std::chrono::milliseconds timeout,
+                 LoopbackFabric::CopyFn copy) {
     if (nranks < 1) return Status::invalid("run_ranks: need at least one rank, got " + std::to_string(nranks));
     auto h = std::make_shared<Harness>(nranks, fn);
+    if (copy) h->fabric.set_copy(std::move(copy));
     std::vector<std::thread> threads;
     threads.reserve(static_cast<size_t>(nranks));
     for (int r = 0; r < nranks; ++r) threads.emplace_back(rank_main, h, r);

@@ -41,6 +41,12 @@ class LoopbackFabric {
     LoopbackFabric& operator=(const LoopbackFabric&) = delete;
 
     int size() const;
+    // How message bytes move from a send buffer to a receive buffer (or
+    // the fabric's eager buffer).  Default memcpy; a device backend's copy
+    // makes the fabric take device pointers, as a CUDA-aware MPI does.
+    // Set before any rank posts.
+    using CopyFn = std::function<void(void* dst, const void* src, size_t bytes)>;
+    void set_copy(CopyFn copy);
     // The transport of one rank; valid as long as the fabric.  Each rank's
     // transport must be used by one thread at a time.
     Transport& transport(int rank);
@@ -77,7 +83,9 @@ constexpr std::chrono::milliseconds kRunRanksTimeout{60000};
 // aborted, the stuck ranks and their unmatched operations are reported,
 // and threads that ignore the abort are detached (fn must not capture
 // anything it would outlive in that case: a stuck thread is a failed test).
+// `copy`: LoopbackFabric::set_copy for the fabric (empty: memcpy).
 Status run_ranks(int nranks, const RankFn& fn,
-                 std::chrono::milliseconds timeout = kRunRanksTimeout);
+                 std::chrono::milliseconds timeout = kRunRanksTimeout,
+                 LoopbackFabric::CopyFn copy = nullptr);
 
 }  // namespace genx

@@ -215,6 +215,81 @@ Status run_staged_cases(const Plan& plan, const ExecOptions& o, const std::vecto
     });
 }
 
+// The fabric's copy for device-resident runs: through the backend, as a
+// CUDA-aware MPI moves device memory.
+LoopbackFabric::CopyFn device_copy() {
+    TestDevice& td = test_device();
+    static DeviceStream s = [&] {
+        DeviceStream x = nullptr;
+        if (!td.backend->stream_create(td.ordinal, &x).is_ok()) throw std::runtime_error("stream");
+        return x;
+    }();
+    return [&td](void* dst, const void* src, size_t n) {
+        Status st = td.backend->memcpy_async(td.ordinal, dst, src, n, s);
+        if (st.is_ok()) st = td.backend->stream_synchronize(td.ordinal, s);
+        if (!st.is_ok()) throw std::runtime_error("fabric copy: " + st.message());
+    };
+}
+
+// Every rank's result, sendbuf and scratch on the device; the fabric moves
+// device memory; the reductions run in the device's kernels.
+Status run_device_cases(const Plan& plan, const ExecOptions& o, const std::vector<Case>& cases) {
+    TestDevice& td = test_device();
+    const int P = plan.nranks;
+    std::vector<std::vector<unsigned char>> expected;
+    for (const Case& c : cases) expected.push_back(reference_allreduce(c.type, c.op, P, c.count));
+    return run_ranks(P, [&](int rank, Transport& t) -> Status {
+        Execution ex;
+        DeviceExec dx;
+        dx.device = td.backend;
+        dx.ordinal = td.ordinal;
+        GENX_RETURN_IF_ERROR(td.backend->stream_create(td.ordinal, &dx.stream));
+        Status out;
+        for (size_t ci = 0; ci < cases.size() && out.is_ok(); ++ci) {
+            const Case& c = cases[ci];
+            const size_t es = type_size(c.type);
+            const size_t bytes = c.count * es;
+            RankSchedule sched;
+            GENX_RETURN_IF_ERROR(compile(plan, rank, c.count, es, o, &sched));
+            ReduceKernel k;
+            GENX_RETURN_IF_ERROR(resolve_kernel(c.type, c.op, es, nullptr, &k));
+            const std::vector<unsigned char> input = make_input(c.type, c.op, rank, c.count);
+            void* dsend = td.alloc(bytes);
+            void* drecv = td.alloc(bytes);
+            void* dscratch = td.alloc(sched.scratch_bytes);
+            std::vector<unsigned char> garbage(bytes, 0xA5);
+            td.upload(drecv, c.in_place ? input.data() : garbage.data(), bytes);
+            td.upload(dsend, input.data(), bytes);
+            Status st = ex.start_on_device(sched, dx, c.in_place ? nullptr : dsend, drecv, dscratch,
+                                           std::max<size_t>(sched.scratch_bytes, 1), k, t);
+            if (st.is_ok() && c.nonblocking) {
+                bool done = false;
+                while (st.is_ok() && !done) {
+                    st = ex.progress(&done);
+                    if (st.is_ok() && !done) st = t.progress();
+                }
+            } else if (st.is_ok()) {
+                st = ex.run();
+            }
+            std::vector<unsigned char> result(bytes);
+            if (st.is_ok()) td.download(result.data(), drecv, bytes);
+            td.release(dsend);
+            td.release(drecv);
+            td.release(dscratch);
+            if (!st.is_ok()) {
+                out = st;
+                break;
+            }
+            const long d = first_difference(c.type, result.data(), expected[ci].data(), c.count);
+            if (d >= 0)
+                out = Status::internal(plan.algorithm + " P=" + std::to_string(P) + " " + describe(c) +
+                                       ": element " + std::to_string(d) + " differs from the reference");
+        }
+        td.backend->stream_destroy(td.ordinal, dx.stream);
+        return out;
+    }, kRunRanksTimeout, device_copy());
+}
+
 std::vector<std::pair<genx_dtype, genx_op>> valid_pairs() {
     std::vector<std::pair<genx_dtype, genx_op>> v;
     for (genx_dtype t : builtin_types())
@@ -596,4 +671,95 @@ TEST_CASE("device buffers are refused, never dereferenced, when they cannot be s
     CHECK(genx_buffers_on_device(c, nullptr, d) == 0);
     f.free(d);
     genx_comm_destroy(c);
+}
+
+// ------------------------------------------------- device-resident plans
+
+TEST_CASE("every generator runs on the device with a device-aware transport", "[device]") {
+    std::vector<std::pair<genx_dtype, genx_op>> pairs;
+    for (const auto& pr : valid_pairs())
+        if (test_device().backend->reduce_supported(pr.first, pr.second)) pairs.push_back(pr);
+    // Every pair but long double's SUM, PROD, MIN and MAX (no device arithmetic).
+    REQUIRE(pairs.size() + 4 == valid_pairs().size());
+    size_t next = 0;
+    for (const GeneratorInfo& g : generators()) {
+        for (int P : {1, 2, 3, 5, 8, 9}) {
+            const Plan plan = make_plan(g.name, P);
+            std::vector<Case> cases;
+            for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) + 1, size_t{1000},
+                                 size_t{40003}}) {
+                for (int j = 0; j < 2; ++j, ++next) {
+                    const auto& pr = pairs[next % pairs.size()];
+                    cases.push_back(Case{pr.first, pr.second, count, next % 2 == 1, next % 3 == 0});
+                }
+            }
+            const ExecOptions o = P % 2 ? ExecOptions() : opts(40, 2);
+            const Status st = run_device_cases(plan, o, cases);
+            INFO(g.name << " P=" << P << " (" << format_exec_options(o) << "): " << st.message());
+            CHECK(st.is_ok());
+        }
+    }
+}
+
+TEST_CASE("every device kernel through ring and butterfly on the device", "[device]") {
+    std::vector<Case> cases;
+    int n = 0;
+    for (const auto& pr : valid_pairs())
+        if (test_device().backend->reduce_supported(pr.first, pr.second))
+            for (bool in_place : {false, true}) cases.push_back(Case{pr.first, pr.second, 1777, in_place, (n++ % 2) == 0});
+    for (const char* name : {"ring", "butterfly", "cps"}) {
+        for (int P : {4, 7}) {
+            const Status st = run_device_cases(make_plan(name, P), opts(512, 2), cases);
+            INFO(name << " P=" << P << ": " << st.message());
+            CHECK(st.is_ok());
+        }
+    }
+}
+
+TEST_CASE("a device-aware transport keeps device buffers on the device; what has no device kernel is staged",
+          "[device]") {
+    TestDevice& td = test_device();
+    const int P = 4;
+    const size_t count = 30011;
+    if (td.fake != nullptr) td.fake->reset_stats();
+    const Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_transport_ops ops = transport_ops_for(&t);
+        genx_config cfg = config("ring");
+        cfg.transport_device_aware = 1;
+        char err[512];
+        genx_comm* c = genx_comm_create(rank, P, &cfg, err, sizeof(err));
+        if (c == nullptr) return Status::internal(err);
+        Status out;
+        // float SUM has a device kernel; long double SUM does not.
+        for (genx_dtype dt : {GENX_DT_FLOAT, GENX_DT_LONG_DOUBLE}) {
+            const size_t es = type_size(dt);
+            const std::vector<unsigned char> input = make_input(dt, GENX_OP_SUM, rank, count);
+            const std::vector<unsigned char> want = reference_allreduce(dt, GENX_OP_SUM, P, count);
+            void* ds = td.alloc(count * es);
+            void* dr = td.alloc(count * es);
+            td.upload(ds, input.data(), count * es);
+            char why[512] = "";
+            const int rc = genx_allreduce(c, ds, dr, count, dt, es, GENX_OP_SUM, 1, nullptr, &ops,
+                                          why, sizeof(why));
+            std::vector<unsigned char> got(count * es);
+            td.download(got.data(), dr, count * es);
+            td.release(ds);
+            td.release(dr);
+            if (rc != GENX_OK) out = Status::internal(std::string(dtype_name(dt)) + ": " + why);
+            else if (first_difference(dt, got.data(), want.data(), count) >= 0)
+                out = Status::internal(std::string(dtype_name(dt)) + ": wrong result");
+            if (!out.is_ok()) break;
+        }
+        genx_comm_destroy(c);
+        return out;
+    }, kRunRanksTimeout, device_copy());
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    if (td.fake != nullptr) {
+        const FakeDeviceStats s = td.fake->stats();
+        CHECK(s.reduces > 0);  // float: the device's kernels
+        // Only the long double call crossed to the host, staged.
+        CHECK(s.bytes_d2h == P * count * sizeof(long double));
+        CHECK(s.bytes_h2d == P * count * sizeof(long double));
+    }
 }
