@@ -11,7 +11,8 @@
 #   a. tests/gpu/cuda_kernel_test BUILD/libgenx-cuda.so: the CUDA library's
 #      kernels against the host's
 #   b. GENX_TEST_DEVICE=cuda tests/unit/genx-unit "[device]": the core's
-#      device tests
+#      device tests; then tests/gpu/device_query_cost: what asking a
+#      pointer's memory space costs per call
 #   c. gpu_allreduce_check under mpirun on 1, 2, 3 and 4 ranks, genx loaded
 #      from the build tree
 #   d. the benchmark (unless GENX_GPU_NO_BENCH=1): GENX_GPU_ROUNDS rounds,
@@ -119,11 +120,25 @@ else
     if [ -z "$ntests" ] || [ "$ntests" -eq 0 ]; then
         skip "$name" "genx-unit has no [device] tests"
     else
-        echo "+ GENX_TEST_DEVICE=cuda GENX_SRCDIR=$srcdir $unit [device]" > "$log"
-        GENX_TEST_DEVICE=cuda GENX_SRCDIR=$srcdir timeout -k 10 "$limit" "$unit" "[device]" >> "$log" 2>&1
+        echo "+ GENX_TEST_DEVICE=cuda GENX_CUDA_LIBRARY=$cudalib GENX_SRCDIR=$srcdir $unit [device]" > "$log"
+        GENX_TEST_DEVICE=cuda GENX_CUDA_LIBRARY=$cudalib GENX_SRCDIR=$srcdir \
+            timeout -k 10 "$limit" "$unit" "[device]" >> "$log" 2>&1
         rc=$?
         if [ "$rc" -eq 0 ]; then say_pass "$name" "$ntests test cases"; else fail "$name" "exit $rc" "$log"; fi
     fi
+fi
+
+# ------------------------------------- b2. what the pointer query costs
+name="device_query_cost"
+prog=$builddir/tests/gpu/device_query_cost
+log=$out/device_query_cost.log
+if ! [ -x "$prog" ]; then
+    skip "$name" "$prog not built"
+else
+    timeout -k 10 "$limit" "$prog" "$cudalib" > "$log" 2>&1
+    rc=$?
+    sed 's/^/  /' "$log"
+    if [ "$rc" -eq 0 ]; then say_pass "$name"; else fail "$name" "exit $rc" "$log"; fi
 fi
 
 # ------------------------------------------------------------ Open MPI setup
