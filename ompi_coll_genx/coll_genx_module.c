@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "opal/class/opal_list.h"
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/util/output.h"
 #include "ompi/constants.h"
 #include "ompi/communicator/communicator.h"
@@ -170,6 +171,20 @@ static void genx_placement(ompi_communicator_t *comm, int *nodes, int *ppn)
     free(hosts);
 }
 
+/* A priority above coll/self's (read from its MCA variable, 75 if absent). */
+static int genx_above_self(int mine)
+{
+    const int *value = NULL;
+    int self = 75;
+    int idx = mca_base_var_find("ompi", "coll", "self", "priority");
+
+    if (0 <= idx && OPAL_SUCCESS == mca_base_var_get_value(idx, &value, NULL, NULL) &&
+        NULL != value) {
+        self = *value;
+    }
+    return (mine > self) ? mine : self + 1;
+}
+
 mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int *priority)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
@@ -267,6 +282,12 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
 
     module->super.coll_module_enable = genx_module_enable;
     *priority = cs->priority;
+    if (1 == size) {
+        /* coll/self (priority 75 by default) takes one-rank communicators
+         * and memcpy()s a non-in-place allreduce: with device memory
+         * possible, genx must sit above it. */
+        *priority = genx_above_self(cs->priority);
+    }
     return &module->super;
 }
 
