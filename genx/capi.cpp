@@ -849,7 +849,9 @@ int staged_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& c
         fill(why, whylen, "genx: internal error: the staged call's schedule is not the cached one");
         return GENX_ERROR;
     }
-    if (!entry->stage) entry->stage = std::make_unique<genx::StagePlan>(genx::make_stage_plan(*call.sched));
+    if (!entry->stage)
+        entry->stage = std::make_unique<genx::StagePlan>(
+            genx::make_stage_plan(*call.sched, call.bytes >= genx::kStepStagingBytes));
     const genx::StagePlan& plan = *entry->stage;
     const int rc = device_prepared(comm, where, plan.in_begin.size() - 1, plan.bytes, why, whylen);
     if (rc != GENX_OK) return rc;

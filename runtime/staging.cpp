@@ -71,10 +71,21 @@ void group(const std::vector<size_t>& cuts, const std::vector<size_t>& label, si
 
 }  // namespace
 
-StagePlan make_stage_plan(const RankSchedule& s) {
+StagePlan make_stage_plan(const RankSchedule& s, bool step_by_step) {
     StagePlan plan;
     plan.bytes = s.count * s.elem_size;
     const size_t nsteps = s.steps.size();
+    if (!step_by_step) {
+        const std::vector<StageRange> all =
+            plan.bytes > 0 ? std::vector<StageRange>{{0, plan.bytes}} : std::vector<StageRange>{};
+        plan.in = all;
+        plan.in_begin.assign(std::max<size_t>(nsteps, 1) + 1, all.size());
+        plan.in_begin[0] = 0;
+        plan.out = all;
+        plan.out_begin.assign(nsteps + 2, 0);
+        plan.out_begin[nsteps + 1] = all.size();
+        return plan;
+    }
     const std::vector<Touch> all = touches(s);
 
     std::vector<size_t> cuts{0, plan.bytes};

@@ -55,7 +55,16 @@ struct StagePlan {
 };
 
 // Derives the plan's copies; every byte of [0, count*elem_size) is copied
-// in exactly once and out exactly once.
-StagePlan make_stage_plan(const RankSchedule& schedule);
+// in exactly once and out exactly once.  step_by_step = false: one copy in
+// before step 0 and one out after the last step (for small messages, where
+// each copy's fixed cost outweighs any overlap: see kStepStagingBytes).
+StagePlan make_stage_plan(const RankSchedule& schedule, bool step_by_step = true);
+
+// Messages from this size up are staged step by step, smaller ones whole.
+// A step-staged ring of P ranks makes up to P copies each way where whole
+// staging makes one; on one H200 (bench/RESULTS.md, issue 14) step staging
+// lost 1.1-7x below 128 KiB and won from 4 MiB.  256 KiB sits between;
+// it has not been measured on its own.
+constexpr size_t kStepStagingBytes = size_t{256} << 10;
 
 }  // namespace genx

@@ -139,6 +139,7 @@ struct Case {
     size_t count;
     bool in_place;
     bool nonblocking;  // drive with progress() instead of run()
+    bool whole = false;  // staged: the whole buffer in and out (no step staging)
 };
 
 std::string describe(const Case& c) {
@@ -163,7 +164,7 @@ Status run_staged_cases(const Plan& plan, const ExecOptions& o, const std::vecto
             const size_t bytes = c.count * es;
             RankSchedule sched;
             GENX_RETURN_IF_ERROR(compile(plan, rank, c.count, es, o, &sched));
-            const StagePlan sp = make_stage_plan(sched);
+            const StagePlan sp = make_stage_plan(sched, !c.whole);
             GENX_RETURN_IF_ERROR(rs.ready_for(sp));
             ReduceKernel k;
             GENX_RETURN_IF_ERROR(resolve_kernel(c.type, c.op, es, nullptr, &k));
@@ -431,7 +432,13 @@ TEST_CASE("stage plans copy every byte in once, before its first use, and out on
                     for (int rank = 0; rank < P; rank += (P > 5 ? 3 : 1)) {
                         RankSchedule s;
                         REQUIRE(compile(plan, rank, count, 4, o, &s).is_ok());
-                        const StagePlan sp = make_stage_plan(s);
+                        const bool step = (rank + count) % 2 == 0;
+                        const StagePlan sp = make_stage_plan(s, step);
+                        if (!step) {  // whole: one range in before step 0, one out at the end
+                            CHECK(sp.in.size() == (count > 0 ? 1u : 0u));
+                            CHECK(sp.in_begin[1] == sp.in.size());
+                            CHECK(sp.out_begin[s.steps.size()] == 0);
+                        }
                         INFO(g.name << " P=" << P << " rank " << rank << " count " << count);
                         REQUIRE(sp.bytes == count * 4);
                         REQUIRE(sp.in_begin.size() == std::max<size_t>(s.steps.size(), 1) + 1);
@@ -465,7 +472,8 @@ TEST_CASE("every generator runs staged on device buffers, every type and op", "[
                                  static_cast<size_t>(P) + 1, size_t{1000}, size_t{65537}}) {
                 for (int j = 0; j < 2; ++j, ++next) {
                     const auto& pr = pairs[next % pairs.size()];
-                    cases.push_back(Case{pr.first, pr.second, count, next % 2 == 1, next % 3 == 0});
+                    cases.push_back(Case{pr.first, pr.second, count, next % 2 == 1, next % 3 == 0,
+                                         next % 5 == 0});
                 }
             }
             const ExecOptions o = P % 2 ? ExecOptions() : opts(40, 2);
