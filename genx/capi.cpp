@@ -654,6 +654,20 @@ struct genx_request {
 
 namespace {
 
+bool on_device(const genx_comm* comm, const void* sendbuf, const void* recvbuf,
+               genx::MemSpace* where);
+
+// Non-blocking and persistent calls on device memory are not staged (the
+// copies would have to progress with the request): refused, not run.
+bool refuse_device_request(const genx_comm* comm, const void* sendbuf, const void* recvbuf,
+                           const char* what, char* why, size_t whylen) {
+    genx::MemSpace where;
+    if (!on_device(comm, sendbuf, recvbuf, &where)) return false;
+    fill(why, whylen, std::string(what) + ": device memory is staged for blocking allreduce only; "
+                          "nothing was posted");
+    return true;
+}
+
 // Binds a decided call to a request: buffers, transport, kernel, scratch;
 // nothing is posted.
 void bind_request(genx_request* req, genx_comm* comm, const Call& call, const void* sendbuf,
@@ -1016,6 +1030,8 @@ int genx_iallreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t 
         return GENX_ERROR;
     }
     *out = nullptr;
+    if (refuse_device_request(comm, sendbuf, recvbuf, "genx_iallreduce", why, whylen))
+        return GENX_ERROR_BUFFER;
     try {
         auto req = std::make_unique<genx_request>();
         Call call;
@@ -1054,6 +1070,8 @@ int genx_allreduce_init(genx_comm* comm, const void* sendbuf, void* recvbuf, siz
         return GENX_ERROR;
     }
     *out = nullptr;
+    if (refuse_device_request(comm, sendbuf, recvbuf, "genx_allreduce_init", why, whylen))
+        return GENX_ERROR_BUFFER;
     try {
         auto req = std::make_unique<genx_request>();
         Call call;

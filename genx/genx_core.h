@@ -107,6 +107,8 @@ uint64_t genx_comm_digest(const genx_comm *comm);
  * flight on one communicator; they run independently of genx_allreduce's
  * state. */
 typedef struct genx_request genx_request;
+/* Device buffers (genx_buffers_on_device): GENX_ERROR_BUFFER, nothing
+ * posted; the same for genx_allreduce_init. */
 int genx_iallreduce(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
                     genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
                     const genx_reduce_cb *cb, const genx_transport_ops *transport,

@@ -668,6 +668,27 @@ TEST_CASE("device buffers are refused, never dereferenced, when they cannot be s
     CHECK(st.is_ok());
     std::remove(rules.c_str());
 
+    // Non-blocking and persistent calls on device memory: refused.
+    {
+        const genx_config ring = config("ring");
+        char err2[256];
+        genx_comm* c1 = genx_comm_create(0, 1, &ring, err2, sizeof(err2));
+        REQUIRE(c1 != nullptr);
+        LoopbackFabric fabric(1);
+        genx_transport_ops ops = transport_ops_for(&fabric.transport(0));
+        void* d = f.alloc(64);
+        genx_request* req = nullptr;
+        char why[256] = "";
+        CHECK(genx_iallreduce(c1, nullptr, d, 16, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr, &ops,
+                              &req, why, sizeof(why)) == GENX_ERROR_BUFFER);
+        CHECK(req == nullptr);
+        CHECK(std::string(why).find("blocking allreduce only") != std::string::npos);
+        CHECK(genx_allreduce_init(c1, d, d, 16, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr, &ops,
+                                  &req, why, sizeof(why)) == GENX_ERROR_BUFFER);
+        f.free(d);
+        genx_comm_destroy(c1);
+    }
+
     // device_off: the pointer is not even asked about.
     genx_config off = config("ring");
     off.device_off = 1;
