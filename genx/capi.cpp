@@ -796,6 +796,25 @@ int staged_fallback(genx_comm* comm, const genx::MemSpace& where, const void* se
     return GENX_OK;
 }
 
+// Counts a run of the communicator's execution (st: its result) and, when
+// it failed, abandons it; `strand` gives up the memory the transport may
+// still write into when requests stay posted.  `where`: "" or " on ...".
+template <typename Strand>
+int finish_run(genx_comm* comm, const Call& call, const genx::Status& st, const char* where,
+               char* why, size_t whylen, Strand strand) {
+    ++comm->stats.calls;
+    if (*where != '\0') ++comm->stats.device_calls;
+    comm->stats.progress_calls += comm->execution.progress_calls();
+    comm->stats.waits += comm->execution.waits();
+    if (st.is_ok()) return GENX_OK;
+    std::string note;
+    if (abandon_execution(comm->execution, &note) != 0) strand();
+    fill(why, whylen, st.message() + note);
+    comm->say(1, "genx: allreduce " + std::to_string(call.bytes) + " B" + where + " failed: " +
+                     st.message() + note);
+    return GENX_ERROR;
+}
+
 // Whether a decided call on device memory can run on the device itself:
 // the transport takes device pointers, both buffers are device memory (of
 // one device) and the device has a kernel for the reduction.
@@ -837,20 +856,10 @@ int device_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& c
                                                       comm->dev.scratch, comm->dev.scratch_bytes,
                                                       call.kernel, ops);
     if (st.is_ok()) st = comm->execution.run();
-    ++comm->stats.calls;
-    ++comm->stats.device_calls;
-    comm->stats.progress_calls += comm->execution.progress_calls();
-    comm->stats.waits += comm->execution.waits();
-    if (st.is_ok()) return GENX_OK;
-    std::string note;
-    if (abandon_execution(comm->execution, &note) != 0) {
+    return finish_run(comm, call, st, " on the device", why, whylen, [comm] {
         comm->dev.scratch = nullptr;  // the transport may still write into it
         comm->dev.scratch_bytes = 0;
-    }
-    fill(why, whylen, st.message() + note);
-    comm->say(1, "genx: allreduce " + std::to_string(call.bytes) + " B on the device failed: " +
-                     st.message() + note);
-    return GENX_ERROR;
+    });
 }
 
 // A decided call on device memory: the schedule runs on the staging
@@ -885,24 +894,13 @@ int staged_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& c
     genx::Status st = comm->execution.start_staged(*call.sched, sb, scratch, comm->scratch_bytes,
                                                    call.kernel, ops);
     if (st.is_ok()) st = comm->execution.run();
-    ++comm->stats.calls;
-    ++comm->stats.device_calls;
-    comm->stats.progress_calls += comm->execution.progress_calls();
-    comm->stats.waits += comm->execution.waits();
-    if (st.is_ok()) return GENX_OK;
-    std::string note;
-    if (abandon_execution(comm->execution, &note) != 0) {
-        // The transport may still write into the scratch area and the
-        // staging buffer: both are left to it.
+    return finish_run(comm, call, st, " on device memory", why, whylen, [comm] {
+        // The scratch area and the staging buffer are both left to it.
         (void)comm->scratch.release();
         comm->scratch_bytes = 0;
         comm->dev.host = nullptr;
         comm->dev.host_bytes = 0;
-    }
-    fill(why, whylen, st.message() + note);
-    comm->say(1, "genx: allreduce " + std::to_string(call.bytes) + " B on device memory failed: " +
-                     st.message() + note);
-    return GENX_ERROR;
+    });
 }
 
 }  // namespace
@@ -943,22 +941,11 @@ int genx_allreduce_ex(genx_comm* comm, const void* sendbuf, void* recvbuf, size_
         genx::Status st = comm->execution.start(*call.sched, sendbuf, recvbuf, scratch,
                                                 comm->scratch_bytes, call.kernel, ops);
         if (st.is_ok()) st = comm->execution.run();
-        ++comm->stats.calls;
-        comm->stats.progress_calls += comm->execution.progress_calls();
-        comm->stats.waits += comm->execution.waits();
-        if (!st.is_ok()) {
-            std::string note;
-            if (abandon_execution(comm->execution, &note) != 0) {
-                // The transport may still write into the scratch area: it
-                // is left to it, and the next call allocates another.
-                (void)comm->scratch.release();
-                comm->scratch_bytes = 0;
-            }
-            fill(why, whylen, st.message() + note);
-            comm->say(1, "genx: allreduce " + std::to_string(call.bytes) + " B failed: " + st.message() + note);
-            return GENX_ERROR;
-        }
-        return GENX_OK;
+        return finish_run(comm, call, st, "", why, whylen, [comm] {
+            // The next call allocates another scratch area.
+            (void)comm->scratch.release();
+            comm->scratch_bytes = 0;
+        });
     } catch (const std::bad_alloc&) {
         fill(why, whylen, "genx_allreduce: out of memory (plan, schedule or scratch)");
     } catch (const std::exception& e) {

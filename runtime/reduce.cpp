@@ -7,6 +7,7 @@
 // sources per sweep of a strip, so dst stays in L1 while each source is
 // still read exactly once from memory.
 #include "runtime/reduce.hpp"
+#include "runtime/reduce_ops.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -18,63 +19,7 @@ namespace genx {
 
 namespace {
 
-// Unsigned type wide enough that arithmetic on it never promotes to int
-// (uint16_t * uint16_t promotes to int and can overflow it).
-template <typename T>
-using WrapT = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-
-template <typename T>
-struct Sum {
-    static T f(T a, T b) {
-        if constexpr (std::is_integral_v<T>) {
-            return static_cast<T>(static_cast<WrapT<T>>(a) + static_cast<WrapT<T>>(b));
-        } else {
-            return a + b;
-        }
-    }
-};
-template <typename T>
-struct Prod {
-    static T f(T a, T b) {
-        if constexpr (std::is_integral_v<T>) {
-            return static_cast<T>(static_cast<WrapT<T>>(a) * static_cast<WrapT<T>>(b));
-        } else {
-            return a * b;
-        }
-    }
-};
-template <typename T>
-struct Min {
-    static T f(T a, T b) { return b < a ? b : a; }
-};
-template <typename T>
-struct Max {
-    static T f(T a, T b) { return a < b ? b : a; }
-};
-template <typename T>
-struct LAnd {
-    static T f(T a, T b) { return static_cast<T>((a != 0) & (b != 0)); }
-};
-template <typename T>
-struct LOr {
-    static T f(T a, T b) { return static_cast<T>((a != 0) | (b != 0)); }
-};
-template <typename T>
-struct LXor {
-    static T f(T a, T b) { return static_cast<T>((a != 0) ^ (b != 0)); }
-};
-template <typename T>
-struct BAnd {
-    static T f(T a, T b) { return static_cast<T>(a & b); }
-};
-template <typename T>
-struct BOr {
-    static T f(T a, T b) { return static_cast<T>(a | b); }
-};
-template <typename T>
-struct BXor {
-    static T f(T a, T b) { return static_cast<T>(a ^ b); }
-};
+using namespace ops;  // the element operators (reduce_ops.hpp)
 
 template <typename T, typename Op>
 void fold2(T* __restrict d, const T* __restrict a, size_t n) {

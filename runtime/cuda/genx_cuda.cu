@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "common/genx_types.h"
+#include "runtime/reduce_ops.hpp"
 
 namespace genx {
 namespace {
@@ -62,63 +63,7 @@ cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
 
 // --------------------------------------------------------------- operators
-// Unsigned type wide enough that arithmetic on it never promotes to int
-// (uint16_t * uint16_t promotes to int and can overflow it).
-template <typename T>
-using WrapT = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-
-template <typename T>
-struct Sum {
-    __device__ static T f(T a, T b) {
-        if constexpr (std::is_integral_v<T>) {
-            return static_cast<T>(static_cast<WrapT<T>>(a) + static_cast<WrapT<T>>(b));
-        } else {
-            return a + b;
-        }
-    }
-};
-template <typename T>
-struct Prod {
-    __device__ static T f(T a, T b) {
-        if constexpr (std::is_integral_v<T>) {
-            return static_cast<T>(static_cast<WrapT<T>>(a) * static_cast<WrapT<T>>(b));
-        } else {
-            return a * b;
-        }
-    }
-};
-template <typename T>
-struct Min {
-    __device__ static T f(T a, T b) { return b < a ? b : a; }
-};
-template <typename T>
-struct Max {
-    __device__ static T f(T a, T b) { return a < b ? b : a; }
-};
-template <typename T>
-struct LAnd {
-    __device__ static T f(T a, T b) { return static_cast<T>((a != 0) & (b != 0)); }
-};
-template <typename T>
-struct LOr {
-    __device__ static T f(T a, T b) { return static_cast<T>((a != 0) | (b != 0)); }
-};
-template <typename T>
-struct LXor {
-    __device__ static T f(T a, T b) { return static_cast<T>((a != 0) ^ (b != 0)); }
-};
-template <typename T>
-struct BAnd {
-    __device__ static T f(T a, T b) { return static_cast<T>(a & b); }
-};
-template <typename T>
-struct BOr {
-    __device__ static T f(T a, T b) { return static_cast<T>(a | b); }
-};
-template <typename T>
-struct BXor {
-    __device__ static T f(T a, T b) { return static_cast<T>(a ^ b); }
-};
+using namespace ops;  // the element operators (reduce_ops.hpp)
 
 // ------------------------------------------------------------------ kernel
 // The sources of one launch, passed by value in the kernel's parameter
