@@ -48,6 +48,16 @@ so="$builddir/.libs/mca_coll_genx.so"
 if [ -e "$so" ]; then
     path="$builddir/.libs:$(ompi_info --parsable --path pkglibdir | cut -d: -f3)"
     bench_over_links "genx" gc run --timeout 120 -- mpirun -np 3 --mca mca_base_component_path "$path" "$bench"
+    # Open MPI's hostfile names the hosts, so genx finds the ranks on the
+    # cluster's topology.conf (with addresses it could not: no file names them).
+    dir="${GENX_CLUSTER_STATE:-/run/genx-cluster}/$name"
+    out=$(gc run --timeout 120 -- mpirun -np 3 --mca mca_base_component_path "$path" \
+        --mca coll_genx_verbose 1 --mca coll_genx_topology_file "$dir/topology.conf" \
+        --mca coll_genx_topology_overlay "$dir/topology-overlay.json" "$bench" -m 1M:1M -i 1 -x 0 2>&1) ||
+        fail "genx with the cluster's topology.conf: the run failed: $out"
+    echo "$out" | grep -q "3 ranks on 3 hosts, 1 switch level" ||
+        fail "genx did not place the ranks on the cluster's topology.conf: $out"
+    echo "ok: genx placed the 3 ranks on the cluster's topology.conf by host name"
 else
     echo "note: genx's component is not built ($so): its part is not run"
 fi
