@@ -6,6 +6,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <simgrid/version.h>
 #include <xbt/log.h>
 
 #include <cerrno>
@@ -31,6 +32,13 @@ Status parse_network_model(const std::string& text, NetworkModel* out) {
         return Status::invalid("network model '" + text + "': expected LV08 or CM02");
     }
     return Status::ok();
+}
+
+std::string engine_name() {
+    int major = 0, minor = 0, patch = 0;
+    sg_version_get(&major, &minor, &patch);
+    return "simgrid " + std::to_string(major) + "." + std::to_string(minor) +
+           (patch != 0 ? "." + std::to_string(patch) : std::string());
 }
 
 namespace {

@@ -53,6 +53,10 @@ constexpr double kPresetLinkLatency = 10e-6;  // s
 // (SimGrid executions), so the number only sets the unit.
 constexpr double kHostSpeed = 1e9;
 
+// "simgrid 3.32": the SimGrid library this process runs (its patch level
+// when not 0).
+std::string engine_name();
+
 // The topology of a preset name; errors say which presets exist.
 Status preset_topology(const std::string& name, Topology* out);
 // "switch:N, tree:AxB, tree:AxB/O" for help texts.
