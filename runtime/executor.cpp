@@ -329,12 +329,9 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
     error_ = Status::ok();
     staged_ = false;
     on_device_ = false;
-    // A failed call that was not abandon()ed may have left requests
-    // marked; they are no longer this execution's to touch.
-    if (!held_.empty() || std::find(in_flight_.begin(), in_flight_.end(), 1) != in_flight_.end()) {
-        std::fill(in_flight_.begin(), in_flight_.end(), 0);
-        held_.clear();
-    }
+    payload_free_ = false;
+    op_hook_ = nullptr;
+    drop_stale_requests();
     const size_t bytes = schedule.count * schedule.elem_size;
     if (recvbuf == nullptr && bytes > 0) return fail(Status::invalid("executor: recvbuf is NULL"));
     if (scratch_bytes < schedule.scratch_bytes || (scratch == nullptr && schedule.scratch_bytes > 0))
@@ -345,6 +342,36 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
         return fail(Status::invalid("executor: kernel for " + std::to_string(kernel.elem_size()) +
                                     " B elements, schedule for " +
                                     std::to_string(schedule.elem_size) + " B elements"));
+    bind(schedule, static_cast<unsigned char*>(recvbuf), static_cast<unsigned char*>(scratch),
+         &kernel, transport);
+    if (sendbuf != nullptr && sendbuf != recvbuf && bytes > 0) std::memcpy(recvbuf, sendbuf, bytes);
+    return Status::ok();
+}
+
+Status Execution::start_payload_free(const RankSchedule& schedule, Transport& transport,
+                                     LocalOpHook* hook) {
+    sched_ = nullptr;
+    error_ = Status::ok();
+    staged_ = false;
+    on_device_ = false;
+    drop_stale_requests();
+    bind(schedule, nullptr, nullptr, nullptr, transport);
+    payload_free_ = true;
+    op_hook_ = hook;
+    return Status::ok();
+}
+
+void Execution::drop_stale_requests() {
+    // A failed call that was not abandon()ed may have left requests
+    // marked; they are no longer this execution's to touch.
+    if (!held_.empty() || std::find(in_flight_.begin(), in_flight_.end(), 1) != in_flight_.end()) {
+        std::fill(in_flight_.begin(), in_flight_.end(), 0);
+        held_.clear();
+    }
+}
+
+void Execution::bind(const RankSchedule& schedule, unsigned char* result, unsigned char* scratch,
+                     const ReduceKernel* kernel, Transport& transport) {
     const size_t window = std::max<size_t>(
         1, std::min(static_cast<size_t>(schedule.options.window), schedule.max_segments_per_transfer));
     const size_t slots = static_cast<size_t>(schedule.max_transfers_per_step) * window;
@@ -356,12 +383,12 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
     }
     if (srcs_.size() < static_cast<size_t>(schedule.max_srcs))
         srcs_.resize(static_cast<size_t>(schedule.max_srcs));
-    if (temp_.size() < kernel.temp_bytes()) temp_.resize(kernel.temp_bytes());
+    if (kernel != nullptr && temp_.size() < kernel->temp_bytes()) temp_.resize(kernel->temp_bytes());
 
     sched_ = &schedule;
-    result_ = static_cast<unsigned char*>(recvbuf);
-    scratch_ = static_cast<unsigned char*>(scratch);
-    kernel_ = &kernel;
+    result_ = result;
+    scratch_ = scratch;
+    kernel_ = kernel;
     transport_ = &transport;
     window_ = window;
     step_ = 0;
@@ -373,8 +400,6 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
         waiting_.reserve(slots);
         waiting_slots_.reserve(slots);
     }
-    if (sendbuf != nullptr && sendbuf != recvbuf && bytes > 0) std::memcpy(recvbuf, sendbuf, bytes);
-    return Status::ok();
 }
 
 Status Execution::fail(Status st) {
@@ -440,6 +465,8 @@ Status Execution::advance(int i, bool* complete, bool* posted) {
 
 Status Execution::run_ops(const StepSched& step) {
     if (on_device_) return run_ops_on_device(step);
+    if (payload_free_)
+        return op_hook_ != nullptr && step.nops > 0 ? op_hook_->local_ops(*sched_, step) : Status::ok();
     const size_t esize = sched_->elem_size;
     for (size_t o = step.first_op; o < step.first_op + step.nops; ++o) {
         const OpSched& op = sched_->ops[o];

@@ -181,6 +181,18 @@ struct DeviceExec {
     DeviceStream stream = nullptr;
 };
 
+// What a payload-free execution (Execution::start_payload_free) does
+// instead of running a step's local ops: a simulator charges their compute
+// time there (sim/), a test records them.  Called once per step that has
+// ops, after all of the step's transfers completed, as run_ops() would be.
+class LocalOpHook {
+  public:
+    virtual ~LocalOpHook() = default;
+    // `step` is one of `schedule.steps` with step.nops > 0.  An error fails
+    // the execution like a failed transfer.
+    virtual Status local_ops(const RankSchedule& schedule, const StepSched& step) = 0;
+};
+
 class Execution {
   public:
     Execution() = default;
@@ -209,6 +221,16 @@ class Execution {
     Status start_on_device(const RankSchedule& schedule, const DeviceExec& dx, const void* sendbuf,
                            void* recvbuf, void* scratch, size_t scratch_bytes,
                            const ReduceKernel& kernel, Transport& transport);
+
+    // The same schedule without payload, for simulating ranks whose
+    // buffers do not fit in memory (384 ranks of 400 MB): no buffer exists
+    // and no byte is touched.  Every send and receive is posted exactly as
+    // start() would post it, same peer, size and order, with a null buffer
+    // (the transport moves sizes only: sim/sim_transport.hpp); a step's
+    // local ops are not run but handed to `hook` (may be null: then they
+    // cost nothing).  The transport sees the same calls as after start().
+    // `hook` and the transport must outlive the execution.
+    Status start_payload_free(const RankSchedule& schedule, Transport& transport, LocalOpHook* hook);
 
     // Non-blocking: completes finished requests, posts what the windows
     // allow, runs the local ops of every step whose transfers are done.
@@ -258,9 +280,17 @@ class Execution {
         size_t posted = 0;     // segments posted so far
         size_t completed = 0;  // leading segments known complete
     };
+    // Payload-free executions have no buffers: every address is null
+    // (offsets from a null base would be undefined behaviour).
     unsigned char* addr(const Loc& loc) const {
+        if (payload_free_) return nullptr;
         return (loc.space == Space::Result ? result_ : scratch_) + loc.offset;
     }
+    // The state start() and start_payload_free() share: grows the arrays
+    // this schedule needs and resets the state machine.
+    void drop_stale_requests();
+    void bind(const RankSchedule& schedule, unsigned char* result, unsigned char* scratch,
+              const ReduceKernel* kernel, Transport& transport);
     const TransferSched& transfer(int i) const;
     // A segment's slot in its transfer's ring; no division in the common
     // unsegmented case (window_ 1).
@@ -298,6 +328,8 @@ class Execution {
     StagedBuffers stage_;
     bool on_device_ = false;
     DeviceExec dx_;
+    bool payload_free_ = false;
+    LocalOpHook* op_hook_ = nullptr;
     size_t in_ready_ = 0;      // leading copy-in slots known complete
     bool out_queued_ = false;  // the final copies out and their event
     uint64_t progress_calls_ = 0;

@@ -229,7 +229,7 @@ uint32_t append_runs(const std::vector<int>& blocks, std::vector<Run>* out) {
 
 struct StepCost {
     double cost = 0;
-    LinkClass link = LinkClass::None;
+    LinkKind link = LinkKind::None;
     int w = 0;
     int extra_msgs = 0;
     TermTimes terms;
@@ -652,7 +652,7 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         if (l.sent[0] > 0 || l.recv[0] > 0) {
             best = price_link(params.intra, l.sent[0], l.recv[0], l.intra_flows_in,
                               std::max(l.nsent[0], l.nrecv[0]));
-            best.link = LinkClass::Intra;
+            best.link = LinkKind::Intra;
             best.coeff.steps_intra = 1;
             best.coeff.extra_msgs_intra = best.extra_msgs;
             best.coeff.bytes_intra = std::max(l.sent[0], l.recv[0]);
@@ -665,9 +665,9 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
                                                               : nic_sources_[ni].size());
             StepCost e = price_link(params.inter, nic[ni].sent, nic[ni].recv, sources,
                                     std::max(l.nsent[1], l.nrecv[1]));
-            if (best.link == LinkClass::None || e.cost >= best.cost) {
+            if (best.link == LinkKind::None || e.cost >= best.cost) {
                 best = e;
-                best.link = LinkClass::Inter;
+                best.link = LinkKind::Inter;
                 best.coeff.steps_inter = 1;
                 best.coeff.extra_msgs_inter = e.extra_msgs;
                 best.coeff.bytes_inter = std::max(nic[ni].sent, nic[ni].recv);
@@ -757,7 +757,7 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         ps.start = start[kk];
         ps.end = end[kk];
         ps.link = c.link;
-        ps.fan_in_degree = c.link == LinkClass::None ? 0 : c.w;
+        ps.fan_in_degree = c.link == LinkKind::None ? 0 : c.w;
         ps.terms = c.terms;
         pred.critical_path.push_back(ps);
         TermTimes& T = pred.terms;

@@ -211,7 +211,10 @@ struct ModelCoefficients {
     double memory_bytes = 0;
 };
 
-enum class LinkClass : uint8_t { None, Intra, Inter };
+// Which of GenModel's two link classes (ModelParams::intra, inter) a step's
+// cost came from.  Not named LinkClass: topology/'s LinkClass is a class
+// of physical links, and a file may include both (genx-sim does).
+enum class LinkKind : uint8_t { None, Intra, Inter };
 
 // One step on the critical path.
 struct PathStep {
@@ -224,7 +227,7 @@ struct PathStep {
     // when that end was busier.
     int link_rank = -1;
     int link_step = -1;
-    LinkClass link = LinkClass::None;  // the class whose cost counted
+    LinkKind link = LinkKind::None;  // the class whose cost counted
     int fan_in_degree = 0;             // w of that class (0 without transfers)
     TermTimes terms;
 };

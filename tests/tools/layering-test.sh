@@ -9,6 +9,10 @@
 #   topology/ common/ plan/ (plan/ for the TopologyView it builds)
 #   genx/     common/ plan/ runtime/ tuning/ topology/
 #   ompi_coll_genx/  common/ genx/ (the C API only)
+#   sim/      common/ plan/ runtime/ tuning/ topology/
+# and SimGrid's headers (<simgrid/...>, <xbt/...>) only in sim/,
+# tools/genx_sim.cpp and tests/sim/: nothing else may depend on SimGrid,
+# the component least of all.
 set -u
 top=${GENX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 declare -A allowed=(
@@ -19,6 +23,7 @@ declare -A allowed=(
     [topology]="common plan topology"
     [genx]="common plan runtime tuning topology genx"
     [ompi_coll_genx]="common genx ompi_coll_genx"
+    [sim]="common plan runtime tuning topology sim"
 )
 bad=0
 checked=0
@@ -40,6 +45,17 @@ for dir in "${!allowed[@]}"; do
         esac
     done < <(grep -rn '#include "' "$top/$dir" --include='*.c' --include='*.h' --include='*.cpp' --include='*.hpp')
 done
+while IFS= read -r hit; do
+    file=${hit%%:*}
+    rest=${hit#*:}
+    rel=${file#"$top"/}
+    case "$rel" in
+        sim/*|tools/genx_sim.cpp|tests/sim/*) ;;
+        *) echo "FAIL: $rel:${rest%%:*}: includes SimGrid (only sim/, tools/genx_sim.cpp and tests/sim/ may)"
+           bad=$((bad + 1)) ;;
+    esac
+done < <(grep -rnE '#include <(simgrid|xbt)/' "$top" --include='*.c' --include='*.h' --include='*.cpp' \
+             --include='*.hpp' --include='*.cu' --exclude-dir=build --exclude-dir='build-*' --exclude-dir=.git)
 if [ "$checked" -lt 50 ]; then
     echo "FAIL: only $checked includes found under $top; wrong source directory?"
     exit 1

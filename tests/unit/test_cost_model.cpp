@@ -285,8 +285,8 @@ TEST_CASE("link classes: hierarchical plans are priced per level", "[cost_model]
     CHECK(h.coefficients.steps_intra == 2);
     CHECK(h.coefficients.steps_inter == 2);
     REQUIRE(h.critical_path.size() == 4);
-    CHECK(h.critical_path[0].link == LinkClass::Intra);
-    CHECK(h.critical_path[1].link == LinkClass::Inter);
+    CHECK(h.critical_path[0].link == LinkKind::Intra);
+    CHECK(h.critical_path[1].link == LinkKind::Inter);
     CHECK(h.critical_path[1].fan_in_degree == 2);
 
     // Ranks dealt round-robin to the nodes: round 0 now crosses nodes with
@@ -296,8 +296,8 @@ TEST_CASE("link classes: hierarchical plans are priced per level", "[cost_model]
     REQUIRE(parse_rank_map("0,1,0,1,0,1,0,1", 8, &round_robin).is_ok());
     Prediction h2 = predict(make_plan("hcps", 8, "factors=4x2"), count, 4, m, round_robin);
     CHECK(close(h2.seconds, 2 * (1e-5 + 1e-9 * 4 * 2 * S / 4) + 2 * (1e-6 + 1e-10 * S / 8) + host));
-    CHECK(h2.critical_path[0].link == LinkClass::Inter);
-    CHECK(h2.critical_path[1].link == LinkClass::Intra);
+    CHECK(h2.critical_path[0].link == LinkKind::Inter);
+    CHECK(h2.critical_path[1].link == LinkKind::Intra);
     CHECK(h2.seconds > h.seconds);
 
     // Incast counts sending nodes, not ranks: cps over 4 nodes x 2 ranks has
@@ -305,7 +305,7 @@ TEST_CASE("link classes: hierarchical plans are priced per level", "[cost_model]
     Prediction c = predict(make_plan("cps", 8), count, 4, m, RankMap::by_slot(8, 2));
     bool incast_seen = false;
     for (const PathStep& ps : c.critical_path)
-        if (ps.link == LinkClass::Inter) {
+        if (ps.link == LinkKind::Inter) {
             CHECK(ps.fan_in_degree == 4);
             CHECK(close(ps.terms.epsilon, 1e-10 * (4 - 3) * 2 * 6 * S / 8));
             incast_seen = true;
@@ -348,7 +348,7 @@ TEST_CASE("a transfer completes at the pace of its busier end", "[cost_model]") 
     CHECK(first_core.rank == 1);
     CHECK(first_core.link_rank == 4);
     CHECK(close(first_core.terms.beta, 1e-9 * S));  // node 2 moves 2 × S/2
-    CHECK(p.critical_path.back().link == LinkClass::Intra);  // unfold on node 0
+    CHECK(p.critical_path.back().link == LinkKind::Intra);  // unfold on node 0
     // rb: a sender into the parameter server finishes with the server.
     Prediction rb = predict(make_plan("rb", 4), count, 4, m);
     CHECK(close(rb.seconds, 2 * (1e-5 + 1e-9 * 3 * S)));

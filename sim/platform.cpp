@@ -1,0 +1,247 @@
+// Platforms and the engine (design in platform.hpp).
+#include "sim/platform.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+#include <simgrid/version.h>
+#include <xbt/log.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+
+#include "sim/sim_transport.hpp"
+
+namespace genx::sim {
+
+namespace s4u = simgrid::s4u;
+
+const char* network_model_name(NetworkModel m) { return m == NetworkModel::CM02 ? "CM02" : "LV08"; }
+
+Status parse_network_model(const std::string& text, NetworkModel* out) {
+    if (text == "LV08" || text == "lv08") {
+        *out = NetworkModel::LV08;
+    } else if (text == "CM02" || text == "cm02") {
+        *out = NetworkModel::CM02;
+    } else {
+        return Status::invalid("network model '" + text + "': expected LV08 or CM02");
+    }
+    return Status::ok();
+}
+
+std::string engine_name() {
+    int major = 0, minor = 0, patch = 0;
+    sg_version_get(&major, &minor, &patch);
+    return "simgrid " + std::to_string(major) + "." + std::to_string(minor) +
+           (patch != 0 ? "." + std::to_string(patch) : std::string());
+}
+
+namespace {
+
+// A positive integer, the whole text.
+bool parse_count(const std::string& text, int* out) {
+    if (text.empty() || text.size() > 9) return false;
+    for (char c : text)
+        if (c < '0' || c > '9') return false;
+    *out = std::atoi(text.c_str());
+    return *out > 0;
+}
+
+int add_class(Topology* t, const std::string& name, double rate, double latency) {
+    const int c = t->class_index(name);
+    t->classes[static_cast<size_t>(c)].rate = rate;
+    t->classes[static_cast<size_t>(c)].latency = latency;
+    t->classes[static_cast<size_t>(c)].source = "genx-sim preset";
+    return c;
+}
+
+}  // namespace
+
+std::string preset_names() { return "switch:N, tree:AxB, tree:AxB/O"; }
+
+Status preset_topology(const std::string& name, Topology* out) {
+    const auto bad = [&](const std::string& why) {
+        return Status::invalid("preset '" + name + "': " + why + " (presets: " + preset_names() + ")");
+    };
+    Topology t;
+    if (name.rfind("switch:", 0) == 0) {
+        int n = 0;
+        if (!parse_count(name.substr(7), &n)) return bad("N must be a positive integer");
+        const int host = add_class(&t, "host", kPresetLinkRate, kPresetLinkLatency);
+        const int sw = t.add_node(TopoKind::Switch, "switch", -1);
+        for (int h = 0; h < n; ++h) t.add_node(TopoKind::Host, "h" + std::to_string(h), sw, host);
+    } else if (name.rfind("tree:", 0) == 0) {
+        std::string spec = name.substr(5);
+        int over = 1;
+        const size_t slash = spec.find('/');
+        if (slash != std::string::npos) {
+            if (!parse_count(spec.substr(slash + 1), &over)) return bad("O must be a positive integer");
+            spec.resize(slash);
+        }
+        const size_t x = spec.find('x');
+        int a = 0, b = 0;
+        if (x == std::string::npos || !parse_count(spec.substr(0, x), &a) ||
+            !parse_count(spec.substr(x + 1), &b))
+            return bad("expected tree:AxB or tree:AxB/O with positive integers");
+        const int host = add_class(&t, "host", kPresetLinkRate, kPresetLinkLatency);
+        const int up = add_class(&t, "uplink", kPresetLinkRate * b / over, kPresetLinkLatency);
+        const int root = t.add_node(TopoKind::Switch, "spine", -1);
+        for (int l = 0; l < a; ++l) {
+            const int leaf = t.add_node(TopoKind::Switch, "leaf" + std::to_string(l), root, up);
+            for (int h = 0; h < b; ++h)
+                t.add_node(TopoKind::Host, "h" + std::to_string(l * b + h), leaf, host);
+        }
+    } else {
+        return bad("unknown preset");
+    }
+    t.compute_levels();
+    t.compute_oversubscription();
+    const std::string invalid = t.validate();
+    if (!invalid.empty()) return bad(invalid);
+    *out = std::move(t);
+    return Status::ok();
+}
+
+Simulation::~Simulation() = default;
+
+Status Simulation::create(const Topology& topo, const PlatformOptions& options,
+                          std::unique_ptr<Simulation>* out) {
+    if (options.ranks_per_host < 1)
+        return Status::invalid("ranks per host " + std::to_string(options.ranks_per_host) +
+                               " (must be >= 1)");
+    const std::string invalid = topo.validate();
+    if (!invalid.empty()) return Status::invalid("topology: " + invalid);
+    const std::vector<int> host_nodes = topo.hosts();
+    if (host_nodes.empty()) return Status::invalid("topology: no hosts");
+    // Every edge of the switch tree needs a rate; say which class lacks one.
+    for (const Node& n : topo.nodes) {
+        if (n.parent < 0 || (n.kind != TopoKind::Switch && n.kind != TopoKind::Host)) continue;
+        if (n.up_class < 0)
+            return Status::invalid("topology: the link from '" + n.name + "' to '" +
+                                   topo.nodes[static_cast<size_t>(n.parent)].name +
+                                   "' has no link class");
+        const LinkClass& c = topo.classes[static_cast<size_t>(n.up_class)];
+        if (!(c.rate > 0))
+            return Status::invalid("topology: link class '" + c.name + "' (the link from '" + n.name +
+                                   "' up) has no rate: give it in the overlay");
+    }
+
+    std::unique_ptr<Simulation> sim(new Simulation());
+    sim->options_ = options;
+    try {
+        sim->engine_ = std::make_unique<s4u::Engine>("genx-sim");
+        // SimGrid logs every configuration change at INFO.
+        xbt_log_control_set("xbt_cfg.thresh:warning");
+        if (options.network == NetworkModel::CM02) {
+            s4u::Engine::set_config("network/model:CM02");
+            s4u::Engine::set_config("network/latency-factor:1");
+            s4u::Engine::set_config("network/bandwidth-factor:1");
+            s4u::Engine::set_config("network/weight-S:0");
+            s4u::Engine::set_config("network/crosstraffic:0");
+            // 3.32 bounds each flow by TCP-gamma / (2 latency) and reads 0
+            // as a bound of 0: a window no flow can reach instead.
+            s4u::Engine::set_config("network/TCP-gamma:1e30");
+        }
+        if (topo.intra_class >= 0) {
+            const LinkClass& c = topo.classes[static_cast<size_t>(topo.intra_class)];
+            if (c.rate > 0) s4u::Engine::set_config("network/loopback-bw", c.rate);
+            if (c.latency > 0) s4u::Engine::set_config("network/loopback-lat", c.latency);
+        }
+        s4u::NetZone* zone = s4u::create_floyd_zone("genx");
+        std::vector<simgrid::kernel::routing::NetPoint*> point(topo.nodes.size(), nullptr);
+        for (size_t i = 0; i < topo.nodes.size(); ++i) {
+            const Node& n = topo.nodes[i];
+            if (n.kind == TopoKind::Switch) {
+                point[i] = zone->create_router(n.name);
+            } else if (n.kind == TopoKind::Host) {
+                s4u::Host* h = zone->create_host(n.name, kHostSpeed);
+                h->set_core_count(options.ranks_per_host);
+                h->seal();
+                point[i] = h->get_netpoint();
+            }
+        }
+        for (size_t i = 0; i < topo.nodes.size(); ++i) {
+            const Node& n = topo.nodes[i];
+            if (n.parent < 0 || point[i] == nullptr) continue;
+            const LinkClass& c = topo.classes[static_cast<size_t>(n.up_class)];
+            s4u::SplitDuplexLink* link = zone->create_split_duplex_link("up:" + n.name, c.rate);
+            link->set_latency(c.latency);
+            link->seal();
+            zone->add_route(point[i], point[static_cast<size_t>(n.parent)], nullptr, nullptr,
+                            {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+        }
+        zone->seal();
+        for (int idx : host_nodes) {
+            const std::string& name = topo.nodes[static_cast<size_t>(idx)].name;
+            sim->hosts_.push_back(s4u::Host::by_name(name));
+            sim->host_names_.push_back(name);
+        }
+    } catch (const std::exception& e) {
+        return Status::internal(std::string("simgrid: building the platform: ") + e.what());
+    }
+    *out = std::move(sim);
+    return Status::ok();
+}
+
+std::vector<std::string> Simulation::host_of_rank() const {
+    std::vector<std::string> out;
+    for (const std::string& h : host_names_)
+        for (int k = 0; k < options_.ranks_per_host; ++k) out.push_back(h);
+    return out;
+}
+
+Status Simulation::run_ranks(const RankFn& fn, bool payload, RunResult* out) {
+    if (ran_) return Status::invalid("sim: run_ranks called twice on one simulation");
+    ran_ = true;
+    const int n = ranks();
+    SimFabric fabric(n, payload);
+    std::vector<Status> status(static_cast<size_t>(n));
+    std::vector<char> finished(static_cast<size_t>(n), 0);
+    std::vector<double> end(static_cast<size_t>(n), 0);
+    for (int r = 0; r < n; ++r) {
+        s4u::Host* host = hosts_[static_cast<size_t>(r / options_.ranks_per_host)];
+        s4u::Actor::create("rank" + std::to_string(r), host, [&, r] {
+            Status st;
+            // SimGrid's ForcefulKillException (an actor killed at a
+            // deadlock) is not a std::exception and passes through.
+            try {
+                st = fn(r, fabric.transport(r));
+            } catch (const std::exception& e) {
+                st = Status::internal(std::string("exception: ") + e.what());
+            }
+            status[static_cast<size_t>(r)] = st;
+            finished[static_cast<size_t>(r)] = 1;
+            end[static_cast<size_t>(r)] = s4u::Engine::get_clock();
+        });
+    }
+    try {
+        engine_->run();
+    } catch (const std::exception& e) {
+        return Status::internal(std::string("simgrid: ") + e.what());
+    }
+    Status first;
+    std::string stuck;
+    for (int r = 0; r < n; ++r) {
+        const Status& st = status[static_cast<size_t>(r)];
+        if (!st.is_ok() && first.is_ok())
+            first = Status(st.code(), "rank " + std::to_string(r) + ": " + st.message());
+        if (!finished[static_cast<size_t>(r)]) stuck += (stuck.empty() ? "" : ", ") + std::to_string(r);
+    }
+    if (!first.is_ok()) return first;
+    if (!stuck.empty())
+        return Status::internal("sim: ranks " + stuck +
+                                " never finished (every actor was blocked: a deadlock)");
+    out->seconds = 0;
+    for (double e : end) out->seconds = std::max(out->seconds, e);
+    out->rank_end = std::move(end);
+    out->messages = fabric.messages();
+    out->bytes = fabric.bytes();
+    return Status::ok();
+}
+
+}  // namespace genx::sim

@@ -1,0 +1,108 @@
+// SimGrid platforms built from genx's topology model (topology/topology.hpp),
+// and the engine genx-sim runs them on.
+//
+// A Topology's switch tree becomes one SimGrid Floyd zone: every switch a
+// router, every host a host, every edge (a node to its parent) a
+// split-duplex link (both directions full rate, as GenModel's full-duplex
+// links) with the rate and latency of the edge's link class.  Routes are
+// the tree's paths (Floyd over the edges), so an oversubscribed uplink is
+// one link that every flow leaving its subtree shares, and a cross-
+// datacenter class is simply a slow, long-delay link.  Ranks on one host
+// talk through SimGrid's loopback (the intra-host link class's rate and
+// latency when the topology knows them); the loopback is a fat pipe, so
+// intra-host flows do not share bandwidth (docs/sim.md).
+//
+// Presets (preset_topology): "switch:N" (one switch, N hosts, 10 Gbit/s
+// links of 10 µs) and "tree:AxB" (A leaf switches of B hosts under a root;
+// host links as switch:N, leaf uplinks B·10 Gbit/s and 10 µs, non-blocking)
+// or "tree:AxB/O" (uplinks O times oversubscribed: B·10/O Gbit/s).
+//
+// SimGrid keeps one engine per process: Engine may be constructed once.
+// Tests run each simulation in a child process.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.hpp"
+#include "runtime/transport.hpp"
+#include "topology/topology.hpp"
+
+namespace simgrid::s4u {
+class Engine;
+class Host;
+}  // namespace simgrid::s4u
+
+namespace genx::sim {
+
+// SimGrid's network model.  LV08 (SimGrid's default, and genx-sim's):
+// latency ×13.01, bandwidth ×0.97 and RTT-aware sharing, fitted on TCP.
+// CM02 with every correction off (latency and bandwidth factors 1,
+// weight-S 0, no cross-traffic, a TCP window too large to bound a flow): a
+// message of s bytes over a route of latency L and bottleneck rate B takes
+// exactly L + s/B, which the closed-form tests use.
+enum class NetworkModel { LV08, CM02 };
+const char* network_model_name(NetworkModel m);
+Status parse_network_model(const std::string& text, NetworkModel* out);
+
+constexpr double kPresetLinkRate = 10e9 / 8;  // 10 Gbit/s, bytes/s
+constexpr double kPresetLinkLatency = 10e-6;  // s
+// Host speed in flop/s.  Compute time is charged as seconds × this speed
+// (SimGrid executions), so the number only sets the unit.
+constexpr double kHostSpeed = 1e9;
+
+// "simgrid 3.32": the SimGrid library this process runs (its patch level
+// when not 0).
+std::string engine_name();
+
+// The topology of a preset name; errors say which presets exist.
+Status preset_topology(const std::string& name, Topology* out);
+// "switch:N, tree:AxB, tree:AxB/O" for help texts.
+std::string preset_names();
+
+struct PlatformOptions {
+    NetworkModel network = NetworkModel::LV08;
+    int ranks_per_host = 1;  // also each host's core count
+};
+
+// The SimGrid engine with a platform.  create() constructs the process's
+// one Engine, applies the network model's configuration, and builds the
+// platform of `topo` (every link class used by an edge needs a rate).
+class Simulation {
+  public:
+    static Status create(const Topology& topo, const PlatformOptions& options,
+                         std::unique_ptr<Simulation>* out);
+    ~Simulation();
+
+    // Hosts in the topology's tree order; rank r runs on host r / ranks_per_host.
+    const std::vector<simgrid::s4u::Host*>& hosts() const { return hosts_; }
+    const std::vector<std::string>& host_names() const { return host_names_; }
+    int ranks() const { return static_cast<int>(hosts_.size()) * options_.ranks_per_host; }
+    // host_names() of each rank (topology/ to_view's input).
+    std::vector<std::string> host_of_rank() const;
+
+    // What one rank's actor runs; the transport is a SimGrid one
+    // (sim_transport.hpp), payload-free unless `payload`.
+    using RankFn = std::function<Status(int rank, Transport& transport)>;
+    struct RunResult {
+        double seconds = 0;             // simulated time when the last rank finished
+        std::vector<double> rank_end;   // per rank
+        uint64_t messages = 0;
+        uint64_t bytes = 0;
+    };
+    // One actor per rank (ranks() of them) running fn; returns the first
+    // error (prefixed with its rank) or fills *out.  Call once.
+    Status run_ranks(const RankFn& fn, bool payload, RunResult* out);
+
+  private:
+    Simulation() = default;
+    std::unique_ptr<simgrid::s4u::Engine> engine_;
+    PlatformOptions options_;
+    std::vector<simgrid::s4u::Host*> hosts_;
+    std::vector<std::string> host_names_;
+    bool ran_ = false;
+};
+
+}  // namespace genx::sim

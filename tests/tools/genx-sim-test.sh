@@ -1,0 +1,81 @@
+#!/bin/sh
+# genx-sim's command line: exit codes (0 ok, 1 simulation failed, 2 bad
+# input), the JSON keys, CM02's closed form through the whole tool, a
+# topology file with its overlay, and error messages naming what is wrong.
+# Also: no program but genx-sim and the [sim] tests links SimGrid.
+# Skips (77) when configure did not find SimGrid and genx-sim was not built.
+set -u
+builddir=${GENX_BUILDDIR:-.}
+sim=${GENX_SIM:-$builddir/genx-sim}
+src=${GENX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+fx=$src/tests/topology
+[ -x "$sim" ] || { echo "SKIP: $sim was not built (configure found no SimGrid)"; exit 77; }
+fails=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# expect RC PATTERN ARGS...: exit status RC and PATTERN (grep -E) in stdout+stderr.
+expect() {
+    want_rc=$1 pattern=$2
+    shift 2
+    "$sim" "$@" >"$out" 2>&1
+    rc=$?
+    if [ "$rc" -ne "$want_rc" ] || ! grep -Eq -- "$pattern" "$out"; then
+        echo "FAIL: genx-sim $* -> exit $rc (want $want_rc), output lacks /$pattern/:"
+        sed 's/^/    /' "$out"
+        fails=$((fails + 1))
+    fi
+}
+
+# Runs.
+expect 0 '^ratio      [0-9.]+ \(simulated / model\)$' --preset switch:4 -a ring --bytes 1M
+expect 0 '^simulated  [0-9.e-]+ s \([0-9]+ messages' --preset tree:2x2/2 -a gentree --bytes 4M
+expect 0 '"engine": "simgrid 3\.[0-9]+' --preset switch:4 -a rhd --bytes 64K --json
+for key in simulated_s model_s ranks algorithm bytes network_model; do
+    expect 0 "\"$key\": " --preset switch:3 -a cps --bytes 3000 --json
+done
+expect 0 '"ranks": 8' --preset switch:4 -a hcps --ranks-per-host 2 --bytes 1M --json
+expect 0 '"network_model": "LV08"' --preset switch:2 -a ring --bytes 1K --json
+# CM02 without corrections: unsegmented ring on one switch is GenModel's
+# closed form exactly (alpha = 2 x 10 us, beta = 1 / 10 Gbit/s).
+expect 0 '^ratio      1 \(simulated / model\)$' --preset switch:8 -a ring -p segment=0 --bytes 64M \
+    --network-model CM02
+expect 0 '"bytes": 1000,' --preset switch:2 -a ring --bytes 1000 --json
+# A topology file with its overlay: 8 hosts, leaf2 behind a 50 Mbit/s link.
+expect 0 '8 ranks on 8 hosts of .*tree\.conf' --topology "$fx/tree.conf" --overlay "$fx/tree-overlay.json" \
+    -a ring --bytes 64K
+expect 0 '"model_source": ".*example-model\.json"' --preset switch:4 -a ring --bytes 1M \
+    --model "$src/docs/example-model.json" --json
+
+# Bad input: exit 2, saying what is wrong.
+expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring
+expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring --preset switch:2 --topology "$fx/tree.conf"
+expect 2 "preset 'ring:4': unknown preset \(presets: switch:N, tree:AxB, tree:AxB/O\)" --preset ring:4 -a ring
+expect 2 "preset 'switch:0': N must be a positive integer" --preset switch:0 -a ring
+expect 2 '--algorithm is required' --preset switch:2
+expect 2 "unknown algorithm|no generator|'nosuch'" --preset switch:2 -a nosuch
+expect 2 '^genx-sim: --bytes: ' --preset switch:2 -a ring --bytes 12Q
+expect 2 'is not a multiple of --dtype-size 4' --preset switch:2 -a ring --bytes 1001
+expect 2 "--network-model: network model 'XY': expected LV08 or CM02" --preset switch:2 -a ring --network-model XY
+expect 2 '--ranks-per-host must be at least 1' --preset switch:2 -a ring --ranks-per-host 0
+expect 2 '--overlay needs --topology FILE' --preset switch:2 -a ring --overlay "$fx/tree-overlay.json"
+expect 2 "link class '[a-z0-9-]+' \(the link from '.*' up\) has no rate: give it in the overlay" \
+    --topology "$fx/tree.conf" -a ring
+expect 2 "^genx-sim: --topology: .*bad-both\.conf:3: " --topology "$fx/bad-both.conf" -a ring
+expect 2 '^genx-sim: --model: ' --preset switch:2 -a ring --model /nonexistent/model.json
+
+# Only genx-sim and the [sim] tests may need SimGrid.
+if command -v readelf >/dev/null 2>&1; then
+    for f in "$builddir/.libs/mca_coll_genx.so" "$builddir/genx-plan" "$builddir/genx-topo" \
+             "$builddir/genx-tune" "$builddir/tests/unit/genx-unit"; do
+        [ -e "$f" ] || continue
+        if readelf -d "$f" 2>/dev/null | grep -q 'NEEDED.*simgrid'; then
+            echo "FAIL: $f links SimGrid"
+            fails=$((fails + 1))
+        fi
+    done
+    readelf -d "$sim" | grep -q 'NEEDED.*simgrid' || { echo "FAIL: genx-sim does not link SimGrid?"; fails=$((fails + 1)); }
+fi
+
+[ "$fails" -eq 0 ] && echo "PASS: genx-sim command line"
+exit "$fails"
