@@ -188,12 +188,16 @@ LoopbackFabric::Impl::Impl(int nranks, size_t eager)
 }
 
 LoopbackFabric::Impl::~Impl() {
-    for (RankState& rs : ranks)
-        for (LbRequest* r : rs.live) delete r;
+    // The fabric's eager copies first: the channels also still list the
+    // ranks' own unmatched sends (a deadlocked test), which are freed below
+    // with the rest of each rank's live requests and must still be readable
+    // here.
     for (Channel& ch : channels)
         ch.sends.for_each([](LbRequest* r) {
             if (r->eager) delete r;
         });
+    for (RankState& rs : ranks)
+        for (LbRequest* r : rs.live) delete r;
 }
 
 Status LoopbackFabric::Impl::post(int rank, bool is_send, const void* sbuf, void* rbuf,
