@@ -24,6 +24,14 @@ names=$(gc run --timeout 60 -- mpirun -np 3 hostname | sort | tr '\n' ' ')
 [ "$names" = "h0 h1 h2 " ] || fail "ranks ran on '$names', not on h0 h1 h2"
 echo "ok: mpirun placed one rank on each emulated host: $names"
 
+# --order: rank i runs on the i-th host named.
+placed=$(gc run --timeout 60 --order h2,h0,h1 -- mpirun -np 3 sh -c 'echo $OMPI_COMM_WORLD_RANK $(hostname)' |
+    sort -n | tr '\n' ' ')
+[ "$placed" = "0 h2 1 h0 2 h1 " ] || fail "--order h2,h0,h1 placed ranks as '$placed'"
+gc run --timeout 60 --order h0,h7 -- true 2>"$tmp/order.err" && fail "--order with an unknown host ran"
+grep -q "no host h7" "$tmp/order.err" || fail "--order h0,h7: no message naming h7: $(cat "$tmp/order.err")"
+echo "ok: --order places rank i on the i-th host named, and refuses unknown hosts"
+
 # bench_over_links LABEL RUN-ARGS... -- LAUNCHER...: a validated 1 MiB allreduce
 # (1 warm-up + 3 timed calls); every host must have sent at least the
 # (P-1)/P x 1 MiB per call that any allreduce needs from it.
