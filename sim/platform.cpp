@@ -9,6 +9,7 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -32,6 +33,12 @@ Status parse_network_model(const std::string& text, NetworkModel* out) {
         return Status::invalid("network model '" + text + "': expected LV08 or CM02");
     }
     return Status::ok();
+}
+
+double incast_capacity(double capacity, int flows, const IncastParams& incast) {
+    const double over = std::max(flows + 1 - incast.w_t, 0.0);
+    if (!(capacity > 0) || over == 0) return capacity;
+    return 1 / (1 / capacity + over * incast.epsilon);
 }
 
 std::string engine_name() {
@@ -114,6 +121,9 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
     if (options.ranks_per_host < 1)
         return Status::invalid("ranks per host " + std::to_string(options.ranks_per_host) +
                                " (must be >= 1)");
+    if (!(options.incast.epsilon >= 0) || !std::isfinite(options.incast.epsilon) ||
+        !(options.incast.w_t >= 0) || !std::isfinite(options.incast.w_t))
+        return Status::invalid("incast: epsilon and w_t must be finite numbers >= 0");
     const std::string invalid = topo.validate();
     if (!invalid.empty()) return Status::invalid("topology: " + invalid);
     const std::vector<int> host_nodes = topo.hosts();
@@ -171,6 +181,18 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
             const LinkClass& c = topo.classes[static_cast<size_t>(n.up_class)];
             s4u::SplitDuplexLink* link = zone->create_split_duplex_link("up:" + n.name, c.rate);
             link->set_latency(c.latency);
+            // The host edge's DOWN half (switch to host) is the port that
+            // feeds the host.  SimGrid names a split-duplex link's halves
+            // <name>_UP and <name>_DOWN; the routes below use UP from the
+            // host, so DOWN carries what the host receives.
+            if (n.kind == TopoKind::Host && options.incast.enabled()) {
+                s4u::Link* down = s4u::Link::by_name("up:" + n.name + "_DOWN");
+                const IncastParams incast = options.incast;
+                down->set_sharing_policy(s4u::Link::SharingPolicy::NONLINEAR,
+                                         [incast](double capacity, int flows) {
+                                             return incast_capacity(capacity, flows, incast);
+                                         });
+            }
             link->seal();
             zone->add_route(point[i], point[static_cast<size_t>(n.parent)], nullptr, nullptr,
                             {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);

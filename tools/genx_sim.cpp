@@ -46,6 +46,7 @@ struct Options {
     std::string network = "LV08";
     std::string model_file;
     bool json = false;
+    bool no_incast = false;
 };
 
 int bad_input(const std::string& message) {
@@ -86,6 +87,9 @@ void add_options(CLI::App& app, Options& o) {
                    "a GenModel parameter file or rules file (docs/model.md): its gamma and "
                    "delta price the local ops, and it prices model_s; default: the platform's "
                    "host links and gamma = delta = 0");
+    app.add_flag("--no-incast", o.no_incast,
+                 "do not simulate incast: without it, --model's inter-node epsilon > 0 slows "
+                 "the link into each host as GenModel's epsilon term (fan-in above w_t)");
     app.add_flag("--json", o.json, "print one JSON object on stdout");
 }
 
@@ -181,6 +185,13 @@ int main(int argc, char** argv) {
         model_source = opt.model_file;
     }
 
+    // GenModel's inter-node ε and w_t on the links into hosts (docs/sim.md);
+    // the platform's own model has ε = 0, so incast needs --model.
+    if (!opt.no_incast) {
+        po.incast.epsilon = model.inter.epsilon;
+        po.incast.w_t = model.inter.w_t;
+    }
+
     std::unique_ptr<Simulation> sim;
     if (Status s = Simulation::create(topo, po, &sim); !s) return bad_input(platform + ": " + s.message());
     const int P = sim->ranks();
@@ -237,6 +248,7 @@ int main(int argc, char** argv) {
         j["model_s"] = pred.seconds;
         j["ratio"] = ratio;
         j["model_source"] = model_source;
+        j["incast"] = po.incast.enabled();
         j["messages"] = res.messages;
         j["message_bytes"] = res.bytes;
         std::cout << j.dump(2) << "\n";
@@ -245,7 +257,8 @@ int main(int argc, char** argv) {
     std::cout << "genx-sim: " << h.algorithm << (h.params.empty() ? "" : " " + h.params) << " ("
               << format_exec_options(exec) << "), " << bytes << " bytes, " << P << " ranks on "
               << sim->hosts().size() << " hosts of " << platform << ", " << engine_name() << " "
-              << network_model_name(po.network) << "\n"
+              << network_model_name(po.network)
+              << (po.incast.enabled() ? ", incast" : "") << "\n"
               << "simulated  " << seconds(res.seconds) << " (" << res.messages << " messages, "
               << res.bytes << " bytes)\n"
               << "GenModel   " << seconds(pred.seconds) << " (" << model_source << ")\n";
