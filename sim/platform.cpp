@@ -69,12 +69,105 @@ int add_class(Topology* t, const std::string& name, double rate, double latency)
 
 }  // namespace
 
-std::string preset_names() { return "switch:N, tree:AxB, tree:AxB/O"; }
+std::string paper_preset_names() { return "SS24, SS32, SYM384, SYM512, ASY384, CDC384"; }
+
+std::string preset_names() { return "switch:N, tree:AxB, tree:AxB/O, " + paper_preset_names(); }
+
+namespace {
+
+// Table 5 of Xiong et al. (α in s; β, ε in s/B; docs/model.md reads β per
+// byte), the values plan/gentree.cpp prices model=paper with.
+struct PaperRow {
+    double alpha, beta, epsilon, w_t;
+};
+constexpr PaperRow kCrossDc{3.00e-2, 6.40e-9, 6.00e-11, 9};
+constexpr PaperRow kRootSw{6.58e-3, 6.40e-10, 6.00e-12, 9};
+constexpr PaperRow kMiddleSw{6.58e-3, 6.40e-9, 1.22e-10, 9};
+constexpr double kServerGamma = 6.00e-10;
+constexpr double kServerDelta = 1.87e-10;
+
+int add_row(Topology* t, const std::string& name, const PaperRow& row, bool cross_dc) {
+    const int c = t->class_index(name);
+    LinkClass& lc = t->classes[static_cast<size_t>(c)];
+    lc.rate = 1 / row.beta;
+    lc.latency = row.alpha / 2;
+    lc.cross_dc = cross_dc;
+    lc.source = "Table 5 (Xiong et al.)";
+    return c;
+}
+
+// Middle switches `per_middle[i]` servers each under `root`; host names
+// carry `prefix` so that two datacenters' hosts stay distinct.
+void add_middles(Topology* t, int root, const std::string& prefix, const std::vector<int>& per_middle,
+                 int root_class, int middle_class) {
+    for (size_t m = 0; m < per_middle.size(); ++m) {
+        const std::string sw = prefix + "M-SW" + std::to_string(m);
+        const int mid = t->add_node(TopoKind::Switch, sw, root, root_class);
+        for (int h = 0; h < per_middle[m]; ++h)
+            t->add_node(TopoKind::Host, sw + "-h" + std::to_string(h), mid, middle_class);
+    }
+}
+
+}  // namespace
+
+bool is_paper_preset(const std::string& name) {
+    for (const char* p : {"SS24", "SS32", "SYM384", "SYM512", "ASY384", "CDC384"})
+        if (name == p) return true;
+    return false;
+}
+
+Status paper_preset(const std::string& name, Topology* topo, ModelParams* model) {
+    if (!is_paper_preset(name))
+        return Status::invalid("preset '" + name + "': not one of the paper's (" + paper_preset_names() + ")");
+    Topology t;
+    PaperRow server_row = kMiddleSw;
+    if (name == "SS24" || name == "SS32") {
+        server_row = kRootSw;
+        const int root = add_row(&t, "root", kRootSw, false);
+        const int sw = t.add_node(TopoKind::Switch, "R-SW", -1);
+        const int n = name == "SS24" ? 24 : 32;
+        for (int h = 0; h < n; ++h) t.add_node(TopoKind::Host, "h" + std::to_string(h), sw, root);
+    } else if (name == "CDC384") {
+        const int middle = add_row(&t, "middle", kMiddleSw, false);
+        const int root = add_row(&t, "root", kRootSw, false);
+        const int xdc = add_row(&t, "xdc", kCrossDc, true);
+        const int top = t.add_node(TopoKind::Switch, "XDC", -1);
+        for (int dc = 0; dc < 2; ++dc) {
+            const std::string prefix = "DC" + std::to_string(dc) + "-";
+            const int r = t.add_node(TopoKind::Switch, prefix + "R-SW", top, xdc);
+            add_middles(&t, r, prefix, std::vector<int>(8, dc == 0 ? 32 : 16), root, middle);
+        }
+    } else {
+        std::vector<int> per_middle(16, name == "SYM512" ? 32 : 24);
+        if (name == "ASY384")
+            for (size_t m = 0; m < 16; ++m) per_middle[m] = m < 8 ? 32 : 16;
+        const int middle = add_row(&t, "middle", kMiddleSw, false);
+        const int root = add_row(&t, "root", kRootSw, false);
+        const int sw = t.add_node(TopoKind::Switch, "R-SW", -1);
+        add_middles(&t, sw, "", per_middle, root, middle);
+    }
+    t.compute_levels();
+    t.compute_oversubscription();
+    const std::string invalid = t.validate();
+    if (!invalid.empty()) return Status::internal("preset '" + name + "': " + invalid);
+    ModelParams m;
+    m.inter.alpha = server_row.alpha;
+    m.inter.beta = server_row.beta;
+    m.inter.epsilon = server_row.epsilon;
+    m.inter.w_t = server_row.w_t;
+    m.intra = m.inter;
+    m.host.gamma = kServerGamma;
+    m.host.delta = kServerDelta;
+    *topo = std::move(t);
+    if (model != nullptr) *model = m;
+    return Status::ok();
+}
 
 Status preset_topology(const std::string& name, Topology* out) {
     const auto bad = [&](const std::string& why) {
         return Status::invalid("preset '" + name + "': " + why + " (presets: " + preset_names() + ")");
     };
+    if (is_paper_preset(name)) return paper_preset(name, out, nullptr);
     Topology t;
     if (name.rfind("switch:", 0) == 0) {
         int n = 0;

@@ -35,6 +35,7 @@
 #include "common/status.hpp"
 #include "runtime/transport.hpp"
 #include "topology/topology.hpp"
+#include "tuning/cost_model.hpp"
 
 namespace simgrid::s4u {
 class Engine;
@@ -65,8 +66,28 @@ std::string engine_name();
 
 // The topology of a preset name; errors say which presets exist.
 Status preset_topology(const std::string& name, Topology* out);
-// "switch:N, tree:AxB, tree:AxB/O" for help texts.
+// "switch:N, tree:AxB, tree:AxB/O, SS24, ..." for help texts.
 std::string preset_names();
+
+// The paper's Figure 11 platforms (Xiong et al., "Revisiting the Time Cost
+// Model of AllReduce"), as tests/unit/test_gentree.cpp builds them as
+// views: SS24 and SS32 (one switch), SYM384 and SYM512 (16 middle switches
+// of 24 or 32 servers under a root), ASY384 (8 middle switches of 32 and 8
+// of 16) and CDC384 (two datacenters, 8 middle switches of 32 and of 16
+// servers under each datacenter's root, the roots joined by a cross-DC
+// link).  Link classes carry Table 5's rows as docs/model.md reads them:
+// edges into a middle switch the Middle SW row ("middle"), into a root the
+// Root SW row ("root"), the datacenters' link the Cross DC row ("xdc");
+// rate 1/β and latency α/2 (a route between two servers of one switch
+// crosses two links, so it costs the row's α).
+bool is_paper_preset(const std::string& name);
+// "SS24, SS32, SYM384, SYM512, ASY384, CDC384".
+std::string paper_preset_names();
+// The platform and GenModel's parameters for it: inter α, β, ε, w_t of the
+// row of the servers' own links (Root SW on one switch, Middle SW below
+// it), γ and δ of the Server row, intra as inter (the paper has one rank
+// per server).  `model` may be null.
+Status paper_preset(const std::string& name, Topology* topo, ModelParams* model);
 
 // GenModel's incast parameters for the links into hosts (LinkParams'
 // epsilon and w_t).  Off while epsilon is 0.

@@ -65,7 +65,9 @@ void add_options(CLI::App& app, Options& o) {
                    "a built-in platform instead of --topology: switch:N (one switch, N hosts, "
                    "10 Gbit/s links of 10 us), tree:AxB (A leaf switches of B hosts under a "
                    "root, leaf uplinks B*10 Gbit/s, 10 us) or tree:AxB/O (uplinks O times "
-                   "oversubscribed)");
+                   "oversubscribed), or one of the paper's Figure 11 platforms with Table 5's "
+                   "parameters (SS24, SS32, SYM384, SYM512, ASY384, CDC384; their GenModel "
+                   "parameters are the default --model)");
     app.add_option("-a,--algorithm", o.algorithm, "generator name (genx-plan --list)");
     app.add_option("-p,--param", o.params,
                    "generator or executor parameter key=value (repeatable, or a comma list; "
@@ -85,8 +87,8 @@ void add_options(CLI::App& app, Options& o) {
         ->capture_default_str();
     app.add_option("--model", o.model_file,
                    "a GenModel parameter file or rules file (docs/model.md): its gamma and "
-                   "delta price the local ops, and it prices model_s; default: the platform's "
-                   "host links and gamma = delta = 0");
+                   "delta price the local ops, and it prices model_s; default: Table 5 on the "
+                   "paper's presets, else the platform's host links and gamma = delta = 0");
     app.add_flag("--no-incast", o.no_incast,
                  "do not simulate incast: without it, --model's inter-node epsilon > 0 slows "
                  "the link into each host as GenModel's epsilon term (fan-in above w_t)");
@@ -179,6 +181,10 @@ int main(int argc, char** argv) {
 
     ModelParams model = platform_model(topo);
     std::string model_source = "platform host links, gamma = delta = 0";
+    if (is_paper_preset(opt.preset)) {
+        if (Status s = paper_preset(opt.preset, &topo, &model); !s) return bad_input("--preset: " + s.message());
+        model_source = "Table 5 (" + opt.preset + ")";
+    }
     if (!opt.model_file.empty()) {
         if (Status s = load_model_file(opt.model_file, &model); !s)
             return bad_input("--model: " + s.message());

@@ -316,6 +316,28 @@ TEST_CASE("presets", "[sim]") {
     CHECK(t.hosts().size() == 3);
     CHECK(preset_topology("tree:3x4/2", &t).is_ok());
     CHECK(t.hosts().size() == 12);
+    // The paper's Figure 11 platforms: server counts, and Table 5's rows as
+    // classes (rate 1/beta, latency alpha/2).
+    for (const auto& want : std::vector<std::pair<std::string, size_t>>{
+             {"SS24", 24}, {"SS32", 32}, {"SYM384", 384}, {"SYM512", 512}, {"ASY384", 384}, {"CDC384", 384}}) {
+        ModelParams m;
+        INFO(want.first);
+        REQUIRE(paper_preset(want.first, &t, &m).is_ok());
+        CHECK(t.hosts().size() == want.second);
+        CHECK(m.inter.w_t == 9);
+        CHECK(m.host.gamma == 6.00e-10);
+        const LinkClass& host_class =
+            t.classes[static_cast<size_t>(t.nodes[static_cast<size_t>(t.hosts()[0])].up_class)];
+        CHECK(std::fabs(host_class.rate - 1 / m.inter.beta) <= 1e-9 * host_class.rate);
+        CHECK(host_class.latency == m.inter.alpha / 2);
+        bool cross_dc = false;
+        for (const LinkClass& c : t.classes) cross_dc = cross_dc || c.cross_dc;
+        CHECK(cross_dc == (want.first == "CDC384"));
+        Topology same;
+        CHECK(preset_topology(want.first, &same).is_ok());
+        CHECK(same.nodes.size() == t.nodes.size());
+    }
+    CHECK(!paper_preset("SS48", &t, nullptr).is_ok());
     for (const char* bad : {"switch:", "switch:0", "switch:x", "tree:3", "tree:3x", "tree:2x2/0", "ring:4"}) {
         const Status st = preset_topology(bad, &t);
         INFO(bad << ": " << st.message());

@@ -61,11 +61,21 @@ expect 0 '^ratio      (0\.99[5-9][0-9]*|1|1\.00[0-4][0-9]*) ' --preset switch:12
     --model "$src/docs/example-model.json" --network-model CM02
 expect 0 '^ratio      0\.9[0-7][0-9]* ' --preset switch:12 -a rb --bytes 12M -p segment=0 \
     --model "$src/docs/example-model.json" --network-model CM02 --no-incast
+# The paper's Figure 11 platforms: each runs, with Table 5's parameters as
+# the model (incast on: Table 5's epsilon is above 0).
+for p in SS24 SS32 SYM384 SYM512 ASY384 CDC384; do
+    expect 0 "\"model_source\": \"Table 5 \\($p\\)\"" --preset "$p" -a ring --bytes 1M --json
+done
+expect 0 '"ranks": 384' --preset CDC384 -a ring --bytes 1M --json
+expect 0 '"incast": true' --preset SS24 -a ring --bytes 1M --json
+# On one switch under CM02 the ring is Table 5's GenModel exactly.
+expect 0 '^ratio      1 \(simulated / model\)$' --preset SS24 -a ring --bytes 1M --network-model CM02
 
 # Bad input: exit 2, saying what is wrong.
 expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring
 expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring --preset switch:2 --topology "$fx/tree.conf"
-expect 2 "preset 'ring:4': unknown preset \(presets: switch:N, tree:AxB, tree:AxB/O\)" --preset ring:4 -a ring
+expect 2 "preset 'ring:4': unknown preset \(presets: switch:N, tree:AxB, tree:AxB/O, SS24, SS32, SYM384, SYM512, ASY384, CDC384\)" \
+    --preset ring:4 -a ring
 expect 2 "preset 'switch:0': N must be a positive integer" --preset switch:0 -a ring
 expect 2 '--algorithm is required' --preset switch:2
 expect 2 "unknown algorithm|no generator|'nosuch'" --preset switch:2 -a nosuch
