@@ -9,6 +9,7 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -32,6 +33,12 @@ Status parse_network_model(const std::string& text, NetworkModel* out) {
         return Status::invalid("network model '" + text + "': expected LV08 or CM02");
     }
     return Status::ok();
+}
+
+double incast_capacity(double capacity, int flows, const IncastParams& incast) {
+    const double over = std::max(flows + 1 - incast.w_t, 0.0);
+    if (!(capacity > 0) || over == 0) return capacity;
+    return 1 / (1 / capacity + over * incast.epsilon);
 }
 
 std::string engine_name() {
@@ -62,12 +69,105 @@ int add_class(Topology* t, const std::string& name, double rate, double latency)
 
 }  // namespace
 
-std::string preset_names() { return "switch:N, tree:AxB, tree:AxB/O"; }
+std::string paper_preset_names() { return "SS24, SS32, SYM384, SYM512, ASY384, CDC384"; }
+
+std::string preset_names() { return "switch:N, tree:AxB, tree:AxB/O, " + paper_preset_names(); }
+
+namespace {
+
+// Table 5 of Xiong et al. (α in s; β, ε in s/B; docs/model.md reads β per
+// byte), the values plan/gentree.cpp prices model=paper with.
+struct PaperRow {
+    double alpha, beta, epsilon, w_t;
+};
+constexpr PaperRow kCrossDc{3.00e-2, 6.40e-9, 6.00e-11, 9};
+constexpr PaperRow kRootSw{6.58e-3, 6.40e-10, 6.00e-12, 9};
+constexpr PaperRow kMiddleSw{6.58e-3, 6.40e-9, 1.22e-10, 9};
+constexpr double kServerGamma = 6.00e-10;
+constexpr double kServerDelta = 1.87e-10;
+
+int add_row(Topology* t, const std::string& name, const PaperRow& row, bool cross_dc) {
+    const int c = t->class_index(name);
+    LinkClass& lc = t->classes[static_cast<size_t>(c)];
+    lc.rate = 1 / row.beta;
+    lc.latency = row.alpha / 2;
+    lc.cross_dc = cross_dc;
+    lc.source = "Table 5 (Xiong et al.)";
+    return c;
+}
+
+// Middle switches `per_middle[i]` servers each under `root`; host names
+// carry `prefix` so that two datacenters' hosts stay distinct.
+void add_middles(Topology* t, int root, const std::string& prefix, const std::vector<int>& per_middle,
+                 int root_class, int middle_class) {
+    for (size_t m = 0; m < per_middle.size(); ++m) {
+        const std::string sw = prefix + "M-SW" + std::to_string(m);
+        const int mid = t->add_node(TopoKind::Switch, sw, root, root_class);
+        for (int h = 0; h < per_middle[m]; ++h)
+            t->add_node(TopoKind::Host, sw + "-h" + std::to_string(h), mid, middle_class);
+    }
+}
+
+}  // namespace
+
+bool is_paper_preset(const std::string& name) {
+    for (const char* p : {"SS24", "SS32", "SYM384", "SYM512", "ASY384", "CDC384"})
+        if (name == p) return true;
+    return false;
+}
+
+Status paper_preset(const std::string& name, Topology* topo, ModelParams* model) {
+    if (!is_paper_preset(name))
+        return Status::invalid("preset '" + name + "': not one of the paper's (" + paper_preset_names() + ")");
+    Topology t;
+    PaperRow server_row = kMiddleSw;
+    if (name == "SS24" || name == "SS32") {
+        server_row = kRootSw;
+        const int root = add_row(&t, "root", kRootSw, false);
+        const int sw = t.add_node(TopoKind::Switch, "R-SW", -1);
+        const int n = name == "SS24" ? 24 : 32;
+        for (int h = 0; h < n; ++h) t.add_node(TopoKind::Host, "h" + std::to_string(h), sw, root);
+    } else if (name == "CDC384") {
+        const int middle = add_row(&t, "middle", kMiddleSw, false);
+        const int root = add_row(&t, "root", kRootSw, false);
+        const int xdc = add_row(&t, "xdc", kCrossDc, true);
+        const int top = t.add_node(TopoKind::Switch, "XDC", -1);
+        for (int dc = 0; dc < 2; ++dc) {
+            const std::string prefix = "DC" + std::to_string(dc) + "-";
+            const int r = t.add_node(TopoKind::Switch, prefix + "R-SW", top, xdc);
+            add_middles(&t, r, prefix, std::vector<int>(8, dc == 0 ? 32 : 16), root, middle);
+        }
+    } else {
+        std::vector<int> per_middle(16, name == "SYM512" ? 32 : 24);
+        if (name == "ASY384")
+            for (size_t m = 0; m < 16; ++m) per_middle[m] = m < 8 ? 32 : 16;
+        const int middle = add_row(&t, "middle", kMiddleSw, false);
+        const int root = add_row(&t, "root", kRootSw, false);
+        const int sw = t.add_node(TopoKind::Switch, "R-SW", -1);
+        add_middles(&t, sw, "", per_middle, root, middle);
+    }
+    t.compute_levels();
+    t.compute_oversubscription();
+    const std::string invalid = t.validate();
+    if (!invalid.empty()) return Status::internal("preset '" + name + "': " + invalid);
+    ModelParams m;
+    m.inter.alpha = server_row.alpha;
+    m.inter.beta = server_row.beta;
+    m.inter.epsilon = server_row.epsilon;
+    m.inter.w_t = server_row.w_t;
+    m.intra = m.inter;
+    m.host.gamma = kServerGamma;
+    m.host.delta = kServerDelta;
+    *topo = std::move(t);
+    if (model != nullptr) *model = m;
+    return Status::ok();
+}
 
 Status preset_topology(const std::string& name, Topology* out) {
     const auto bad = [&](const std::string& why) {
         return Status::invalid("preset '" + name + "': " + why + " (presets: " + preset_names() + ")");
     };
+    if (is_paper_preset(name)) return paper_preset(name, out, nullptr);
     Topology t;
     if (name.rfind("switch:", 0) == 0) {
         int n = 0;
@@ -114,6 +214,9 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
     if (options.ranks_per_host < 1)
         return Status::invalid("ranks per host " + std::to_string(options.ranks_per_host) +
                                " (must be >= 1)");
+    if (!(options.incast.epsilon >= 0) || !std::isfinite(options.incast.epsilon) ||
+        !(options.incast.w_t >= 0) || !std::isfinite(options.incast.w_t))
+        return Status::invalid("incast: epsilon and w_t must be finite numbers >= 0");
     const std::string invalid = topo.validate();
     if (!invalid.empty()) return Status::invalid("topology: " + invalid);
     const std::vector<int> host_nodes = topo.hosts();
@@ -171,6 +274,18 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
             const LinkClass& c = topo.classes[static_cast<size_t>(n.up_class)];
             s4u::SplitDuplexLink* link = zone->create_split_duplex_link("up:" + n.name, c.rate);
             link->set_latency(c.latency);
+            // The host edge's DOWN half (switch to host) is the port that
+            // feeds the host.  SimGrid names a split-duplex link's halves
+            // <name>_UP and <name>_DOWN; the routes below use UP from the
+            // host, so DOWN carries what the host receives.
+            if (n.kind == TopoKind::Host && options.incast.enabled()) {
+                s4u::Link* down = s4u::Link::by_name("up:" + n.name + "_DOWN");
+                const IncastParams incast = options.incast;
+                down->set_sharing_policy(s4u::Link::SharingPolicy::NONLINEAR,
+                                         [incast](double capacity, int flows) {
+                                             return incast_capacity(capacity, flows, incast);
+                                         });
+            }
             link->seal();
             zone->add_route(point[i], point[static_cast<size_t>(n.parent)], nullptr, nullptr,
                             {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);

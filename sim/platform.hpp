@@ -17,6 +17,12 @@
 // host links as switch:N, leaf uplinks B·10 Gbit/s and 10 µs, non-blocking)
 // or "tree:AxB/O" (uplinks O times oversubscribed: B·10/O Gbit/s).
 //
+// Incast (GenModel's ε term, tuning/cost_model.hpp): the link into each
+// host (its host edge, switch to host) gets SimGrid's NONLINEAR sharing
+// policy, whose capacity falls with the number of flows crossing it (see
+// incast_capacity).  Only host downlinks: GenModel puts incast at the
+// switch port that feeds a node.
+//
 // SimGrid keeps one engine per process: Engine may be constructed once.
 // Tests run each simulation in a child process.
 #pragma once
@@ -29,6 +35,7 @@
 #include "common/status.hpp"
 #include "runtime/transport.hpp"
 #include "topology/topology.hpp"
+#include "tuning/cost_model.hpp"
 
 namespace simgrid::s4u {
 class Engine;
@@ -59,12 +66,51 @@ std::string engine_name();
 
 // The topology of a preset name; errors say which presets exist.
 Status preset_topology(const std::string& name, Topology* out);
-// "switch:N, tree:AxB, tree:AxB/O" for help texts.
+// "switch:N, tree:AxB, tree:AxB/O, SS24, ..." for help texts.
 std::string preset_names();
+
+// The paper's Figure 11 platforms (Xiong et al., "Revisiting the Time Cost
+// Model of AllReduce"), as tests/unit/test_gentree.cpp builds them as
+// views: SS24 and SS32 (one switch), SYM384 and SYM512 (16 middle switches
+// of 24 or 32 servers under a root), ASY384 (8 middle switches of 32 and 8
+// of 16) and CDC384 (two datacenters, 8 middle switches of 32 and of 16
+// servers under each datacenter's root, the roots joined by a cross-DC
+// link).  Link classes carry Table 5's rows as docs/model.md reads them:
+// edges into a middle switch the Middle SW row ("middle"), into a root the
+// Root SW row ("root"), the datacenters' link the Cross DC row ("xdc");
+// rate 1/β and latency α/2 (a route between two servers of one switch
+// crosses two links, so it costs the row's α).
+bool is_paper_preset(const std::string& name);
+// "SS24, SS32, SYM384, SYM512, ASY384, CDC384".
+std::string paper_preset_names();
+// The platform and GenModel's parameters for it: inter α, β, ε, w_t of the
+// row of the servers' own links (Root SW on one switch, Middle SW below
+// it), γ and δ of the Server row, intra as inter (the paper has one rank
+// per server).  `model` may be null.
+Status paper_preset(const std::string& name, Topology* topo, ModelParams* model);
+
+// GenModel's incast parameters for the links into hosts (LinkParams'
+// epsilon and w_t).  Off while epsilon is 0.
+struct IncastParams {
+    double epsilon = 0;  // s per byte received per unit of fan-in above w_t
+    double w_t = 0;      // fan-in degree up to which incast is free
+    bool enabled() const { return epsilon > 0; }
+};
+
+// The capacity (bytes/s) a link of `capacity` gives `flows` concurrent
+// flows together under incast.  GenModel's fan-in degree is w = 1 + flows
+// (the paper's x of an x-to-x exchange, N for N - 1 flows into a server),
+// and a node receiving R bytes in a step pays R·β + max(w − w_t, 0)·R·ε:
+// every received byte costs 1/capacity + max(w − w_t, 0)·ε seconds, so the
+// link's capacity becomes 1 / (1/capacity + max(flows + 1 − w_t, 0)·ε),
+// whatever the flows' sizes.  n flows of s bytes on one downlink then take
+// exactly GenModel's n·s·β + max(n + 1 − w_t, 0)·n·s·ε.
+double incast_capacity(double capacity, int flows, const IncastParams& incast);
 
 struct PlatformOptions {
     NetworkModel network = NetworkModel::LV08;
     int ranks_per_host = 1;  // also each host's core count
+    IncastParams incast;     // on every host's downlink when enabled()
 };
 
 // The SimGrid engine with a platform.  create() constructs the process's

@@ -46,6 +46,7 @@ struct Options {
     std::string network = "LV08";
     std::string model_file;
     bool json = false;
+    bool no_incast = false;
 };
 
 int bad_input(const std::string& message) {
@@ -64,7 +65,9 @@ void add_options(CLI::App& app, Options& o) {
                    "a built-in platform instead of --topology: switch:N (one switch, N hosts, "
                    "10 Gbit/s links of 10 us), tree:AxB (A leaf switches of B hosts under a "
                    "root, leaf uplinks B*10 Gbit/s, 10 us) or tree:AxB/O (uplinks O times "
-                   "oversubscribed)");
+                   "oversubscribed), or one of the paper's Figure 11 platforms with Table 5's "
+                   "parameters (SS24, SS32, SYM384, SYM512, ASY384, CDC384; their GenModel "
+                   "parameters are the default --model)");
     app.add_option("-a,--algorithm", o.algorithm, "generator name (genx-plan --list)");
     app.add_option("-p,--param", o.params,
                    "generator or executor parameter key=value (repeatable, or a comma list; "
@@ -84,8 +87,11 @@ void add_options(CLI::App& app, Options& o) {
         ->capture_default_str();
     app.add_option("--model", o.model_file,
                    "a GenModel parameter file or rules file (docs/model.md): its gamma and "
-                   "delta price the local ops, and it prices model_s; default: the platform's "
-                   "host links and gamma = delta = 0");
+                   "delta price the local ops, and it prices model_s; default: Table 5 on the "
+                   "paper's presets, else the platform's host links and gamma = delta = 0");
+    app.add_flag("--no-incast", o.no_incast,
+                 "do not simulate incast: without it, --model's inter-node epsilon > 0 slows "
+                 "the link into each host as GenModel's epsilon term (fan-in above w_t)");
     app.add_flag("--json", o.json, "print one JSON object on stdout");
 }
 
@@ -175,10 +181,21 @@ int main(int argc, char** argv) {
 
     ModelParams model = platform_model(topo);
     std::string model_source = "platform host links, gamma = delta = 0";
+    if (is_paper_preset(opt.preset)) {
+        if (Status s = paper_preset(opt.preset, &topo, &model); !s) return bad_input("--preset: " + s.message());
+        model_source = "Table 5 (" + opt.preset + ")";
+    }
     if (!opt.model_file.empty()) {
         if (Status s = load_model_file(opt.model_file, &model); !s)
             return bad_input("--model: " + s.message());
         model_source = opt.model_file;
+    }
+
+    // GenModel's inter-node ε and w_t on the links into hosts (docs/sim.md);
+    // the platform's own model has ε = 0, so incast needs --model.
+    if (!opt.no_incast) {
+        po.incast.epsilon = model.inter.epsilon;
+        po.incast.w_t = model.inter.w_t;
     }
 
     std::unique_ptr<Simulation> sim;
@@ -237,6 +254,7 @@ int main(int argc, char** argv) {
         j["model_s"] = pred.seconds;
         j["ratio"] = ratio;
         j["model_source"] = model_source;
+        j["incast"] = po.incast.enabled();
         j["messages"] = res.messages;
         j["message_bytes"] = res.bytes;
         std::cout << j.dump(2) << "\n";
@@ -245,7 +263,8 @@ int main(int argc, char** argv) {
     std::cout << "genx-sim: " << h.algorithm << (h.params.empty() ? "" : " " + h.params) << " ("
               << format_exec_options(exec) << "), " << bytes << " bytes, " << P << " ranks on "
               << sim->hosts().size() << " hosts of " << platform << ", " << engine_name() << " "
-              << network_model_name(po.network) << "\n"
+              << network_model_name(po.network)
+              << (po.incast.enabled() ? ", incast" : "") << "\n"
               << "simulated  " << seconds(res.seconds) << " (" << res.messages << " messages, "
               << res.bytes << " bytes)\n"
               << "GenModel   " << seconds(pred.seconds) << " (" << model_source << ")\n";

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -240,6 +241,63 @@ TEST_CASE("two datacenters joined by a slow long-delay link", "[sim]") {
     CHECK(std::fabs(got - want) <= 1e-6 * want);
 }
 
+// Ranks 1..n each send `bytes` to rank 0 at once on switch:(n+1): n flows
+// converge on rank 0's downlink.
+static std::string fan_in(int n, size_t bytes, const IncastParams& incast) {
+    PlatformOptions o;
+    o.network = NetworkModel::CM02;
+    o.incast = incast;
+    std::unique_ptr<Simulation> sim;
+    Status st = Simulation::create(preset("switch:" + std::to_string(n + 1)), o, &sim);
+    if (!st.is_ok()) return err(st);
+    Simulation::RunResult res;
+    st = sim->run_ranks(
+        [&](int rank, Transport& t) -> Status {
+            std::vector<Request> reqs(rank == 0 ? static_cast<size_t>(n) : 1, nullptr);
+            if (rank == 0) {
+                for (int s = 1; s <= n; ++s)
+                    GENX_RETURN_IF_ERROR(t.irecv(nullptr, bytes, s, &reqs[static_cast<size_t>(s - 1)]));
+            } else {
+                GENX_RETURN_IF_ERROR(t.isend(nullptr, bytes, 0, &reqs[0]));
+            }
+            return t.wait_all(reqs.data(), static_cast<int>(reqs.size()));
+        },
+        false, &res);
+    return st.is_ok() ? num(res.seconds) : err(st);
+}
+
+TEST_CASE("incast: n flows into one host pay GenModel's epsilon above w_t", "[sim]") {
+    // GenModel: fan-in degree w = n + 1; the receiver's n·s bytes cost
+    // n·s·β + max(w − w_t, 0)·n·s·ε, after the route's latency 2L.
+    const size_t s = 1000000;
+    IncastParams incast;
+    incast.epsilon = 1e-10;
+    incast.w_t = 3;
+    for (int n : {1, 2, 4, 7}) {
+        const double sn = static_cast<double>(n) * static_cast<double>(s);
+        const double off = as_seconds(in_child([&] { return fan_in(n, s, IncastParams{}); }));
+        const double want_off = 2 * L + sn / B;
+        INFO("n=" << n << ": without incast " << off << " s, closed form " << want_off << " s");
+        CHECK(std::fabs(off - want_off) <= 1e-6 * want_off);
+        const double on = as_seconds(in_child([&] { return fan_in(n, s, incast); }));
+        const double want_on = 2 * L + sn / B + std::max(n + 1 - incast.w_t, 0.0) * sn * incast.epsilon;
+        INFO("n=" << n << ": with incast " << on << " s, closed form " << want_on << " s");
+        CHECK(std::fabs(on - want_on) <= 1e-6 * want_on);
+        if (n + 1 > incast.w_t) CHECK(on > off * (1 + 1e-3));
+    }
+    // The capacity itself, independent of sizes.
+    CHECK(incast_capacity(B, 2, incast) == B);  // w = 3 = w_t: free
+    CHECK(std::fabs(incast_capacity(B, 4, incast) - 1 / (1 / B + 2 * 1e-10)) <= 1e-9 * B);
+}
+
+TEST_CASE("incast parameters are checked", "[sim]") {
+    IncastParams bad;
+    bad.epsilon = -1;
+    const std::string out = in_child([&] { return fan_in(2, 10, bad); });
+    CHECK(out.find("error") == 0);
+    CHECK(out.find("incast") != std::string::npos);
+}
+
 TEST_CASE("a link class without a rate is an error naming it", "[sim]") {
     Topology t;
     const int c = t.class_index("leafclass");
@@ -258,6 +316,28 @@ TEST_CASE("presets", "[sim]") {
     CHECK(t.hosts().size() == 3);
     CHECK(preset_topology("tree:3x4/2", &t).is_ok());
     CHECK(t.hosts().size() == 12);
+    // The paper's Figure 11 platforms: server counts, and Table 5's rows as
+    // classes (rate 1/beta, latency alpha/2).
+    for (const auto& want : std::vector<std::pair<std::string, size_t>>{
+             {"SS24", 24}, {"SS32", 32}, {"SYM384", 384}, {"SYM512", 512}, {"ASY384", 384}, {"CDC384", 384}}) {
+        ModelParams m;
+        INFO(want.first);
+        REQUIRE(paper_preset(want.first, &t, &m).is_ok());
+        CHECK(t.hosts().size() == want.second);
+        CHECK(m.inter.w_t == 9);
+        CHECK(m.host.gamma == 6.00e-10);
+        const LinkClass& host_class =
+            t.classes[static_cast<size_t>(t.nodes[static_cast<size_t>(t.hosts()[0])].up_class)];
+        CHECK(std::fabs(host_class.rate - 1 / m.inter.beta) <= 1e-9 * host_class.rate);
+        CHECK(host_class.latency == m.inter.alpha / 2);
+        bool cross_dc = false;
+        for (const LinkClass& c : t.classes) cross_dc = cross_dc || c.cross_dc;
+        CHECK(cross_dc == (want.first == "CDC384"));
+        Topology same;
+        CHECK(preset_topology(want.first, &same).is_ok());
+        CHECK(same.nodes.size() == t.nodes.size());
+    }
+    CHECK(!paper_preset("SS48", &t, nullptr).is_ok());
     for (const char* bad : {"switch:", "switch:0", "switch:x", "tree:3", "tree:3x", "tree:2x2/0", "ring:4"}) {
         const Status st = preset_topology(bad, &t);
         INFO(bad << ": " << st.message());

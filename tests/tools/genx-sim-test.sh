@@ -46,11 +46,36 @@ expect 0 '8 ranks on 8 hosts of .*tree\.conf' --topology "$fx/tree.conf" --overl
     -a ring --bytes 64K
 expect 0 '"model_source": ".*example-model\.json"' --preset switch:4 -a ring --bytes 1M \
     --model "$src/docs/example-model.json" --json
+# Incast: on when --model's inter epsilon is above 0 (example-model.json:
+# 3e-11), off without --model or with --no-incast.
+expect 0 '"incast": true' --preset switch:4 -a rb --bytes 1M --model "$src/docs/example-model.json" --json
+expect 0 '"incast": false' --preset switch:4 -a rb --bytes 1M --model "$src/docs/example-model.json" \
+    --no-incast --json
+expect 0 '"incast": false' --preset switch:4 -a rb --bytes 1M --json
+expect 0 'CM02, incast$' --preset switch:4 -a rb --bytes 1M --model "$src/docs/example-model.json" \
+    --network-model CM02
+# Unsegmented rb into a root with 11 senders (w = 12 > w_t = 9) under CM02:
+# the simulated incast is GenModel's, ratio 1 within 0.5 %; without it the
+# simulation is faster than the model by its epsilon term.
+expect 0 '^ratio      (0\.99[5-9][0-9]*|1|1\.00[0-4][0-9]*) ' --preset switch:12 -a rb --bytes 12M -p segment=0 \
+    --model "$src/docs/example-model.json" --network-model CM02
+expect 0 '^ratio      0\.9[0-7][0-9]* ' --preset switch:12 -a rb --bytes 12M -p segment=0 \
+    --model "$src/docs/example-model.json" --network-model CM02 --no-incast
+# The paper's Figure 11 platforms: each runs, with Table 5's parameters as
+# the model (incast on: Table 5's epsilon is above 0).
+for p in SS24 SS32 SYM384 SYM512 ASY384 CDC384; do
+    expect 0 "\"model_source\": \"Table 5 \\($p\\)\"" --preset "$p" -a ring --bytes 1M --json
+done
+expect 0 '"ranks": 384' --preset CDC384 -a ring --bytes 1M --json
+expect 0 '"incast": true' --preset SS24 -a ring --bytes 1M --json
+# On one switch under CM02 the ring is Table 5's GenModel exactly.
+expect 0 '^ratio      1 \(simulated / model\)$' --preset SS24 -a ring --bytes 1M --network-model CM02
 
 # Bad input: exit 2, saying what is wrong.
 expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring
 expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring --preset switch:2 --topology "$fx/tree.conf"
-expect 2 "preset 'ring:4': unknown preset \(presets: switch:N, tree:AxB, tree:AxB/O\)" --preset ring:4 -a ring
+expect 2 "preset 'ring:4': unknown preset \(presets: switch:N, tree:AxB, tree:AxB/O, SS24, SS32, SYM384, SYM512, ASY384, CDC384\)" \
+    --preset ring:4 -a ring
 expect 2 "preset 'switch:0': N must be a positive integer" --preset switch:0 -a ring
 expect 2 '--algorithm is required' --preset switch:2
 expect 2 "unknown algorithm|no generator|'nosuch'" --preset switch:2 -a nosuch
