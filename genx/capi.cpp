@@ -654,15 +654,32 @@ struct genx_request {
 
 namespace {
 
-bool on_device(const genx_comm* comm, const void* sendbuf, const void* recvbuf,
-               genx::MemSpace* where);
+// Where a call's buffers live, asked once per call (sendbuf NULL, in
+// place: recvbuf's space).  Host and host without a device backend.
+struct BufferSpaces {
+    genx::MemSpace send, recv;
+    bool on_device() const { return send.is_device() || recv.is_device(); }
+    // The device the call works on: recvbuf's, else sendbuf's.
+    genx::MemSpace device() const {
+        genx::MemSpace d = recv.is_device() ? recv : send;
+        if (d.device < 0) d.device = 0;
+        return d;
+    }
+};
+
+BufferSpaces spaces_of(const genx_comm* comm, const void* sendbuf, const void* recvbuf) {
+    BufferSpaces b;
+    if (comm == nullptr || comm->device == nullptr) return b;
+    b.recv = comm->device->space_of(recvbuf);
+    b.send = sendbuf != nullptr ? comm->device->space_of(sendbuf) : b.recv;
+    return b;
+}
 
 // Non-blocking and persistent calls on device memory are not staged (the
 // copies would have to progress with the request): refused, not run.
 bool refuse_device_request(const genx_comm* comm, const void* sendbuf, const void* recvbuf,
                            const char* what, char* why, size_t whylen) {
-    genx::MemSpace where;
-    if (!on_device(comm, sendbuf, recvbuf, &where)) return false;
+    if (!spaces_of(comm, sendbuf, recvbuf).on_device()) return false;
     fill(why, whylen, std::string(what) + ": device memory is staged for blocking allreduce only; "
                           "nothing was posted");
     return true;
@@ -729,17 +746,6 @@ genx::Status start_request(genx_request* req) {
 namespace {
 
 // ------------------------------------------------------- device memory
-
-bool on_device(const genx_comm* comm, const void* sendbuf, const void* recvbuf,
-               genx::MemSpace* where) {
-    if (comm == nullptr || comm->device == nullptr) return false;
-    const genx::MemSpace r = comm->device->space_of(recvbuf);
-    const genx::MemSpace s = sendbuf != nullptr ? comm->device->space_of(sendbuf) : r;
-    if (!r.is_device() && !s.is_device()) return false;
-    *where = r.is_device() ? r : s;
-    if (where->device < 0) where->device = 0;
-    return true;
-}
 
 // The device is usable for staging, with the state a call of `bytes` needs;
 // otherwise GENX_ERROR_BUFFER with the reason.
@@ -818,14 +824,11 @@ int finish_run(genx_comm* comm, const Call& call, const genx::Status& st, const 
 // Whether a decided call on device memory can run on the device itself:
 // the transport takes device pointers, both buffers are device memory (of
 // one device) and the device has a kernel for the reduction.
-bool runs_on_device(const genx_comm* comm, const Call& call, const void* sendbuf,
-                    const void* recvbuf) {
-    if (!comm->device_aware || call.kernel.is_callback() ||
-        !comm->device->reduce_supported(call.kernel.dtype(), call.kernel.op()))
-        return false;
-    const genx::MemSpace r = comm->device->space_of(recvbuf);
-    const genx::MemSpace s = sendbuf != nullptr ? comm->device->space_of(sendbuf) : r;
-    return r.is_device() && s.is_device() && r.device == s.device;
+bool runs_on_device(const genx_comm* comm, const Call& call, const BufferSpaces& spaces) {
+    return comm->device_aware && !call.kernel.is_callback() &&
+           comm->device->reduce_supported(call.kernel.dtype(), call.kernel.op()) &&
+           spaces.send.is_device() && spaces.recv.is_device() &&
+           spaces.send.device == spaces.recv.device;
 }
 
 // A decided call run on the device: device scratch, device kernels, the
@@ -921,17 +924,17 @@ int genx_allreduce_ex(genx_comm* comm, const void* sendbuf, void* recvbuf, size_
                       const genx_host_fallback* fallback, char* why, size_t whylen) {
     clear(why, whylen);
     try {
-        genx::MemSpace where;
-        const bool device = on_device(comm, sendbuf, recvbuf, &where);
+        const BufferSpaces spaces = spaces_of(comm, sendbuf, recvbuf);
+        const genx::MemSpace where = spaces.device();
         Call call;
         const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
                               nullptr, why, whylen);
-        if (device) {
+        if (spaces.on_device()) {
             if (rc == GENX_DECLINE)
                 return staged_fallback(comm, where, sendbuf, recvbuf, count, count * elem_size,
                                        fallback, why, why, whylen);
             if (rc != GENX_OK || call.sched == nullptr) return rc;
-            if (runs_on_device(comm, call, sendbuf, recvbuf))
+            if (runs_on_device(comm, call, spaces))
                 return device_allreduce(comm, where, call, sendbuf, recvbuf, transport, why, whylen);
             return staged_allreduce(comm, where, call, sendbuf, recvbuf, transport, why, whylen);
         }
@@ -961,12 +964,12 @@ int genx_allreduce_staged_fallback(genx_comm* comm, const void* sendbuf, void* r
                                    const genx_host_fallback* fallback, char* why, size_t whylen) {
     clear(why, whylen);
     try {
-        genx::MemSpace where;
         if (elem_size != 0 && count > SIZE_MAX / elem_size) {
             fill(why, whylen, "genx: count * element size overflows size_t");
             return GENX_ERROR;
         }
-        if (!on_device(comm, sendbuf, recvbuf, &where)) {
+        const BufferSpaces spaces = spaces_of(comm, sendbuf, recvbuf);
+        if (!spaces.on_device()) {
             // Host memory after all: the fallback takes it as it is.
             const int rc = fallback != nullptr && fallback->allreduce != nullptr
                                ? fallback->allreduce(fallback->ctx, sendbuf, recvbuf, count)
@@ -975,7 +978,7 @@ int genx_allreduce_staged_fallback(genx_comm* comm, const void* sendbuf, void* r
             fill(why, whylen, "genx: the fallback's allreduce failed (error " + std::to_string(rc) + ")");
             return GENX_ERROR;
         }
-        return staged_fallback(comm, where, sendbuf, recvbuf, count, count * elem_size, fallback,
+        return staged_fallback(comm, spaces.device(), sendbuf, recvbuf, count, count * elem_size, fallback,
                                "the glue's reason", why, whylen);
     } catch (const std::bad_alloc&) {
         fill(why, whylen, "genx: out of memory staging a device buffer");
@@ -1003,8 +1006,7 @@ int genx_device_probe(int device_off, const char* library, char* note, size_t no
 }
 
 int genx_buffers_on_device(const genx_comm* comm, const void* sendbuf, const void* recvbuf) {
-    genx::MemSpace where;
-    return on_device(comm, sendbuf, recvbuf, &where) ? 1 : 0;
+    return spaces_of(comm, sendbuf, recvbuf).on_device() ? 1 : 0;
 }
 
 int genx_iallreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count,

@@ -248,14 +248,15 @@ static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void 
         genx_buffers_on_device(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf)) {
         genx_host_fallback_ctx_t ctx = { module, dtype, op, comm };
         genx_host_fallback fb = { &ctx, genx_host_fallback_run };
+        const char *layout = mca_coll_genx_layout_problem(dtype, count);
         size_t type_size;
         char why[512];
         int rc;
 
-        if (NULL != mca_coll_genx_layout_problem(dtype, count)) {
+        if (NULL != layout) {
             snprintf(why, sizeof(why), "device memory with a %s: genx stages only contiguous "
                      "data, and the fallback cannot read device memory; nothing was sent",
-                     mca_coll_genx_layout_problem(dtype, count));
+                     layout);
             return genx_device_failure(comm, bytes, GENX_ERROR_BUFFER, why);
         }
         ompi_datatype_type_size(dtype, &type_size);

@@ -615,33 +615,29 @@ Status Execution::start_staged(const RankSchedule& schedule, const StagedBuffers
     return Status::ok();
 }
 
+// Whether everything recorded before `e` finished; block: wait for it.
+Status Execution::event_done(DeviceEvent e, bool block, bool* done) {
+    *done = true;
+    if (block) return stage_.device->event_synchronize(stage_.ordinal, e);
+    return stage_.device->event_query(stage_.ordinal, e, done);
+}
+
 Status Execution::stage_in_ready(size_t step, bool block, bool* ready) {
     const StagePlan& plan = *stage_.plan;
     const size_t slots = plan.in_begin.size() - 1;
-    // Slots complete in order (one stream): wait for the last non-empty
-    // slot up to `step`.
-    *ready = true;
     const size_t upto = std::min(step, slots - 1);
-    while (in_ready_ <= upto) {
-        size_t last = kNoSlot;
-        for (size_t k = in_ready_; k <= upto; ++k)
-            if (plan.in_begin[k] != plan.in_begin[k + 1]) last = k;
-        if (last == kNoSlot) {
-            in_ready_ = upto + 1;
-            break;
-        }
-        if (block) {
-            GENX_RETURN_IF_ERROR(stage_.device->event_synchronize(stage_.ordinal, stage_.in_events[last]));
-        } else {
-            bool done = false;
-            GENX_RETURN_IF_ERROR(stage_.device->event_query(stage_.ordinal, stage_.in_events[last], &done));
-            if (!done) {
-                *ready = false;
-                return Status::ok();
-            }
-        }
-        in_ready_ = last + 1;
+    *ready = true;
+    if (in_ready_ > upto) return Status::ok();
+    // Slots complete in order (one stream): the last non-empty slot up to
+    // `step` is the one to wait for.
+    size_t last = kNoSlot;
+    for (size_t k = in_ready_; k <= upto; ++k)
+        if (plan.in_begin[k] != plan.in_begin[k + 1]) last = k;
+    if (last != kNoSlot) {
+        GENX_RETURN_IF_ERROR(event_done(stage_.in_events[last], block, ready));
+        if (!*ready) return Status::ok();
     }
+    in_ready_ = upto + 1;
     return Status::ok();
 }
 
@@ -670,15 +666,7 @@ Status Execution::stage_finish(bool block, bool* finished) {
         GENX_RETURN_IF_ERROR(stage_.device->event_record(stage_.ordinal, stage_.out_event, stage_.out_stream));
         out_queued_ = true;
     }
-    if (block) {
-        GENX_RETURN_IF_ERROR(stage_.device->event_synchronize(stage_.ordinal, stage_.out_event));
-    } else {
-        bool done = false;
-        GENX_RETURN_IF_ERROR(stage_.device->event_query(stage_.ordinal, stage_.out_event, &done));
-        if (!done) return Status::ok();
-    }
-    *finished = true;
-    return Status::ok();
+    return event_done(stage_.out_event, block, finished);
 }
 
 bool Execution::step_fully_posted() const {

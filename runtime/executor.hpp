@@ -276,6 +276,7 @@ class Execution {
     Status stage_in_ready(size_t step, bool block, bool* ready);
     Status stage_out(size_t slot);
     Status stage_finish(bool block, bool* finished);
+    Status event_done(DeviceEvent e, bool block, bool* done);
     struct Flight {
         size_t posted = 0;     // segments posted so far
         size_t completed = 0;  // leading segments known complete
