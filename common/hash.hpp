@@ -58,4 +58,18 @@ struct FnvHasher {
     }
 };
 
+// A list of link classes (topology/'s LinkClass and plan/'s TopoLinkClass:
+// name, rate in B/s, latency in s, cross_dc), hashed the same way by both
+// fingerprints: rates to 1 B/s, latencies to 1 ns.
+template <typename Classes>
+void hash_link_classes(FnvHasher& f, const Classes& classes) {
+    f.i64(static_cast<int64_t>(classes.size()));
+    for (const auto& c : classes) {
+        f.str(c.name);
+        f.f64(c.rate);
+        f.f64(c.latency * 1e9);
+        f.i64(c.cross_dc);
+    }
+}
+
 }  // namespace genx

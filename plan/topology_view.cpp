@@ -111,13 +111,7 @@ std::string TopologyView::validate() const {
 
 uint64_t TopologyView::fingerprint() const {
     FnvHasher f;
-    f.i64(static_cast<int64_t>(link_classes.size()));
-    for (const TopoLinkClass& c : link_classes) {
-        f.str(c.name);
-        f.f64(c.rate);           // bytes/s, to 1 B/s
-        f.f64(c.latency * 1e9);  // to 1 ns
-        f.i64(c.cross_dc);
-    }
+    hash_link_classes(f, link_classes);
     f.i64(intra_class);
     f.i64(static_cast<int64_t>(nodes.size()));
     for (const TopoNode& n : nodes) {

@@ -191,13 +191,7 @@ Status Topology::map_ranks(const std::vector<std::string>& host_of_rank) {
 
 uint64_t Topology::fingerprint() const {
     FnvHasher f;
-    f.i64(static_cast<int64_t>(classes.size()));
-    for (const LinkClass& c : classes) {
-        f.str(c.name);
-        f.f64(c.rate);           // bytes/s, to 1 B/s
-        f.f64(c.latency * 1e9);  // to 1 ns
-        f.i64(c.cross_dc);
-    }
+    hash_link_classes(f, classes);
     f.i64(intra_class);
     // The network part only, in tree order: the inside of a host differs
     // between the hosts of one job (each sees its own) and must not make
