@@ -380,6 +380,10 @@ Status check_view(const TopologyView* view, const char* who) {
                                "given (genx-plan --topology FILE, coll_genx_topology_file)");
     const std::string err = view->validate();
     if (!err.empty()) return Status::invalid(std::string(who) + ": bad topology view: " + err);
+    if (view->direct)
+        return Status::invalid(std::string(who) +
+                                ": needs a switch tree, and the topology is a direct network "
+                                "(a torus, a mesh or a graph file): use multitree or ring2d");
     return Status::ok();
 }
 
@@ -561,8 +565,8 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
 }
 
 void gentree_candidates(const CandidateContext& ctx, std::vector<std::string>* out) {
-    if (ctx.topology == nullptr || ctx.topology->empty() || ctx.nranks < 2 ||
-        ctx.nranks > kGenTreeMaxOfferedRanks)
+    if (ctx.topology == nullptr || ctx.topology->empty() || ctx.topology->direct ||
+        ctx.nranks < 2 || ctx.nranks > kGenTreeMaxOfferedRanks)
         return;
     out->push_back("");
 }

@@ -10,6 +10,7 @@
 #include "plan/butterfly.hpp"
 #include "plan/cps.hpp"
 #include "plan/gentree.hpp"
+#include "plan/multitree.hpp"
 #include "plan/hcps.hpp"
 #include "plan/rb.hpp"
 #include "plan/rhd.hpp"
@@ -131,6 +132,8 @@ const std::vector<GeneratorInfo>& generators() {
          {"r", "group"}, prepare_butterfly, butterfly_candidates},
         {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",
          {"bytes", "model"}, prepare_gentree, gentree_candidates, true},
+        {"multitree", "MultiTree: one tree per root, contention-free per step on the network graph",
+         {}, prepare_multitree, multitree_candidates, true},
     };
     return table;
 }

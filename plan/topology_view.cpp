@@ -71,7 +71,9 @@ std::string TopologyView::validate() const {
             if (n.parent < 0 || n.parent >= nn) return who + " has no valid parent";
             const auto& sib = nodes[static_cast<size_t>(n.parent)].children;
             if (std::count(sib.begin(), sib.end(), i) != 1) return who + " is not listed once among its parent's children";
-            if (n.up_class < 0 || n.up_class >= nc) return who + ": up_class names no link class";
+            const bool linkless = direct && n.parent == 0 && n.up_class == -1;
+            if (!linkless && (n.up_class < 0 || n.up_class >= nc))
+                return who + ": up_class names no link class";
         }
         if (!n.children.empty() && !n.ranks.empty()) return who + " has both children and ranks";
         for (int c : n.children) {
@@ -92,6 +94,29 @@ std::string TopologyView::validate() const {
         for (int c : nodes[static_cast<size_t>(n)].children) stack.push_back(c);
     }
     if (reached != nn) return std::to_string(nn - reached) + " node(s) are not reachable from the root";
+    if (!direct && !links.empty()) return "links are given but the view is not a direct network";
+    for (size_t i = 0; i < links.size(); ++i) {
+        const TopoLink& l = links[i];
+        const std::string who = "link " + std::to_string(i);
+        if (l.a <= 0 || l.a >= nn || l.b <= 0 || l.b >= nn || l.a == l.b ||
+            !nodes[static_cast<size_t>(l.a)].is_host() || !nodes[static_cast<size_t>(l.b)].is_host())
+            return who + " does not join two distinct hosts";
+        if (l.cls < 0 || l.cls >= nc) return who + " names no link class";
+        if (l.units < 1) return who + " has " + std::to_string(l.units) + " units (at least 1)";
+    }
+    if (!grid.empty()) {
+        long cells = 1;
+        for (int d : grid) {
+            if (d < 1) return "grid dimension " + std::to_string(d) + " is not positive";
+            cells *= d;
+        }
+        if (static_cast<long>(grid_host.size()) != cells)
+            return "grid_host has " + std::to_string(grid_host.size()) + " entries for " +
+                   std::to_string(cells) + " grid cells";
+        for (int h : grid_host)
+            if (h <= 0 || h >= nn || !nodes[static_cast<size_t>(h)].is_host())
+                return "grid_host names a node that is not a host";
+    }
     const int p = nranks();
     std::vector<int> count(static_cast<size_t>(p), 0);
     for (const TopoNode& n : nodes)
@@ -124,6 +149,23 @@ uint64_t TopologyView::fingerprint() const {
         for (int c : n.children) f.i64(c);
         f.i64(static_cast<int64_t>(n.ranks.size()));
         for (int r : n.ranks) f.i64(r);
+    }
+    // Graph fields only when present, so that a switch tree's fingerprint
+    // is what it was before graphs existed.
+    if (direct || !grid.empty()) {
+        f.str("graph");
+        f.i64(direct);
+        f.i64(static_cast<int64_t>(links.size()));
+        for (const TopoLink& l : links) {
+            f.i64(l.a);
+            f.i64(l.b);
+            f.i64(l.cls);
+            f.i64(l.units);
+        }
+        f.i64(static_cast<int64_t>(grid.size()));
+        for (int d : grid) f.i64(d);
+        f.i64(grid_wrap);
+        for (int h : grid_host) f.i64(h);
     }
     return f.h;
 }

@@ -54,12 +54,38 @@ struct TopoNode {
     bool is_host() const { return children.empty(); }
 };
 
+// A link of a network that is not a switch tree: a direct network's link
+// between two hosts (a torus, a mesh) or a general graph's link between two
+// sites.  Full duplex; `units` parallel links of class `cls` (the paper's
+// multigraph for wider links: MultiTree allocates one unit per tree edge
+// per step).
+struct TopoLink {
+    int a = -1, b = -1;  // node indices (hosts)
+    int cls = -1;        // index into link_classes
+    int units = 1;
+};
+
 struct TopologyView {
     std::vector<TopoLinkClass> link_classes;
     // Class of links between two ranks of one host; -1 = none declared
     // (then generators treat same-host pairs as the host's up_class).
     int intra_class = -1;
     std::vector<TopoNode> nodes;  // nodes[0] is the root; empty = no view
+    // A direct network (topology/graph.hpp): the hosts talk over `links`
+    // only.  Node 0 is then a container, not a switch: the hosts hang below
+    // it with up_class -1 and no link to it.  Families that need a switch
+    // tree (GenTree) refuse a direct view; graph families (multitree,
+    // ring2d) read `links` and `grid`.  False for a switch tree, whose
+    // links are its edges.
+    bool direct = false;
+    std::vector<TopoLink> links;  // direct only
+    // A grid's dimensions, x first (torus:4x4 -> {4, 4}), when the view is a
+    // whole torus or mesh: host of coordinates (x, y, z) is the host named
+    // by grid index x + X·(y + Y·z), grid_host[index] its node.  Empty
+    // otherwise.
+    std::vector<int> grid;
+    bool grid_wrap = false;       // torus (true) or mesh
+    std::vector<int> grid_host;   // node index of each grid index
 
     bool empty() const { return nodes.empty(); }
     int nranks() const;

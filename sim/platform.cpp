@@ -48,30 +48,10 @@ std::string engine_name() {
            (patch != 0 ? "." + std::to_string(patch) : std::string());
 }
 
-namespace {
-
-// A positive integer, the whole text.
-bool parse_count(const std::string& text, int* out) {
-    if (text.empty() || text.size() > 9) return false;
-    for (char c : text)
-        if (c < '0' || c > '9') return false;
-    *out = std::atoi(text.c_str());
-    return *out > 0;
-}
-
-int add_class(Topology* t, const std::string& name, double rate, double latency) {
-    const int c = t->class_index(name);
-    t->classes[static_cast<size_t>(c)].rate = rate;
-    t->classes[static_cast<size_t>(c)].latency = latency;
-    t->classes[static_cast<size_t>(c)].source = "genx-sim preset";
-    return c;
-}
-
-}  // namespace
 
 std::string paper_preset_names() { return "SS24, SS32, SYM384, SYM512, ASY384, CDC384"; }
 
-std::string preset_names() { return "switch:N, tree:AxB, tree:AxB/O, " + paper_preset_names(); }
+std::string preset_names() { return topology_preset_names() + ", " + paper_preset_names(); }
 
 namespace {
 
@@ -164,47 +144,9 @@ Status paper_preset(const std::string& name, Topology* topo, ModelParams* model)
 }
 
 Status preset_topology(const std::string& name, Topology* out) {
-    const auto bad = [&](const std::string& why) {
-        return Status::invalid("preset '" + name + "': " + why + " (presets: " + preset_names() + ")");
-    };
     if (is_paper_preset(name)) return paper_preset(name, out, nullptr);
-    Topology t;
-    if (name.rfind("switch:", 0) == 0) {
-        int n = 0;
-        if (!parse_count(name.substr(7), &n)) return bad("N must be a positive integer");
-        const int host = add_class(&t, "host", kPresetLinkRate, kPresetLinkLatency);
-        const int sw = t.add_node(TopoKind::Switch, "switch", -1);
-        for (int h = 0; h < n; ++h) t.add_node(TopoKind::Host, "h" + std::to_string(h), sw, host);
-    } else if (name.rfind("tree:", 0) == 0) {
-        std::string spec = name.substr(5);
-        int over = 1;
-        const size_t slash = spec.find('/');
-        if (slash != std::string::npos) {
-            if (!parse_count(spec.substr(slash + 1), &over)) return bad("O must be a positive integer");
-            spec.resize(slash);
-        }
-        const size_t x = spec.find('x');
-        int a = 0, b = 0;
-        if (x == std::string::npos || !parse_count(spec.substr(0, x), &a) ||
-            !parse_count(spec.substr(x + 1), &b))
-            return bad("expected tree:AxB or tree:AxB/O with positive integers");
-        const int host = add_class(&t, "host", kPresetLinkRate, kPresetLinkLatency);
-        const int up = add_class(&t, "uplink", kPresetLinkRate * b / over, kPresetLinkLatency);
-        const int root = t.add_node(TopoKind::Switch, "spine", -1);
-        for (int l = 0; l < a; ++l) {
-            const int leaf = t.add_node(TopoKind::Switch, "leaf" + std::to_string(l), root, up);
-            for (int h = 0; h < b; ++h)
-                t.add_node(TopoKind::Host, "h" + std::to_string(l * b + h), leaf, host);
-        }
-    } else {
-        return bad("unknown preset");
-    }
-    t.compute_levels();
-    t.compute_oversubscription();
-    const std::string invalid = t.validate();
-    if (!invalid.empty()) return bad(invalid);
-    *out = std::move(t);
-    return Status::ok();
+    if (is_topology_preset(name)) return topology_preset(name, out);
+    return Status::invalid("preset '" + name + "': unknown preset (presets: " + preset_names() + ")");
 }
 
 Simulation::~Simulation() = default;
@@ -224,6 +166,7 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
     // Every edge of the switch tree needs a rate; say which class lacks one.
     for (const Node& n : topo.nodes) {
         if (n.parent < 0 || (n.kind != TopoKind::Switch && n.kind != TopoKind::Host)) continue;
+        if (topo.direct && n.up_class < 0) continue;  // below the container root: no link
         if (n.up_class < 0)
             return Status::invalid("topology: the link from '" + n.name + "' to '" +
                                    topo.nodes[static_cast<size_t>(n.parent)].name +
@@ -233,6 +176,11 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
             return Status::invalid("topology: link class '" + c.name + "' (the link from '" + n.name +
                                    "' up) has no rate: give it in the overlay");
     }
+
+    for (const GraphLink& l : topo.links)
+        if (!(topo.classes[static_cast<size_t>(l.cls)].rate > 0))
+            return Status::invalid("topology: link class '" + topo.classes[static_cast<size_t>(l.cls)].name +
+                                   "' has no rate");
 
     std::unique_ptr<Simulation> sim(new Simulation());
     sim->options_ = options;
@@ -260,6 +208,7 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
         for (size_t i = 0; i < topo.nodes.size(); ++i) {
             const Node& n = topo.nodes[i];
             if (n.kind == TopoKind::Switch) {
+                if (topo.direct && n.is_virtual) continue;  // a container, not a router
                 point[i] = zone->create_router(n.name);
             } else if (n.kind == TopoKind::Host) {
                 s4u::Host* h = zone->create_host(n.name, kHostSpeed);
@@ -268,9 +217,54 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
                 point[i] = h->get_netpoint();
             }
         }
+        // A direct network: each host's router, the NI link to it, and the
+        // topology's links between routers.
+        std::vector<simgrid::kernel::routing::NetPoint*> router(topo.nodes.size(), nullptr);
+        if (topo.direct) {
+            std::vector<double> ni(topo.nodes.size(), 0);
+            for (const GraphLink& l : topo.links) {
+                const double r = topo.classes[static_cast<size_t>(l.cls)].rate * l.units;
+                ni[static_cast<size_t>(l.a)] += r;
+                ni[static_cast<size_t>(l.b)] += r;
+            }
+            for (size_t i = 0; i < topo.nodes.size(); ++i) {
+                if (topo.nodes[i].kind != TopoKind::Host) continue;
+                const Node& n = topo.nodes[i];
+                router[i] = zone->create_router("r:" + n.name);
+                // A host without links still needs a route to its router.
+                s4u::SplitDuplexLink* link =
+                    zone->create_split_duplex_link("ni:" + n.name, ni[i] > 0 ? ni[i] : kPresetLinkRate);
+                link->set_latency(0);
+                if (options.incast.enabled()) {
+                    s4u::Link* down = s4u::Link::by_name("ni:" + n.name + "_DOWN");
+                    const IncastParams incast = options.incast;
+                    down->set_sharing_policy(s4u::Link::SharingPolicy::NONLINEAR,
+                                             [incast](double capacity, int flows) {
+                                                 return incast_capacity(capacity, flows, incast);
+                                             });
+                }
+                link->seal();
+                zone->add_route(point[i], router[i], nullptr, nullptr,
+                                {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+            }
+            for (size_t k = 0; k < topo.links.size(); ++k) {
+                const GraphLink& l = topo.links[k];
+                const LinkClass& c = topo.classes[static_cast<size_t>(l.cls)];
+                s4u::SplitDuplexLink* link = zone->create_split_duplex_link(
+                    "link" + std::to_string(k) + ":" + topo.nodes[static_cast<size_t>(l.a)].name + "-" +
+                        topo.nodes[static_cast<size_t>(l.b)].name,
+                    c.rate * l.units);
+                link->set_latency(c.latency);
+                link->seal();
+                zone->add_route(router[static_cast<size_t>(l.a)], router[static_cast<size_t>(l.b)],
+                                nullptr, nullptr,
+                                {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+            }
+        }
         for (size_t i = 0; i < topo.nodes.size(); ++i) {
             const Node& n = topo.nodes[i];
             if (n.parent < 0 || point[i] == nullptr) continue;
+            if (topo.direct && n.up_class < 0) continue;
             const LinkClass& c = topo.classes[static_cast<size_t>(n.up_class)];
             s4u::SplitDuplexLink* link = zone->create_split_duplex_link("up:" + n.name, c.rate);
             link->set_latency(c.latency);

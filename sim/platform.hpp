@@ -12,10 +12,14 @@
 // latency when the topology knows them); the loopback is a fat pipe, so
 // intra-host flows do not share bandwidth (docs/sim.md).
 //
-// Presets (preset_topology): "switch:N" (one switch, N hosts, 10 Gbit/s
-// links of 10 µs) and "tree:AxB" (A leaf switches of B hosts under a root;
-// host links as switch:N, leaf uplinks B·10 Gbit/s and 10 µs, non-blocking)
-// or "tree:AxB/O" (uplinks O times oversubscribed: B·10/O Gbit/s).
+// Presets (preset_topology): topology/graph.hpp's (switch:N, tree:AxB[/O],
+// torus:AxB[xC], mesh:AxB[xC]) and the GenModel paper's platforms below.
+//
+// A direct network (a torus, a mesh, a graph file) has no switches: every
+// host gets a router ("r:<host>") joined to it by a link as fast as all its
+// network links together (the MultiTree paper's NI, which drives every link
+// at once), and each of the topology's links joins two routers, its rate
+// times its units.  Routes are Floyd's shortest paths over the routers.
 //
 // Incast (GenModel's ε term, tuning/cost_model.hpp): the link into each
 // host (its host edge, switch to host) gets SimGrid's NONLINEAR sharing
@@ -34,6 +38,7 @@
 
 #include "common/status.hpp"
 #include "runtime/transport.hpp"
+#include "topology/graph.hpp"
 #include "topology/topology.hpp"
 #include "tuning/cost_model.hpp"
 
@@ -54,8 +59,6 @@ enum class NetworkModel { LV08, CM02 };
 const char* network_model_name(NetworkModel m);
 Status parse_network_model(const std::string& text, NetworkModel* out);
 
-constexpr double kPresetLinkRate = 10e9 / 8;  // 10 Gbit/s, bytes/s
-constexpr double kPresetLinkLatency = 10e-6;  // s
 // Host speed in flop/s.  Compute time is charged as seconds × this speed
 // (SimGrid executions), so the number only sets the unit.
 constexpr double kHostSpeed = 1e9;

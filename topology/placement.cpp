@@ -4,6 +4,7 @@
 #include <mutex>
 #include <utility>
 
+#include "topology/graph.hpp"
 #include "topology/slurm_topology.hpp"
 #include "topology/topology.hpp"
 
@@ -26,8 +27,7 @@ Loaded load(const std::string& file, const std::string& overlay) {
     if (it != cache.end()) return it->second;
     Loaded out;
     auto topo = std::make_shared<Topology>();
-    out.status = load_slurm_topology(file, topo.get());
-    if (out.status && !overlay.empty()) out.status = load_overlay(overlay, topo.get());
+    out.status = load_network(file, overlay, topo.get());
     if (out.status) out.topo = std::move(topo);
     cache.emplace(key, out);
     return out;
@@ -55,7 +55,7 @@ Status place_ranks(const std::string& topology_file, const std::string& overlay_
     GENX_RETURN_IF_ERROR(l.status);
     auto view = std::make_shared<TopologyView>();
     const Status st = to_view(*l.topo, host_of_rank, view.get());
-    if (!st) return Status(st.code(), "topology file " + topology_file + ": " + st.message());
+    if (!st) return Status(st.code(), "topology " + topology_file + ": " + st.message());
     *out = std::move(view);
     return Status::ok();
 }

@@ -1,8 +1,9 @@
 // Placing a communicator's ranks on a topology file: what the core needs
 // from topology/ (genx/capi.cpp), without the Topology model's types.
 //
-// The file (a Slurm topology.conf, tree form) and its optional JSON overlay
-// are read once per process; every communicator of the job names the same
+// The topology (a Slurm topology.conf, tree form, with its optional JSON
+// overlay; a graph file; or a preset name: topology/graph.hpp's
+// load_network) is read once per process; every communicator of the job names the same
 // files.  The ranks are placed by host name (host_of_rank[r] for rank r).
 #pragma once
 

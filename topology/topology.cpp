@@ -144,7 +144,9 @@ std::string Topology::validate() const {
         if (in_network(n.kind)) {
             if (p.kind != TopoKind::Switch)
                 return who + " hangs below " + p.name + ", which is not a switch";
-            if (n.up_class < 0 || n.up_class >= nc) return who + " has no link class to " + p.name;
+            const bool linkless = direct && n.parent == 0 && p.is_virtual && n.up_class == -1;
+            if (!linkless && (n.up_class < 0 || n.up_class >= nc))
+                return who + " has no link class to " + p.name;
         } else if (p.kind == TopoKind::Switch) {
             return who + " hangs directly below switch " + p.name;
         }
@@ -171,6 +173,27 @@ std::string Topology::validate() const {
     for (const Node& n : nodes)
         if (n.kind == TopoKind::Switch && n.children.empty())
             return "switch " + n.name + " has no children";
+    if (!direct && !links.empty()) return "links are given but the topology is not a direct network";
+    for (size_t i = 0; i < links.size(); ++i) {
+        const GraphLink& l = links[i];
+        const std::string who = "link " + std::to_string(i);
+        if (l.a < 0 || l.a >= nn || l.b < 0 || l.b >= nn || l.a == l.b ||
+            nodes[static_cast<size_t>(l.a)].kind != TopoKind::Host ||
+            nodes[static_cast<size_t>(l.b)].kind != TopoKind::Host)
+            return who + " does not join two distinct hosts";
+        if (l.cls < 0 || l.cls >= nc) return who + " names no link class";
+        if (l.units < 1) return who + " has " + std::to_string(l.units) + " units (at least 1)";
+    }
+    if (!grid.empty()) {
+        long cells = 1;
+        for (int d : grid) cells *= std::max(d, 0);
+        if (static_cast<long>(grid_host.size()) != cells)
+            return "the grid has " + std::to_string(cells) + " cells but " +
+                   std::to_string(grid_host.size()) + " hosts";
+        for (int h : grid_host)
+            if (h < 0 || h >= nn || nodes[static_cast<size_t>(h)].kind != TopoKind::Host)
+                return "a grid cell names a node that is not a host";
+    }
     return "";
 }
 
@@ -212,6 +235,22 @@ uint64_t Topology::fingerprint() const {
         f.i64(nd.is_virtual);
         f.i64(static_cast<int64_t>(nd.ranks.size()));
         for (int r : nd.ranks) f.i64(r);
+    }
+    // Graph fields only when present: a switch tree hashes as before.
+    if (direct || !grid.empty()) {
+        f.str("graph");
+        f.i64(direct);
+        f.i64(static_cast<int64_t>(links.size()));
+        for (const GraphLink& l : links) {
+            f.i64(index[static_cast<size_t>(l.a)]);
+            f.i64(index[static_cast<size_t>(l.b)]);
+            f.i64(l.cls);
+            f.i64(l.units);
+        }
+        f.i64(static_cast<int64_t>(grid.size()));
+        for (int d : grid) f.i64(d);
+        f.i64(grid_wrap);
+        for (int h : grid_host) f.i64(index[static_cast<size_t>(h)]);
     }
     return f.h;
 }
@@ -438,6 +477,20 @@ std::string Topology::to_text() const {
                 stack.push_back({*it, d + 1});
         }
     }
+    if (!grid.empty()) {
+        o << (grid_wrap ? "torus" : "mesh");
+        for (size_t d = 0; d < grid.size(); ++d) o << (d ? "x" : " ") << grid[d];
+        o << " (host of x, y, z: grid index x + X*(y + Y*z), in tree order)\n";
+    }
+    if (direct) {
+        o << "links (" << links.size() << "):\n";
+        for (const GraphLink& l : links) {
+            o << "  " << nodes[static_cast<size_t>(l.a)].name << " -- "
+              << nodes[static_cast<size_t>(l.b)].name << "  " << class_text(*this, l.cls);
+            if (l.units > 1) o << " x" << l.units;
+            o << "\n";
+        }
+    }
     for (const std::string& note : notes) o << "note: " << note << "\n";
     return o.str();
 }
@@ -483,6 +536,19 @@ std::string Topology::to_json() const {
             jn["rate_source"] = n.rate_source.empty() ? json(nullptr) : json(n.rate_source);
         }
         j["nodes"].push_back(jn);
+    }
+    if (direct) {
+        j["direct"] = true;
+        j["links"] = json::array();
+        for (const GraphLink& l : links)
+            j["links"].push_back({{"a", l.a},
+                                  {"b", l.b},
+                                  {"class", classes[static_cast<size_t>(l.cls)].name},
+                                  {"units", l.units}});
+    }
+    if (!grid.empty()) {
+        j["grid"] = grid;
+        j["grid_wrap"] = grid_wrap;
     }
     j["notes"] = notes;
     return j.dump(2) + "\n";
@@ -651,6 +717,19 @@ Status to_view(const Topology& topo, const std::vector<std::string>& host_of_ran
             out->nodes[static_cast<size_t>(dst.parent)].children.push_back(
                 index[static_cast<size_t>(n)]);
         out->nodes.push_back(dst);
+    }
+    out->direct = topo.direct;
+    for (const GraphLink& l : topo.links) {
+        const int a = index[static_cast<size_t>(l.a)], b = index[static_cast<size_t>(l.b)];
+        if (a >= 0 && b >= 0) out->links.push_back({a, b, l.cls, l.units});
+    }
+    // The grid only while every cell holds ranks: ring2d's rings need them all.
+    bool whole = !topo.grid.empty();
+    for (int h : topo.grid_host) whole = whole && index[static_cast<size_t>(h)] >= 0;
+    if (whole) {
+        out->grid = topo.grid;
+        out->grid_wrap = topo.grid_wrap;
+        for (int h : topo.grid_host) out->grid_host.push_back(index[static_cast<size_t>(h)]);
     }
     const std::string vbad = out->validate();
     if (!vbad.empty())

@@ -74,6 +74,15 @@ struct Node {
     std::string device_kind;  // NIC: "network" or "openfabrics"; GPU: "pci"
 };
 
+// A link of a network that is not a switch tree (topology/graph.hpp): a
+// direct network's host-to-host link or a general graph's site-to-site
+// link, full duplex, `units` parallel links of class `cls`.
+struct GraphLink {
+    int a = -1, b = -1;  // node indices (hosts)
+    int cls = -1;
+    int units = 1;
+};
+
 class Topology {
   public:
     std::vector<LinkClass> classes;
@@ -82,6 +91,16 @@ class Topology {
     // What the sources said that a reader should know (a virtual root was
     // added, two sources disagree on a rate, ...), in the order found.
     std::vector<std::string> notes;
+    // A direct network (a torus, a mesh, a graph file): the hosts hang below
+    // a virtual root with no link to it (up_class -1) and talk over `links`
+    // only.  False for a switch tree.
+    bool direct = false;
+    std::vector<GraphLink> links;
+    // A torus or mesh preset: dimensions x first; grid index
+    // x + X·(y + Y·z) is host grid_host[index].  Empty otherwise.
+    std::vector<int> grid;
+    bool grid_wrap = false;
+    std::vector<int> grid_host;
 
     bool empty() const { return nodes.empty(); }
     // Appends a node under `parent` (-1 only for the first node) and

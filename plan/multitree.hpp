@@ -1,0 +1,75 @@
+// MultiTree (Huang et al., "Communication Algorithm-Architecture Co-Design
+// for Distributed Deep Learning", Algorithm 1): P spanning trees, one
+// rooted at every rank, built together one time step at a time so that no
+// link unit carries two tree edges in one step.  The reduce-scatter is the
+// all-gather's time reversal.
+//
+// Construction (the all-gather, top-down).  Tree T_i starts as {i}.  At
+// each time step t every link unit of the network graph (netgraph.hpp) is
+// free again; the trees take turns in ascending root order, each adding at
+// most one rank per turn: the first rank p of T_i, in order of addition,
+// that joined in an earlier step and still reaches a rank c outside T_i
+// over free units, adds the nearest such c (breadth-first over the arcs in
+// preference order, through forwarders only: a direct network's edges are
+// one hop, a switched network's path crosses its switches, same switch
+// first) and takes one unit of every arc of the path.  Turns go on until
+// no tree can add a rank; then the next step starts.  tot_t steps in all.
+// Deterministic: a function of the graph and its preference order.
+//
+// Schedule.  Block i (of P) is tree T_i's chunk.  For each edge p → c of
+// T_i added at step t: in the reduce-scatter, at step tot_t − t (0-based),
+// c sends its partial sum of block i to p, which receives it into a scratch
+// slot and folds it in; in the all-gather, at step tot_t + t − 1, p sends
+// the finished block i to c.  A child always joins after its parent, so
+// its partial is complete before it leaves.  Messages to one peer in one
+// step are one transfer (several trees may share a multi-unit link); the
+// receives of one step go to slot k for the k-th peer.
+//
+//   2x2 mesh (paper Fig. 3-5)      T0: 0 ─t1→ 1, 0 ─t1→ 2, 1 ─t2→ 3 (say)
+//   0 ─ 1    tot_t = 2: RS steps   reduce-scatter: 3→1 (step 0), 1→0 and
+//   │   │    0-1, AG steps 2-3     2→0 (step 1); all-gather mirrors it
+//   2 ─ 3
+//
+// Cost.  2·tot_t steps, each moving at most (units) blocks of count/P per
+// link: on a torus tot_t is about P/4 + O(√P) (4×4: 5, 8×8: 17) against the
+// ring's P − 1; on a switch with one port per rank, tot_t = P − 1, the
+// ring's step count but with nearby partners first.  Bandwidth-optimal
+// volume: every block crosses P − 1 tree edges per phase.  Construction
+// O(tot_t · P² · (V + E)) worst case, once per communicator; above
+// kMultiTreeMaxRanks ranks genx refuses (the construction and the P²
+// edges it keeps grow too fast).
+//
+// Any P.  Without a topology the ranks sit on one switch.  The network
+// graph must be connected; a rank nothing reaches is an error naming it.
+#pragma once
+
+#include <vector>
+
+#include "plan/netgraph.hpp"
+#include "plan/registry.hpp"
+
+namespace genx {
+
+constexpr int kMultiTreeMaxRanks = 4096;
+
+struct MultiTreeEdge {
+    int tree = -1;    // root rank
+    int parent = -1;  // rank
+    int child = -1;   // rank
+    int step = 0;     // 1-based time step it was added at (the paper's t′)
+    std::vector<int> arcs;  // arcs of the graph the edge reserved
+};
+
+struct MultiTreeSchedule {
+    int nranks = 0;
+    int steps = 0;                    // tot_t
+    std::vector<MultiTreeEdge> edges; // in allocation order
+};
+
+// Algorithm 1 on `g`.  Errors name a rank the construction cannot reach.
+Status build_multitree(const NetGraph& g, MultiTreeSchedule* out);
+
+Status prepare_multitree(const GenRequest& req, RankGenerator* out);
+void multitree_candidates(const CandidateContext& ctx, std::vector<std::string>* out);
+
+}  // namespace genx
