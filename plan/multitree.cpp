@@ -23,24 +23,30 @@ int nearest_child(const NetGraph& g, int p, const std::vector<char>& in_tree,
     while (!q.empty()) {
         const int u = q.front();
         q.pop_front();
-        for (int arc : g.out[static_cast<size_t>(u)]) {
-            if (free_units[static_cast<size_t>(arc)] <= 0) continue;
+        int found = -1;
+        for_rotated_out(g, u, p, [&](int arc) {
+            if (free_units[static_cast<size_t>(arc)] <= 0) return false;
             const int v = g.arcs[static_cast<size_t>(arc)].to;
-            if ((*stamp)[static_cast<size_t>(v)] == mark) continue;
+            if ((*stamp)[static_cast<size_t>(v)] == mark) return false;
             (*stamp)[static_cast<size_t>(v)] = mark;
             (*pred)[static_cast<size_t>(v)] = arc;
             if (!g.forwards(v)) {
-                if (in_tree[static_cast<size_t>(v)]) continue;  // ranks never forward
-                path->clear();
-                for (int x = v; x != p;) {
-                    const int a = (*pred)[static_cast<size_t>(x)];
-                    path->push_back(a);
-                    x = g.arcs[static_cast<size_t>(a)].from;
-                }
-                std::reverse(path->begin(), path->end());
-                return v;
+                if (in_tree[static_cast<size_t>(v)]) return false;  // ranks never forward
+                found = v;
+                return true;
             }
             q.push_back(v);
+            return false;
+        });
+        if (found >= 0) {
+            path->clear();
+            for (int x = found; x != p;) {
+                const int a = (*pred)[static_cast<size_t>(x)];
+                path->push_back(a);
+                x = g.arcs[static_cast<size_t>(a)].from;
+            }
+            std::reverse(path->begin(), path->end());
+            return found;
         }
     }
     return -1;

@@ -35,6 +35,10 @@ Status build_net_graph(const TopologyView* view, int nranks, NetGraph* out) {
     if (view == nullptr || view->empty()) {
         const int sw = add_vertex(&g, "switch");
         for (int r = 0; r < nranks; ++r) add_link(&g, r, sw, 1, -1);
+        g.key.assign(g.arcs.size(), -1);
+        for (int a : g.out[static_cast<size_t>(sw)]) g.key[static_cast<size_t>(a)] = g.arcs[static_cast<size_t>(a)].to;
+        g.rotated.assign(static_cast<size_t>(g.nvertices()), 0);
+        g.rotated[static_cast<size_t>(sw)] = nranks;
         *out = std::move(g);
         return Status::ok();
     }
@@ -139,11 +143,49 @@ Status build_net_graph(const TopologyView* view, int nranks, NetGraph* out) {
                 return down(x) && !down(y);
             });
     }
+    // Rotation keys: a forwarder's arcs that lead away from the root of the
+    // tree (down to a rank, or to a forwarder whose ranks are all below it)
+    // carry the lowest rank that way; sorted first, by key.
+    g.key.assign(g.arcs.size(), -1);
+    g.rotated.assign(static_cast<size_t>(g.nvertices()), 0);
+    if (!view->direct) {
+        // Lowest rank below each vertex, leaves up (forwarders were created
+        // parents first, so children have larger ids: walk ids downwards).
+        std::vector<int> low(static_cast<size_t>(g.nvertices()), 1 << 30);
+        for (int r = 0; r < nranks; ++r) low[static_cast<size_t>(r)] = r;
+        for (int v = g.nvertices() - 1; v >= nranks; --v)
+            for (int a : g.out[static_cast<size_t>(v)]) {
+                const int to = g.arcs[static_cast<size_t>(a)].to;
+                if (!g.forwards(to) || to > v) low[static_cast<size_t>(v)] = std::min(low[static_cast<size_t>(v)], low[static_cast<size_t>(to)]);
+            }
+        for (int v = nranks; v < g.nvertices(); ++v)
+            for (int a : g.out[static_cast<size_t>(v)]) {
+                const int to = g.arcs[static_cast<size_t>(a)].to;
+                if (!g.forwards(to) || to > v) g.key[static_cast<size_t>(a)] = low[static_cast<size_t>(to)];
+            }
+    } else {
+        for (int v = nranks; v < g.nvertices(); ++v)
+            for (int a : g.out[static_cast<size_t>(v)]) {
+                const int to = g.arcs[static_cast<size_t>(a)].to;
+                if (!g.forwards(to)) g.key[static_cast<size_t>(a)] = to;
+            }
+    }
+    for (int v = nranks; v < g.nvertices(); ++v) {
+        auto& arcs = g.out[static_cast<size_t>(v)];
+        std::stable_sort(arcs.begin(), arcs.end(), [&](int x, int y) {
+            const int kx = g.key[static_cast<size_t>(x)], ky = g.key[static_cast<size_t>(y)];
+            if ((kx >= 0) != (ky >= 0)) return kx >= 0;
+            return kx >= 0 && kx < ky;
+        });
+        int k = 0;
+        for (int a : arcs) k += g.key[static_cast<size_t>(a)] >= 0;
+        g.rotated[static_cast<size_t>(v)] = k;
+    }
     *out = std::move(g);
     return Status::ok();
 }
 
-int net_distance(const NetGraph& g, int a, int b) {
+int net_distance(const NetGraph& g, int a, int b, bool ranks_forward) {
     std::vector<int> dist(static_cast<size_t>(g.nvertices()), -1);
     std::deque<int> q{a};
     dist[static_cast<size_t>(a)] = 0;
@@ -151,7 +193,7 @@ int net_distance(const NetGraph& g, int a, int b) {
         const int u = q.front();
         q.pop_front();
         if (u == b) return dist[static_cast<size_t>(u)];
-        if (u != a && !g.forwards(u)) continue;
+        if (u != a && !g.forwards(u) && !ranks_forward) continue;
         for (int arc : g.out[static_cast<size_t>(u)]) {
             const int v = g.arcs[static_cast<size_t>(arc)].to;
             if (dist[static_cast<size_t>(v)] >= 0) continue;

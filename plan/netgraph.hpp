@@ -24,7 +24,11 @@
 // Arcs out of a vertex are kept in preference order: on a grid, the
 // highest dimension first and + before − in each (the paper's "Y then X");
 // elsewhere children before the parent, in the view's order, and links in
-// the order the file lists them.
+// the order the file lists them.  A forwarder's arcs down to ranks are
+// visited rotated by the sending rank (for_rotated_out): the paper leaves
+// the order on switched networks open, and a fixed order makes every rank
+// of a switch pick the same partner, which wastes ports (one switch of 13
+// ranks: 15 steps per phase with a fixed order, 12 = P - 1 rotated).
 #pragma once
 
 #include <string>
@@ -46,10 +50,32 @@ struct NetGraph {
     std::vector<std::string> names;     // per vertex, for messages
     std::vector<NetArc> arcs;
     std::vector<std::vector<int>> out;  // per vertex, arc indices in preference order
+    // Rotation keys of a forwarder's arcs towards ranks (rotated_out()):
+    // the first rotated[v] arcs of out[v] lead down to ranks, key[arc] is
+    // the lowest rank that way, and they are sorted by it.
+    std::vector<int> rotated;
+    std::vector<int> key;
 
     int nvertices() const { return static_cast<int>(names.size()); }
     bool forwards(int v) const { return v >= nranks; }
 };
+
+// The arcs out of forwarder v as seen by traffic from rank `from`: the arcs
+// down to ranks starting after `from` and wrapping around (the ring's "my
+// next neighbour first", which keeps the ranks of one switch from all
+// choosing the same partner), then the rest in preference order.  Calls
+// fn(arc) until it returns true.
+template <typename Fn>
+void for_rotated_out(const NetGraph& g, int v, int from, Fn&& fn) {
+    const std::vector<int>& out = g.out[static_cast<size_t>(v)];
+    const size_t k = g.rotated.empty() ? 0 : static_cast<size_t>(g.rotated[static_cast<size_t>(v)]);
+    size_t start = 0;
+    while (start < k && g.key[static_cast<size_t>(out[start])] <= from) ++start;
+    for (size_t i = 0; i < k; ++i)
+        if (fn(out[(start + i) % k])) return;
+    for (size_t i = k; i < out.size(); ++i)
+        if (fn(out[i])) return;
+}
 
 // The graph of `view` for its ranks; without a view (null or empty), one
 // switch joining `nranks` ranks.  Errors when the view does not hold
@@ -57,7 +83,8 @@ struct NetGraph {
 Status build_net_graph(const TopologyView* view, int nranks, NetGraph* out);
 
 // Hops (arcs) of the shortest path from rank a to rank b through
-// forwarders only; -1 when none.  For tests and lower bounds.
-int net_distance(const NetGraph& g, int a, int b);
+// forwarders only (also through ranks when `ranks_forward`: a direct
+// network's routing); -1 when none.  For tests and lower bounds.
+int net_distance(const NetGraph& g, int a, int b, bool ranks_forward = false);
 
 }  // namespace genx

@@ -246,9 +246,11 @@ void add_options(CLI::App& app, Options& o) {
                    "file (docs/model.md): print the predicted time of --bytes by term")
         ->each([&o](const std::string&) { o.model = true; });
     app.add_option("--topology", o.topology,
-                   "a Slurm topology.conf (tree form) the ranks sit on; families that follow "
-                   "the network (gentree) read it; ranks go one per host in the file's order, "
-                   "or --ppn K per host, unless --hosts says where");
+                   "the network the ranks sit on: a Slurm topology.conf (tree form), a genx "
+                   "graph file (JSON), or a preset (switch:N, tree:AxB[/O], torus:AxB[xC], "
+                   "mesh:AxB[xC]); families that follow the network (gentree, multitree) read "
+                   "it; ranks go one per host in the file's order, or --ppn K per host, unless "
+                   "--hosts says where");
     app.add_option("--overlay", o.overlay, "with --topology: a JSON overlay (docs/topology.md)");
     app.add_option("--hosts", o.hosts,
                    "with --topology: rank r's host, as a hostlist (node[01-04],node01,...)");

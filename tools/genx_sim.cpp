@@ -56,8 +56,9 @@ int bad_input(const std::string& message) {
 
 void add_options(CLI::App& app, Options& o) {
     app.add_option("--topology", o.topology,
-                   "a Slurm topology.conf (tree form): the platform's switches, hosts and "
-                   "link classes (rates from --overlay)");
+                   "the platform: a Slurm topology.conf (tree form; rates from --overlay), a "
+                   "genx graph file (JSON, docs/topology.md), or a preset (switch:N, "
+                   "tree:AxB[/O], torus:AxB[xC], mesh:AxB[xC])");
     app.add_option("--overlay", o.overlay,
                    "with --topology: a JSON overlay giving link classes their rates and "
                    "latencies (docs/topology.md)");
@@ -65,7 +66,8 @@ void add_options(CLI::App& app, Options& o) {
                    "a built-in platform instead of --topology: switch:N (one switch, N hosts, "
                    "10 Gbit/s links of 10 us), tree:AxB (A leaf switches of B hosts under a "
                    "root, leaf uplinks B*10 Gbit/s, 10 us) or tree:AxB/O (uplinks O times "
-                   "oversubscribed), or one of the paper's Figure 11 platforms with Table 5's "
+                   "oversubscribed), torus:AxB[xC] or mesh:AxB[xC] (direct networks, links of "
+                   "16 GB/s and 150 ns), or one of the paper's Figure 11 platforms with Table 5's "
                    "parameters (SS24, SS32, SYM384, SYM512, ASY384, CDC384; their GenModel "
                    "parameters are the default --model)");
     app.add_option("-a,--algorithm", o.algorithm, "generator name (genx-plan --list)");
@@ -97,10 +99,16 @@ void add_options(CLI::App& app, Options& o) {
 
 // GenModel's parameters read off the platform when no --model is given:
 // inter-host α is a host link's latency both ways (host, switch, host), β
-// one over its rate; intra-host as SimGrid's loopback (the intra class, or
+// one over its rate (a direct network: its first link, one hop); intra-host as SimGrid's loopback (the intra class, or
 // SimGrid's 10 GB/s and 0 s); no compute cost.
 ModelParams platform_model(const Topology& topo) {
     ModelParams m;
+    // A direct network: one hop over its first link.
+    if (topo.direct && !topo.links.empty()) {
+        const LinkClass& c = topo.classes[static_cast<size_t>(topo.links[0].cls)];
+        m.inter.alpha = c.latency;
+        m.inter.beta = c.rate > 0 ? 1 / (c.rate * topo.links[0].units) : 0;
+    }
     for (const Node& n : topo.nodes) {
         if (n.kind != TopoKind::Host || n.up_class < 0) continue;
         const LinkClass& c = topo.classes[static_cast<size_t>(n.up_class)];
@@ -175,7 +183,7 @@ int main(int argc, char** argv) {
     const std::string platform = opt.preset.empty() ? opt.topology : opt.preset;
     if (!opt.preset.empty()) {
         if (Status s = preset_topology(opt.preset, &topo); !s) return bad_input("--preset: " + s.message());
-    } else if (Status s = load_topology(opt.topology, opt.overlay, &topo); !s) {
+    } else if (Status s = load_network(opt.topology, opt.overlay, &topo); !s) {
         return bad_input("--topology: " + s.message());
     }
 

@@ -28,6 +28,7 @@
 
 #include "topology/hwloc_host.hpp"
 #include "topology/nic_rates.hpp"
+#include "topology/graph.hpp"
 #include "topology/slurm_topology.hpp"
 #include "topology/topology.hpp"
 
@@ -75,7 +76,7 @@ int print(const Topology& t, const Options& o) {
 int from_file(const Options& o) {
     const std::string& file = o.check_file.empty() ? o.file : o.check_file;
     Topology t;
-    if (Status s = load_topology(file, o.overlay, &t); !s) return invalid(s.message());
+    if (Status s = load_network(file, o.overlay, &t); !s) return invalid(s.message());
     if (!o.ranks.empty()) {
         std::vector<std::string> hosts;
         if (Status s = expand_hostlist(o.ranks, &hosts); !s)
@@ -142,9 +143,12 @@ int this_host(const Options& o) {
 int main(int argc, char** argv) {
     CLI::App app{"genx-topo: print and check what genx sees of the machine and the network"};
     Options o;
-    app.add_option("file", o.file, "a Slurm topology.conf (tree form); without it, this host");
+    app.add_option("file", o.file,
+                   "a Slurm topology.conf (tree form), a genx graph file (JSON) or a preset "
+                   "(switch:N, tree:AxB[/O], torus:AxB[xC], mesh:AxB[xC]); without it, this host");
     app.add_option("--check", o.check_file,
-                   "validate this topology.conf (and --overlay); exit 1 if invalid");
+                   "validate this topology.conf (and --overlay), graph file or preset; exit 1 if "
+                   "invalid");
     app.add_option("--overlay", o.overlay,
                    "a JSON overlay with link rates and latencies (docs/topology.md)");
     app.add_flag("--json", o.json, "print the topology as JSON");

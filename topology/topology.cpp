@@ -453,8 +453,12 @@ std::string Topology::to_text() const {
         nsw += n.kind == TopoKind::Switch;
         nhost += n.kind == TopoKind::Host;
     }
-    o << "topology: " << nsw << " switch(es), " << nhost << " host(s), fingerprint "
-      << hex64(fingerprint()) << "\n";
+    if (direct)
+        o << "topology: a direct network of " << nhost << " host(s) and " << links.size()
+          << " link(s), fingerprint " << hex64(fingerprint()) << "\n";
+    else
+        o << "topology: " << nsw << " switch(es), " << nhost << " host(s), fingerprint "
+          << hex64(fingerprint()) << "\n";
     o << "link classes:\n";
     for (size_t i = 0; i < classes.size(); ++i) {
         const LinkClass& c = classes[i];

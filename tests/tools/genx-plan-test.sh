@@ -99,6 +99,13 @@ expect 2 '--hosts names 2 hosts for 4 ranks' -a ring -P 4 --topology "$topo_src/
 expect 2 'bad-both\.conf:3: SwitchName=spine has both Switches= and Nodes=' \
     -a ring -P 2 --topology "$topo_src/bad-both.conf"
 expect 2 '--hosts and --overlay need --topology FILE' -a ring -P 4 --hosts x
+# Graph families on direct networks and graph files (topology/graph.hpp).
+expect 0 '^steps: +10$' -a multitree -P 16 --topology torus:4x4 --stats
+expect 0 '^ok: allreduce for P=16' -a multitree -P 16 --topology mesh:4x4 --check
+expect 0 '^ok: allreduce for P=12' -a multitree -P 12 --topology "$topo_src/graph-ring.json" --ppn 2 --check
+expect 0 '"steps": 10' -a multitree -P 16 --topology torus:4x4 --stats --json
+expect 2 "preset 'torus:0x4': dimensions must be positive integers" -a multitree -P 4 --topology torus:0x4
+expect 2 'rank 2 cannot be reached' -a multitree -P 3 --topology "$topo_src/graph-split.json"
 
 # The JSON document alone is on stdout, even with --check.
 "$plan" -a ring -P 5 --json --check 2>/dev/null | head -n 1 | grep -q '^{$' || {

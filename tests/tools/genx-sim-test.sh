@@ -72,9 +72,19 @@ expect 0 '"incast": true' --preset SS24 -a ring --bytes 1M --json
 expect 0 '^ratio      1 \(simulated / model\)$' --preset SS24 -a ring --bytes 1M --network-model CM02
 
 # Bad input: exit 2, saying what is wrong.
+# Direct networks: MultiTree on a 4x4 torus is 2 x 5 steps of one hop,
+# each moving 1/16 of 1 MiB over its own 16 GB/s link of 150 ns (the NI
+# drives all four links): exactly 10 x (150 ns + 65536 B / 16 GB/s).
+expect 0 '^simulated  4\.246e-05 s \(480 messages' --topology torus:4x4 -a multitree --bytes 1M \
+    --network-model CM02
+expect 0 '^simulated  4\.246e-05 s' --preset torus:4x4 -a multitree --bytes 1M --network-model CM02
+expect 0 '"ranks": 12' --topology "$fx/graph-ring.json" -a multitree --ranks-per-host 2 --bytes 1M --json
+expect 2 'gentree: needs a switch tree, and the topology is a direct network' --topology mesh:2x2 \
+    -a gentree --bytes 1M
+
 expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring
 expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring --preset switch:2 --topology "$fx/tree.conf"
-expect 2 "preset 'ring:4': unknown preset \(presets: switch:N, tree:AxB, tree:AxB/O, SS24, SS32, SYM384, SYM512, ASY384, CDC384\)" \
+expect 2 "preset 'ring:4': unknown preset \(presets: switch:N, tree:AxB, tree:AxB/O, torus:AxB\[xC\], mesh:AxB\[xC\], SS24, SS32, SYM384, SYM512, ASY384, CDC384\)" \
     --preset ring:4 -a ring
 expect 2 "preset 'switch:0': N must be a positive integer" --preset switch:0 -a ring
 expect 2 '--algorithm is required' --preset switch:2
