@@ -156,6 +156,19 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
     if (options.ranks_per_host < 1)
         return Status::invalid("ranks per host " + std::to_string(options.ranks_per_host) +
                                " (must be >= 1)");
+    const int nhosts = static_cast<int>(topo.hosts().size());
+    int cores = options.ranks_per_host;
+    if (!options.rank_host.empty()) {
+        std::vector<int> per(static_cast<size_t>(nhosts), 0);
+        for (size_t r = 0; r < options.rank_host.size(); ++r) {
+            const int h = options.rank_host[r];
+            if (h < 0 || h >= nhosts)
+                return Status::invalid("rank " + std::to_string(r) + " is placed on host index " +
+                                       std::to_string(h) + "; the platform has " +
+                                       std::to_string(nhosts) + " hosts");
+            cores = std::max(cores, ++per[static_cast<size_t>(h)]);
+        }
+    }
     if (!(options.incast.epsilon >= 0) || !std::isfinite(options.incast.epsilon) ||
         !(options.incast.w_t >= 0) || !std::isfinite(options.incast.w_t))
         return Status::invalid("incast: epsilon and w_t must be finite numbers >= 0");
@@ -212,7 +225,7 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
                 point[i] = zone->create_router(n.name);
             } else if (n.kind == TopoKind::Host) {
                 s4u::Host* h = zone->create_host(n.name, kHostSpeed);
-                h->set_core_count(options.ranks_per_host);
+                h->set_core_count(cores);
                 h->seal();
                 point[i] = h->get_netpoint();
             }
@@ -299,8 +312,7 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
 
 std::vector<std::string> Simulation::host_of_rank() const {
     std::vector<std::string> out;
-    for (const std::string& h : host_names_)
-        for (int k = 0; k < options_.ranks_per_host; ++k) out.push_back(h);
+    for (int r = 0; r < ranks(); ++r) out.push_back(host_names_[static_cast<size_t>(host_index(r))]);
     return out;
 }
 
@@ -313,7 +325,7 @@ Status Simulation::run_ranks(const RankFn& fn, bool payload, RunResult* out) {
     std::vector<char> finished(static_cast<size_t>(n), 0);
     std::vector<double> end(static_cast<size_t>(n), 0);
     for (int r = 0; r < n; ++r) {
-        s4u::Host* host = hosts_[static_cast<size_t>(r / options_.ranks_per_host)];
+        s4u::Host* host = hosts_[static_cast<size_t>(host_index(r))];
         s4u::Actor::create("rank" + std::to_string(r), host, [&, r] {
             Status st;
             // SimGrid's ForcefulKillException (an actor killed at a

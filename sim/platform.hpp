@@ -114,6 +114,10 @@ struct PlatformOptions {
     NetworkModel network = NetworkModel::LV08;
     int ranks_per_host = 1;  // also each host's core count
     IncastParams incast;     // on every host's downlink when enabled()
+    // Rank r runs on host rank_host[r] (an index into hosts()) when not
+    // empty: any placement (a snake order on a torus, round-robin); else
+    // rank r on host r / ranks_per_host, every host full.
+    std::vector<int> rank_host;
 };
 
 // The SimGrid engine with a platform.  create() constructs the process's
@@ -125,10 +129,18 @@ class Simulation {
                          std::unique_ptr<Simulation>* out);
     ~Simulation();
 
-    // Hosts in the topology's tree order; rank r runs on host r / ranks_per_host.
+    // Hosts in the topology's tree order; rank r runs on host r / ranks_per_host
+    // (or rank_host[r]).
     const std::vector<simgrid::s4u::Host*>& hosts() const { return hosts_; }
     const std::vector<std::string>& host_names() const { return host_names_; }
-    int ranks() const { return static_cast<int>(hosts_.size()) * options_.ranks_per_host; }
+    int ranks() const {
+        return options_.rank_host.empty() ? static_cast<int>(hosts_.size()) * options_.ranks_per_host
+                                          : static_cast<int>(options_.rank_host.size());
+    }
+    int host_index(int rank) const {
+        return options_.rank_host.empty() ? rank / options_.ranks_per_host
+                                          : options_.rank_host[static_cast<size_t>(rank)];
+    }
     // host_names() of each rank (topology/ to_view's input).
     std::vector<std::string> host_of_rank() const;
 

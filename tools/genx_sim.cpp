@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ struct Options {
     std::string topology;
     std::string overlay;
     std::string preset;
+    std::string hosts;
     std::string algorithm;
     std::vector<std::string> params;
     std::string bytes = "64M";
@@ -70,6 +72,10 @@ void add_options(CLI::App& app, Options& o) {
                    "16 GB/s and 150 ns), or one of the paper's Figure 11 platforms with Table 5's "
                    "parameters (SS24, SS32, SYM384, SYM512, ASY384, CDC384; their GenModel "
                    "parameters are the default --model)");
+    app.add_option("--hosts", o.hosts,
+                   "rank r's host, as a hostlist of the platform's host names "
+                   "(n[0-3],n7,n6,n5,n4,...): any placement, e.g. a snake order on a torus; "
+                   "the number of names is the number of ranks (instead of --ranks-per-host)");
     app.add_option("-a,--algorithm", o.algorithm, "generator name (genx-plan --list)");
     app.add_option("-p,--param", o.params,
                    "generator or executor parameter key=value (repeatable, or a comma list; "
@@ -206,6 +212,21 @@ int main(int argc, char** argv) {
         po.incast.w_t = model.inter.w_t;
     }
 
+    if (!opt.hosts.empty()) {
+        if (opt.ranks_per_host != 1) return bad_input("give --hosts or --ranks-per-host, not both");
+        std::vector<std::string> names;
+        if (Status s = expand_hostlist(opt.hosts, &names); !s) return bad_input("--hosts: " + s.message());
+        std::map<std::string, int> index;
+        const std::vector<int> hs = topo.hosts();
+        for (size_t i = 0; i < hs.size(); ++i) index[topo.nodes[static_cast<size_t>(hs[i])].name] = static_cast<int>(i);
+        for (size_t r = 0; r < names.size(); ++r) {
+            auto it = index.find(names[r]);
+            if (it == index.end())
+                return bad_input("--hosts: rank " + std::to_string(r) + "'s host '" + names[r] +
+                                 "' is not a host of " + platform);
+            po.rank_host.push_back(it->second);
+        }
+    }
     std::unique_ptr<Simulation> sim;
     if (Status s = Simulation::create(topo, po, &sim); !s) return bad_input(platform + ": " + s.message());
     const int P = sim->ranks();
@@ -218,7 +239,8 @@ int main(int argc, char** argv) {
     // GenModel on the same plan, before the simulation (which owns the
     // process's one SimGrid engine until it ends).
     PlanModel pm;
-    const RankMap ranks = RankMap::by_slot(P, opt.ranks_per_host);
+    RankMap ranks = RankMap::by_slot(P, opt.ranks_per_host);
+    if (!po.rank_host.empty()) ranks.node = po.rank_host;
     Status built = PlanModel::build(gen, ranks, &pm, P > kWholePlanMaxRanks);
     const Prediction pred = built ? pm.predict(count, opt.dtype_size, model) : Prediction{};
     if (!built || !pred.status) {

@@ -78,6 +78,13 @@ expect 0 '^ratio      1 \(simulated / model\)$' --preset SS24 -a ring --bytes 1M
 expect 0 '^simulated  4\.246e-05 s \(480 messages' --topology torus:4x4 -a multitree --bytes 1M \
     --network-model CM02
 expect 0 '^simulated  4\.246e-05 s' --preset torus:4x4 -a multitree --bytes 1M --network-model CM02
+# A ring in snake order on the torus is one hop everywhere: 30 steps of
+# exactly 150 ns + 65536 B / 16 GB/s, what GenModel predicts.
+expect 0 '^ratio      1 \(simulated / model\)$' --topology torus:4x4 -a ring --bytes 1M --network-model CM02 \
+    --hosts 'n[0-3],n7,n6,n5,n4,n[8-11],n15,n14,n13,n12'
+expect 0 '^simulated  0\.00012738 s' --topology torus:4x4 -a ring --bytes 1M --network-model CM02 \
+    --hosts 'n[0-3],n7,n6,n5,n4,n[8-11],n15,n14,n13,n12'
+expect 2 "--hosts: rank 1's host 'x9' is not a host of torus:4x4" --topology torus:4x4 -a ring --hosts n0,x9
 expect 0 '"ranks": 12' --topology "$fx/graph-ring.json" -a multitree --ranks-per-host 2 --bytes 1M --json
 expect 2 'gentree: needs a switch tree, and the topology is a direct network' --topology mesh:2x2 \
     -a gentree --bytes 1M
