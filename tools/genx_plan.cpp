@@ -414,6 +414,12 @@ int main(int argc, char** argv) {
     } else if (!opt.hosts.empty() || !opt.overlay.empty()) {
         return bad_input("--hosts and --overlay need --topology FILE");
     }
+    // --model on a topology: ranks on the view's hosts (unless --rank-map
+    // says otherwise), a direct network's links one per peer.
+    if (view && opt.model && opt.rank_map.empty()) {
+        ctx.ranks.node = view->host_of_rank();
+        ctx.ranks.direct = direct_network(*view);
+    }
     if (Status s = prepare(opt.algorithm, opt.ranks, params, view.get(), &ctx.gen); !s)
         return bad_input(s.message());
     if (opt.rank >= opt.ranks || opt.rank < -1)

@@ -234,6 +234,7 @@ int main(int argc, char** argv) {
     if (Status s = to_view(topo, sim->host_of_rank(), &view); !s) return bad_input(s.message());
     RankGenerator gen;
     if (Status s = prepare(opt.algorithm, P, gen_params, &view, &gen); !s) return bad_input(s.message());
+    const std::shared_ptr<const DirectNetwork> direct = direct_network(view);
     const size_t count = bytes / opt.dtype_size;
 
     // GenModel on the same plan, before the simulation (which owns the
@@ -241,6 +242,12 @@ int main(int argc, char** argv) {
     PlanModel pm;
     RankMap ranks = RankMap::by_slot(P, opt.ranks_per_host);
     if (!po.rank_host.empty()) ranks.node = po.rank_host;
+    if (direct) {
+        // Node ids of a direct network are the view's host nodes.
+        ranks.node = view.host_of_rank();
+        ranks.direct = direct;
+    }
+
     Status built = PlanModel::build(gen, ranks, &pm, P > kWholePlanMaxRanks);
     const Prediction pred = built ? pm.predict(count, opt.dtype_size, model) : Prediction{};
     if (!built || !pred.status) {

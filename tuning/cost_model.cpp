@@ -149,6 +149,58 @@ bool parse_int(const std::string& s, long* out) {
 
 }  // namespace
 
+int DirectNetwork::hop(int a, int b) const {
+    if (a < 0 || b < 0 || a >= static_cast<int>(dense.size()) || b >= static_cast<int>(dense.size()))
+        return 1;
+    const int x = dense[static_cast<size_t>(a)], y = dense[static_cast<size_t>(b)];
+    if (x < 0 || y < 0) return 1;
+    const uint16_t h = hops[static_cast<size_t>(x) * static_cast<size_t>(n) + static_cast<size_t>(y)];
+    return h == 0xffff ? 1 : std::max<int>(h, 1);
+}
+
+std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view) {
+    if (!view.direct || view.empty()) return nullptr;
+    auto d = std::make_shared<DirectNetwork>();
+    d->dense.assign(view.nodes.size(), -1);
+    std::vector<int> node_of;
+    for (size_t i = 0; i < view.nodes.size(); ++i)
+        if (i != 0 && view.nodes[i].is_host()) {
+            d->dense[i] = d->n++;
+            node_of.push_back(static_cast<int>(i));
+        }
+    // Distances cost n² entries: beyond 8192 hosts every peer is one hop.
+    if (d->n > 8192) return nullptr;
+    std::vector<std::vector<int>> adj(static_cast<size_t>(d->n));
+    d->units.assign(static_cast<size_t>(d->n), 0);
+    d->adj.resize(static_cast<size_t>(d->n));
+    for (const TopoLink& l : view.links) {
+        const int a = d->dense[static_cast<size_t>(l.a)], b = d->dense[static_cast<size_t>(l.b)];
+        if (a < 0 || b < 0) continue;
+        adj[static_cast<size_t>(a)].push_back(b);
+        adj[static_cast<size_t>(b)].push_back(a);
+        d->adj.resize(static_cast<size_t>(d->n));
+        d->adj[static_cast<size_t>(a)].push_back({b, l.units});
+        d->adj[static_cast<size_t>(b)].push_back({a, l.units});
+        d->units[static_cast<size_t>(a)] += l.units;
+        d->units[static_cast<size_t>(b)] += l.units;
+    }
+    for (int& u : d->units) u = std::max(u, 1);
+    d->hops.assign(static_cast<size_t>(d->n) * static_cast<size_t>(d->n), 0xffff);
+    std::vector<int> q;
+    for (int s = 0; s < d->n; ++s) {
+        uint16_t* row = &d->hops[static_cast<size_t>(s) * static_cast<size_t>(d->n)];
+        row[s] = 0;
+        q.assign(1, s);
+        for (size_t k = 0; k < q.size(); ++k)
+            for (int v : adj[static_cast<size_t>(q[k])])
+                if (row[v] == 0xffff) {
+                    row[v] = static_cast<uint16_t>(std::min(row[q[k]] + 1, 0xfffe));
+                    q.push_back(v);
+                }
+    }
+    return d;
+}
+
 Status parse_rank_map(const std::string& text, int nranks, RankMap* out) {
     std::string t;
     for (char c : text)
@@ -238,13 +290,14 @@ struct StepCost {
 
 // `msgs`: the larger of the messages the rank sends and receives over the
 // class in the step (>= 1 when there is any transfer).
-StepCost price_link(const LinkParams& p, double sent, double recv, int flows_in, int msgs) {
+StepCost price_link(const LinkParams& p, double sent, double recv, int flows_in, int msgs,
+                    double hops = 1) {
     StepCost c;
     const double bytes = std::max(sent, recv);
     c.w = 1 + flows_in;
     const double over = std::max(static_cast<double>(c.w) - p.w_t, 0.0);
     c.extra_msgs = std::max(msgs - 1, 0);
-    c.terms.alpha = p.alpha + p.alpha_msg * c.extra_msgs;
+    c.terms.alpha = p.alpha * hops + p.alpha_msg * c.extra_msgs;
     c.terms.beta = p.beta * bytes;
     c.terms.epsilon = p.epsilon * over * recv;
     c.cost = c.terms.alpha + c.terms.beta + c.terms.epsilon;
@@ -340,6 +393,11 @@ class PlanModel::Builder {
         m_->params_ = h_.params;
         m_->nranks_ = P;
         m_->nblocks_ = h_.nblocks;
+        m_->direct_ = ranks_.direct;
+        if (ranks_.direct) {
+            m_->direct_node_.resize(static_cast<size_t>(P));
+            for (int r = 0; r < P; ++r) m_->direct_node_[static_cast<size_t>(r)] = ranks_.node_of(r);
+        }
         m_->model_rank_ = model_;
         index_.assign(trans_.empty() ? 0 : static_cast<size_t>(P), -1);
         if (!trans_.empty())
@@ -605,6 +663,14 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
     const bool empty_blocks = count < static_cast<size_t>(nblocks_);
     std::vector<std::vector<int>> nic_sources;
     if (empty_blocks) nic_sources.assign(nic_sources_.size(), {});
+    // A direct network: bytes per (node's step, peer node), read into the
+    // NIC loads after the loop (RankMap::direct).
+    struct PeerLoad {
+        double sent = 0, recv = 0;
+    };
+    std::vector<std::map<int, PeerLoad>> nic_peer;
+    std::vector<double> nic_hops;
+    if (direct_) nic_peer.resize(nic_sources_.size());
     for (size_t k = 0; k < nsteps; ++k) {
         const StepRec& rec = steps_[k];
         Load& l = load[k];
@@ -625,7 +691,10 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
                 l.sent[c] += b;
                 l.nsent[c] += 1;
             }
-            if (!x.intra) {
+            if (!x.intra && direct_) {
+                PeerLoad& pl = nic_peer[nic_index(rec.node, rec.step)][x.src_node];
+                (x.recv ? pl.recv : pl.sent) += b;
+            } else if (!x.intra) {
                 Nic& nc = nic[nic_index(rec.node, rec.step)];
                 (x.recv ? nc.recv : nc.sent) += b;
                 if (x.recv && empty_blocks)
@@ -642,6 +711,51 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
     for (auto& v : nic_sources) {
         std::sort(v.begin(), v.end());
         v.erase(std::unique(v.begin(), v.end()), v.end());
+    }
+    if (direct_) {
+        // Each direction: the busiest peer's bytes, or the node's share of
+        // the link load its routes add (bytes × hops over its link units),
+        // whichever is larger; latency: the farthest peer's hops.
+        nic_hops.assign(nic.size(), 1);
+        std::vector<int> node_id(static_cast<size_t>(nnodes_), -1);
+        for (const StepRec& rec : steps_)
+            node_id[static_cast<size_t>(rec.node)] = direct_node_[static_cast<size_t>(rec.rank)];
+        for (size_t ni = 0; ni < nic_peer.size(); ++ni) {
+            if (nic_peer[ni].empty()) continue;
+            const int self = node_id[ni / static_cast<size_t>(max_steps_)];
+            const int ds = self >= 0 && self < static_cast<int>(direct_->dense.size())
+                               ? direct_->dense[static_cast<size_t>(self)]
+                               : -1;
+            double max_s = 0, max_r = 0, sum_s = 0, sum_r = 0, far = 1;
+            // Units of the neighbours on a shortest path to some peer.
+            std::vector<char> on_path(ds >= 0 ? direct_->adj[static_cast<size_t>(ds)].size() : 0, 0);
+            for (const auto& [peer, pl] : nic_peer[ni]) {
+                const int h = direct_->hop(self, peer);
+                max_s = std::max(max_s, pl.sent);
+                max_r = std::max(max_r, pl.recv);
+                sum_s += pl.sent * h;
+                sum_r += pl.recv * h;
+                far = std::max(far, static_cast<double>(h));
+                const int dp = peer >= 0 && peer < static_cast<int>(direct_->dense.size())
+                                   ? direct_->dense[static_cast<size_t>(peer)]
+                                   : -1;
+                if (ds < 0 || dp < 0) continue;
+                const auto& nb = direct_->adj[static_cast<size_t>(ds)];
+                for (size_t j = 0; j < nb.size(); ++j) {
+                    const uint16_t hv = direct_->hops[static_cast<size_t>(nb[j].first) *
+                                                          static_cast<size_t>(direct_->n) +
+                                                      static_cast<size_t>(dp)];
+                    if (hv != 0xffff && hv + 1 == h) on_path[j] = 1;
+                }
+            }
+            double units = 0;
+            for (size_t j = 0; j < on_path.size(); ++j)
+                if (on_path[j]) units += direct_->adj[static_cast<size_t>(ds)][j].second;
+            if (units <= 0) units = 1;
+            nic[ni].sent = std::max(max_s, sum_s / units);
+            nic[ni].recv = std::max(max_r, sum_r / units);
+            nic_hops[ni] = far;
+        }
     }
 
     // The link part of step k's cost, from its own rank's (and NIC's) load.
@@ -661,10 +775,14 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         }
         if (l.sent[1] > 0 || l.recv[1] > 0) {
             const size_t ni = nic_index(rec.node, rec.step);
-            const int sources = static_cast<int>(empty_blocks ? nic_sources[ni].size()
-                                                              : nic_sources_[ni].size());
+            // A direct network: a link has one sender, no fan-in; the
+            // latency is paid once per hop of the farthest peer.
+            const int sources = direct_ ? (nic[ni].recv > 0 ? 1 : 0)
+                                : static_cast<int>(empty_blocks ? nic_sources[ni].size()
+                                                                : nic_sources_[ni].size());
             StepCost e = price_link(params.inter, nic[ni].sent, nic[ni].recv, sources,
-                                    std::max(l.nsent[1], l.nrecv[1]));
+                                    std::max(l.nsent[1], l.nrecv[1]),
+                                    direct_ ? nic_hops[ni] : 1);
             if (best.link == LinkKind::None || e.cost >= best.cost) {
                 best = e;
                 best.link = LinkKind::Inter;
@@ -833,7 +951,9 @@ Status best_candidates(int nranks, size_t count, size_t elem_size, const ModelPa
         ParamMap pm;
         Status st = parse_params(c.params, &pm);
         RankGenerator gen;
-        if (st) st = prepare(c.algorithm, nranks, pm, &gen);
+        // Families that follow the network plan on the same view they were
+        // offered for (a plan of multitree or gentree without it is another plan).
+        if (st) st = prepare(c.algorithm, nranks, pm, options.topology, &gen);
         PlanModel model;
         if (st) st = PlanModel::build(gen, ranks, &model, nranks > kWholePlanMaxRanks);
         if (!st)

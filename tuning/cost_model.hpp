@@ -117,6 +117,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,14 @@ Status load_model_params(const std::string& path, ModelParams* out);
 // cluster with one rank per node: every transfer is inter-node.
 struct RankMap {
     std::vector<int> node;
+    // A direct network (a torus, a mesh, a graph of sites; null for a
+    // switched one): its node-to-node hop counts and each node's links
+    // (DirectNetwork below).  A node then has a link per neighbour instead
+    // of one NIC: its step is priced by the busier of its busiest peer and
+    // its share of the links the step's routes load (Σ bytes × hops over its
+    // link units: what every transfer's path adds, spread evenly), and its
+    // latency by the farthest peer's hops.  No fan-in on a link.
+    std::shared_ptr<const struct DirectNetwork> direct;
 
     // A node id; ranks without an entry get a distinct negative id.
     int node_of(int rank) const;
@@ -179,6 +188,22 @@ struct RankMap {
     // may hold fewer).
     static RankMap by_nodes(int nranks, int nnodes);
 };
+
+// The links of a direct network as the cost model needs them: hop counts
+// between the nodes ranks sit on (RankMap ids) and each node's link units.
+struct DirectNetwork {
+    std::vector<int> dense;        // RankMap node id -> 0..n-1, -1 when not in the network
+    int n = 0;
+    std::vector<uint16_t> hops;    // n × n, shortest path in links (0xffff: unreachable)
+    std::vector<int> units;        // per dense node: link units at it (at least 1)
+    std::vector<std::vector<std::pair<int, int>>> adj;  // per dense node: (neighbour, units)
+    int hop(int a, int b) const;   // by RankMap node id; 1 when unknown
+};
+
+// The direct network of a topology view (null when the view is a switch
+// tree or empty); RankMap node ids are the view's node indices
+// (TopologyView::host_of_rank()).
+std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view);
 
 // "nodes=N", "ppn=K", or an explicit list of node ids "0,0,1,1" (one per
 // rank); "" is the single-switch map.  Errors name the text and what is
@@ -323,6 +348,8 @@ class PlanModel {
 
     std::string algorithm_, params_;
     int nranks_ = 0, nblocks_ = 1, max_steps_ = 0, nnodes_ = 0;
+    std::shared_ptr<const DirectNetwork> direct_;  // RankMap::direct
+    std::vector<int> direct_node_;                 // with direct_: RankMap node of each rank
     std::vector<int> model_rank_;            // real rank of each model index
     std::vector<uint32_t> rank_first_step_;  // model ranks + 1 offsets into steps_
     std::vector<StepRec> steps_;

@@ -21,6 +21,8 @@ RankMap rank_map_for(const CommShape& shape) {
     if (shape.topology && shape.topology->nranks() == shape.size) {
         RankMap m;
         m.node = shape.topology->host_of_rank();
+        // A direct network's hosts talk over links of their own.
+        m.direct = direct_network(*shape.topology);
         return m;
     }
     if (shape.ppn > 1) return RankMap::by_slot(shape.size, shape.ppn);

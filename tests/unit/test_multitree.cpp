@@ -24,6 +24,7 @@
 #include "runtime/reduce.hpp"
 #include "topology/graph.hpp"
 #include "topology/topology.hpp"
+#include "tuning/cost_model.hpp"
 
 using namespace genx;
 
@@ -508,4 +509,59 @@ TEST_CASE("multitree errors: a rank nothing reaches, too many ranks; gentree ref
     std::vector<std::string> g;
     gt->candidates(CandidateContext{9, 1, 0, &torus}, &g);
     CHECK(g.empty());
+}
+
+TEST_CASE("the cost model prices a direct network one link per peer, and the selector picks multitree on a torus", "[multitree][model]") {
+    const TopologyView torus = preset_view("torus:4x4");
+    ModelParams m;
+    m.inter.alpha = 150e-9;
+    m.inter.beta = 1 / 16e9;
+    m.inter.w_t = 64;
+    m.intra = m.inter;
+    RankGenerator gen;
+    REQUIRE(prepare("multitree", 16, {}, &torus, &gen));
+    RankMap direct;
+    direct.node = torus.host_of_rank();
+    direct.direct = direct_network(torus);
+    REQUIRE(direct.direct != nullptr);
+    CHECK(direct.direct->hop(torus.host_of_rank()[0], torus.host_of_rank()[10]) == 4);
+    CHECK(direct.direct->units[0] == 4);
+    PlanModel pm;
+    REQUIRE(PlanModel::build(gen, direct, &pm));
+    // 10 steps of one hop, each link carrying at most one block of 1/16:
+    // what SimGrid simulates for the same plan (genx-sim-test.sh).
+    const size_t count = (size_t{1} << 20) / 4;
+    const Prediction p = pm.predict(count, 4, m);
+    REQUIRE(p.status);
+    CHECK(p.seconds == Approx(10 * (150e-9 + 65536 / 16e9)).epsilon(1e-9));
+    // At one NIC per host the same plan costs the sum of a step's peers.
+    RankMap nic = direct;
+    nic.direct = nullptr;
+    PlanModel pn;
+    REQUIRE(PlanModel::build(gen, nic, &pn));
+    CHECK(pn.predict(count, 4, m).seconds > 2 * p.seconds);
+    // The ring in rank order pays 30 steps, and two hops where a row ends
+    // (3 -> 4 crosses the wrap-around and a column link).
+    RankGenerator ring;
+    REQUIRE(prepare("ring", 16, {}, &ring));
+    PlanModel pr;
+    REQUIRE(PlanModel::build(ring, direct, &pr));
+    CHECK(pr.predict(count, 4, m).seconds == Approx(30 * (2 * 150e-9 + 65536 / 16e9)).epsilon(1e-9));
+    // hcps 4x4: the row exchange sends 3 quarters to peers 1, 2 and 1 hops
+    // away over the 2 row links: 4 quarter-hops over 2 links per node.
+    RankGenerator hcps;
+    REQUIRE(prepare("hcps", 16, {{"factors", "4x4"}}, &hcps));
+    PlanModel ph;
+    REQUIRE(PlanModel::build(hcps, direct, &ph));
+    const double quarter = (1 << 20) / 4.0, sixteenth = (1 << 20) / 16.0;
+    CHECK(ph.predict(count, 4, m).seconds ==
+          Approx(2 * (2 * 150e-9 + 2 * quarter / 16e9) + 2 * (2 * 150e-9 + 2 * sixteenth / 16e9)).epsilon(1e-6));
+    // Among every family's candidates, multitree is the fastest on the torus.
+    CandidateOptions co;
+    co.topology = &torus;
+    std::vector<RankedCandidate> ranked;
+    REQUIRE(best_candidates(16, count, 4, m, direct, &ranked, co));
+    REQUIRE_FALSE(ranked.empty());
+    INFO(format_prediction_table(ranked));
+    CHECK(ranked.front().candidate.algorithm == "multitree");
 }
