@@ -15,6 +15,7 @@
 #include "plan/rb.hpp"
 #include "plan/rhd.hpp"
 #include "plan/ring.hpp"
+#include "plan/ring2d.hpp"
 
 namespace genx {
 
@@ -134,6 +135,8 @@ const std::vector<GeneratorInfo>& generators() {
          {"bytes", "model"}, prepare_gentree, gentree_candidates, true},
         {"multitree", "MultiTree: one tree per root, contention-free per step on the network graph",
          {}, prepare_multitree, multitree_candidates, true},
+        {"ring2d", "2D-ring (Ying et al.): rings along x and y of a torus or mesh, both orders at once, 2(X+Y-2) steps",
+         {"dims"}, prepare_ring2d, ring2d_candidates, true},
     };
     return table;
 }

@@ -31,6 +31,10 @@ std::vector<std::pair<std::string, std::string>> variants(int P) {
     if (P % 3 == 0 && P > 3) v.push_back({"butterfly", "group=3x" + std::to_string(P / 3)});
     if (P % 2 == 0 && P > 2) v.push_back({"hcps", "factors=2x" + std::to_string(P / 2)});
     if (P > 1) v.push_back({"rb", "root=" + std::to_string(P - 1)});
+    int Y = 1;  // ring2d on the squarest X x Y = P, X >= Y
+    for (int d = 1; d * d <= P; ++d)
+        if (P % d == 0) Y = d;
+    v.push_back({"ring2d", "dims=" + std::to_string(P / Y) + "x" + std::to_string(Y)});
     return v;
 }
 
