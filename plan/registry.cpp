@@ -11,6 +11,7 @@
 #include "plan/cps.hpp"
 #include "plan/gentree.hpp"
 #include "plan/multitree.hpp"
+#include "plan/mtree.hpp"
 #include "plan/hcps.hpp"
 #include "plan/rb.hpp"
 #include "plan/rhd.hpp"
@@ -134,6 +135,8 @@ const std::vector<GeneratorInfo>& generators() {
          {"bytes", "model"}, prepare_gentree, gentree_candidates, true},
         {"multitree", "MultiTree: one tree per root, contention-free per step on the network graph",
          {}, prepare_multitree, multitree_candidates, true},
+        {"mtree", "MTREE: a few rate-weighted spanning trees of bounded height, pipelined reduce + broadcast",
+         {"bytes", "chunks", "k", "rho"}, prepare_mtree, mtree_candidates, true},
     };
     return table;
 }
