@@ -408,6 +408,7 @@ TEST_CASE("the paper's four-node example gives two stars rooted at B and D", "[m
     CHECK(gost.H0 == 3);
     CHECK(gost.HU == 1);
     stars(gost.trees);
+    // (Steps of 2/8: each star is found four times and merged.)
     for (int H : {1, 2, 3}) stars(mtree_gbst(g, H, MTreeOptions{}));
     MTreeGost fine;
     REQUIRE(mtree_gost(g, MTreeOptions{}, &fine));
@@ -483,6 +484,10 @@ TEST_CASE("mtree pipelines chunks leaf to root and back down", "[mtree]") {
 }
 
 TEST_CASE("mtree plans pass the checker on tori and meshes", "[mtree]") {
+    // Steps where one peer sends a rank both partial sums (it is a child
+    // in one tree) and finished blocks (its parent in another): one
+    // receive into a slot, then a copy.  Some plans below have them.
+    size_t copies = 0;
     for (const char* kind : {"torus", "mesh"})
         for (int x = 2; x <= 6; ++x)
             for (int y = 2; y <= 6; ++y) {
@@ -490,8 +495,12 @@ TEST_CASE("mtree plans pass the checker on tori and meshes", "[mtree]") {
                 const TopologyView v = preset_view(name);
                 const Plan p = mtree_plan(&v, x * y);
                 require_valid(p, name);
+                for (const Program& prog : p.programs)
+                    for (const Step& st : prog.steps)
+                        for (const LocalOp& op : st.ops) copies += op.kind == OpKind::Copy;
                 require_rates_and_blocks(solve(&v, x * y), name);
             }
+    CHECK(copies > 0);
     // Several ranks per host, and a 3D torus.
     const TopologyView t2 = preset_view("torus:3x3", 2);
     require_valid(mtree_plan(&t2, 18), "torus:3x3 x2");
@@ -561,6 +570,21 @@ TEST_CASE("mtree plans pass the checker on switch trees", "[mtree]") {
     const Plan p = mtree_plan(&b.v, 8);
     require_valid(p, "3 hosts of 3, 1, 4 ranks");
     CHECK(run_sum(p, {0, 1, 7, 8, 19, 1001}).is_ok());
+    // The contraction: hosts under one leaf are joined over their two host
+    // links; across leaves also over both leaves' uplinks, and the
+    // latencies add up.
+    {
+        const TopologyView two = switch_tree({2, 2});
+        MTreeGraph g;
+        REQUIRE(build_mtree_graph(&two, 4, &g));
+        REQUIRE(g.edges.size() == 6);
+        for (const MTreeEdge& e : g.edges) {
+            const bool same_leaf = e.u / 2 == e.v / 2;
+            CHECK(e.res.size() == (same_leaf ? 2u : 4u));
+            CHECK(e.latency == Approx(same_leaf ? 10e-6 : 20e-6));
+            CHECK(e.q == (same_leaf ? 1 : 2));
+        }
+    }
     // Trees crossing a thin uplink share it: rates respect the uplink.
     const TopologyView thin = switch_tree({4, 4}, 1, 1e9);
     const MTreeSolution st = solve(&thin, 8);
@@ -573,6 +597,7 @@ TEST_CASE("mtree computes sums on the loopback transport", "[mtree][loopback]") 
     std::mt19937 rng(5);
     std::vector<std::pair<std::string, TopologyView>> views = {
         {"torus:3x3", preset_view("torus:3x3")},
+        {"torus:4x4", preset_view("torus:4x4")},  // tori have slot-then-copy receives
         {"mesh:2x3", preset_view("mesh:2x3")},
         {"random 7", graph_view(random_graph_json(rng, 7, 4))},
         {"random 13 x2", graph_view(random_graph_json(rng, 13, 6), 2)},
@@ -601,6 +626,10 @@ TEST_CASE("mtree on the B4-like graph", "[mtree]") {
     const TopologyView v = view_of(b4);
     REQUIRE(v.nranks() == 12);
     const MTreeSolution s = solve(&v, 12);
+    // Latencies in multiples of the shortest link's (8 ms), rounded.
+    REQUIRE(s.graph.edges.size() == 19);
+    for (const MTreeEdge& e : s.graph.edges)
+        CHECK(e.q == static_cast<int>(std::lround(e.latency / 8e-3)));
     require_rates_and_blocks(s, "b4");
     REQUIRE(!s.trees.empty());
     // More than one tree, and more total rate than the best single tree.
