@@ -75,7 +75,7 @@
 // trees for others while the total grows).  Only the 64 trees of highest
 // GOST rate are candidates.  Trees the LP leaves at 0 drop; the paper's
 // r̄ (least non-zero rate) is not enforced.
-
+//
 // Fractions.  nblocks = N equal blocks, N = max(32 × trees, max_i ⌈c_i /
 // w_i⌉) capped at 1024; tree i gets n_i ≈ N·w_i consecutive blocks, w_i =
 // r_i / Σr (largest remainder; a tree left with none is dropped).
@@ -98,7 +98,7 @@
 // partial sums and finished blocks lands in a slot; the finished blocks
 // are then copied to the result.
 //
-//   tree of height 2, 3 chunks      step: 0   1   2   3   4   5   6
+//   tree of height 2, 3 chunks      step: 0   1   2   3   4   5
 //        r                          c→b  0   1   2
 //        |                          b→r      0   1   2
 //        b                          r→b          0   1   2
@@ -110,8 +110,9 @@
 // ⌈log2 max ranks per host⌉ steps, one slot) and get the result from it
 // at the end (J steps).
 //
-// Steps: 2J + max_i (c_i + 2 h_i − 1).  Bytes: every rank but the roots
-// sends its share of each tree once up and once down per child.
+// Steps: 2J + max_i (c_i + 2 h_i − 1).  Bytes: per tree, every vertex
+// but the root sends the tree's share once up, and every vertex sends it
+// once to each child (a root of fan-out F sends F shares).
 // Construction: one GBST round is O(n · m · path) (m edges, path = links
 // per edge); ITH runs GBST O(log H0) times.  Offered by the selector only
 // with a topology view and P ≤ kWholePlanMaxRanks; the generator refuses
