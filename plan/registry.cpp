@@ -11,6 +11,7 @@
 #include "plan/cps.hpp"
 #include "plan/gentree.hpp"
 #include "plan/multitree.hpp"
+#include "plan/mtree.hpp"
 #include "plan/hcps.hpp"
 #include "plan/rb.hpp"
 #include "plan/rhd.hpp"
@@ -137,6 +138,8 @@ const std::vector<GeneratorInfo>& generators() {
          {}, prepare_multitree, multitree_candidates, true},
         {"ring2d", "2D-ring (Ying et al.): rings along x and y of a torus or mesh, both orders at once, 2(X+Y-2) steps",
          {"dims"}, prepare_ring2d, ring2d_candidates, true},
+        {"mtree", "MTREE: a few rate-weighted spanning trees of bounded height, pipelined reduce + broadcast",
+         {"bytes", "chunks", "k", "rho"}, prepare_mtree, mtree_candidates, true},
     };
     return table;
 }

@@ -1,0 +1,816 @@
+// MTREE generator (description, cost and differences from the paper in
+// mtree.hpp).
+#include "plan/mtree.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <deque>
+#include <limits>
+#include <map>
+#include <memory>
+#include <tuple>
+
+namespace genx {
+
+namespace {
+
+constexpr double kDefaultLatency = 1e-6;  // s, when no class says
+
+// Relative comparison of capacities: equal within 1e-9.
+bool cap_equal(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+}  // namespace
+
+// ------------------------------------------------------------------ graph
+
+void quantise_mtree_latencies(MTreeGraph* g) {
+    double lo = 0;
+    for (const MTreeEdge& e : g->edges)
+        if (e.latency > 0 && (lo == 0 || e.latency < lo)) lo = e.latency;
+    for (MTreeEdge& e : g->edges) {
+        const double x = lo > 0 ? std::round(e.latency / lo) : 1.0;
+        e.q = static_cast<int>(std::clamp(x, 1.0, static_cast<double>(kMTreeMaxQuantum)));
+    }
+}
+
+Status build_mtree_graph(const TopologyView* view, int nranks, MTreeGraph* out) {
+    MTreeGraph g;
+    if (view == nullptr || view->empty()) {
+        // One switch: host links of unit rate; edge (u, v) uses both.
+        g.n = nranks;
+        for (int r = 0; r < nranks; ++r) {
+            g.names.push_back("rank " + std::to_string(r));
+            g.ranks.push_back({r});
+            g.capacity.push_back(1.0);
+        }
+        for (int u = 0; u < nranks; ++u)
+            for (int v = u + 1; v < nranks; ++v) g.edges.push_back({u, v, 2 * kDefaultLatency, 1, {u, v}});
+        quantise_mtree_latencies(&g);
+        *out = std::move(g);
+        return Status::ok();
+    }
+    if (view->nranks() != nranks)
+        return Status::invalid("the topology places " + std::to_string(view->nranks()) +
+                               " ranks, the plan is for " + std::to_string(nranks));
+    // Fallbacks for unknown rates and latencies.
+    double max_rate = 0, min_lat = 0;
+    for (const TopoLinkClass& c : view->link_classes) {
+        max_rate = std::max(max_rate, c.rate);
+        if (c.latency > 0 && (min_lat == 0 || c.latency < min_lat)) min_lat = c.latency;
+    }
+    if (max_rate <= 0) max_rate = 1.0;
+    if (min_lat <= 0) min_lat = kDefaultLatency;
+    const auto rate_of = [&](int cls) {
+        const double r = cls >= 0 && cls < static_cast<int>(view->link_classes.size())
+                             ? view->link_classes[static_cast<size_t>(cls)].rate
+                             : 0;
+        return r > 0 ? r : max_rate;
+    };
+    const auto lat_of = [&](int cls) {
+        const double l = cls >= 0 && cls < static_cast<int>(view->link_classes.size())
+                             ? view->link_classes[static_cast<size_t>(cls)].latency
+                             : 0;
+        return l > 0 ? l : min_lat;
+    };
+    const size_t nn = view->nodes.size();
+    std::vector<int> vertex(nn, -1);
+    for (size_t i = 0; i < nn; ++i) {
+        const TopoNode& node = view->nodes[i];
+        if (!node.is_host() || node.ranks.empty()) continue;
+        if (view->direct && i == 0) continue;
+        vertex[i] = g.n++;
+        g.names.push_back(node.name);
+        g.ranks.push_back(node.ranks);
+    }
+    if (view->direct) {
+        for (const TopoLink& l : view->links) {
+            if (l.a < 0 || l.b < 0 || static_cast<size_t>(l.a) >= nn || static_cast<size_t>(l.b) >= nn) continue;
+            const int a = vertex[static_cast<size_t>(l.a)], b = vertex[static_cast<size_t>(l.b)];
+            if (a < 0 || b < 0 || a == b) continue;
+            g.capacity.push_back(rate_of(l.cls) * std::max(1, l.units));
+            g.edges.push_back({std::min(a, b), std::max(a, b), lat_of(l.cls), 1,
+                               {static_cast<int>(g.capacity.size()) - 1}});
+        }
+    } else {
+        // Resources: the up-link of every node below the root, capacity
+        // computed bottom-up (a switch without a known rate: its children's
+        // sum over its oversubscription).
+        std::vector<int> order;
+        std::vector<int> stack{0};
+        std::vector<int> depth(nn, 0);
+        while (!stack.empty()) {
+            const int x = stack.back();
+            stack.pop_back();
+            order.push_back(x);
+            for (int c : view->nodes[static_cast<size_t>(x)].children) {
+                depth[static_cast<size_t>(c)] = depth[static_cast<size_t>(x)] + 1;
+                stack.push_back(c);
+            }
+        }
+        std::vector<double> cap(nn, 0);
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+            const TopoNode& node = view->nodes[static_cast<size_t>(*it)];
+            const int cls = node.up_class;
+            const bool known = cls >= 0 && cls < static_cast<int>(view->link_classes.size()) &&
+                               view->link_classes[static_cast<size_t>(cls)].rate > 0;
+            if (node.is_host()) {
+                cap[static_cast<size_t>(*it)] = rate_of(cls) * std::max(1, node.nics);
+            } else if (known) {
+                cap[static_cast<size_t>(*it)] = rate_of(cls);
+            } else {
+                double sum = 0;
+                for (int c : node.children) sum += cap[static_cast<size_t>(c)];
+                cap[static_cast<size_t>(*it)] = sum / (node.oversubscription > 0 ? node.oversubscription : 1.0);
+                if (!(cap[static_cast<size_t>(*it)] > 0)) cap[static_cast<size_t>(*it)] = max_rate;
+            }
+        }
+        std::vector<int> res_of(nn, -1);
+        for (size_t i = 1; i < nn; ++i) {
+            if (view->nodes[i].parent < 0) continue;
+            res_of[i] = static_cast<int>(g.capacity.size());
+            g.capacity.push_back(cap[i]);
+        }
+        std::vector<int> host_node;
+        for (size_t i = 0; i < nn; ++i)
+            if (vertex[i] >= 0) host_node.push_back(static_cast<int>(i));
+        for (int u = 0; u < g.n; ++u)
+            for (int v = u + 1; v < g.n; ++v) {
+                MTreeEdge e;
+                e.u = u;
+                e.v = v;
+                int a = host_node[static_cast<size_t>(u)], b = host_node[static_cast<size_t>(v)];
+                std::vector<int> up_b;
+                while (a != b) {
+                    int& deeper = depth[static_cast<size_t>(a)] >= depth[static_cast<size_t>(b)] ? a : b;
+                    const TopoNode& node = view->nodes[static_cast<size_t>(deeper)];
+                    if (&deeper == &a)
+                        e.res.push_back(res_of[static_cast<size_t>(deeper)]);
+                    else
+                        up_b.push_back(res_of[static_cast<size_t>(deeper)]);
+                    e.latency += lat_of(node.up_class);
+                    deeper = node.parent;
+                }
+                e.res.insert(e.res.end(), up_b.rbegin(), up_b.rend());
+                g.edges.push_back(std::move(e));
+            }
+    }
+    quantise_mtree_latencies(&g);
+    *out = std::move(g);
+    return Status::ok();
+}
+
+// ------------------------------------------------------------------- GOST
+
+std::vector<int> mtree_grth(const std::vector<std::vector<std::pair<int, int>>>& adj,
+                            const std::vector<int>& D, int u, int v, int q) {
+    std::vector<int> Dj = D;
+    // The fix: the attachment vertex is at distance q from v.
+    Dj[static_cast<size_t>(u)] = std::max(Dj[static_cast<size_t>(u)], q);
+    std::vector<char> visited(D.size(), 0);
+    std::deque<std::pair<int, int>> queue{{u, q}};
+    visited[static_cast<size_t>(u)] = 1;
+    int ell = q;
+    while (!queue.empty()) {
+        const auto [p, t] = queue.front();
+        queue.pop_front();
+        ell = std::max(ell, t);
+        for (const auto& [next, w] : adj[static_cast<size_t>(p)]) {
+            if (visited[static_cast<size_t>(next)]) continue;
+            visited[static_cast<size_t>(next)] = 1;
+            Dj[static_cast<size_t>(next)] = std::max(Dj[static_cast<size_t>(next)], t + w);
+            queue.push_back({next, t + w});
+        }
+    }
+    Dj[static_cast<size_t>(v)] = ell;
+    return Dj;
+}
+
+namespace {
+
+// Roots `edges` (a spanning tree of g) at `root`: parent, depth, heights.
+void root_tree(const MTreeGraph& g, MTreeTree* t) {
+    std::vector<std::vector<std::pair<int, int>>> adj(static_cast<size_t>(g.n));
+    for (int e : t->edges) {
+        const MTreeEdge& ed = g.edges[static_cast<size_t>(e)];
+        adj[static_cast<size_t>(ed.u)].push_back({ed.v, e});
+        adj[static_cast<size_t>(ed.v)].push_back({ed.u, e});
+    }
+    t->parent.assign(static_cast<size_t>(g.n), -1);
+    t->depth.assign(static_cast<size_t>(g.n), -1);
+    std::vector<int> qd(static_cast<size_t>(g.n), 0);
+    std::deque<int> queue{t->root};
+    t->depth[static_cast<size_t>(t->root)] = 0;
+    t->height = t->qheight = 0;
+    t->max_latency = 0;
+    while (!queue.empty()) {
+        const int x = queue.front();
+        queue.pop_front();
+        for (const auto& [y, e] : adj[static_cast<size_t>(x)]) {
+            if (t->depth[static_cast<size_t>(y)] >= 0) continue;
+            const MTreeEdge& ed = g.edges[static_cast<size_t>(e)];
+            t->parent[static_cast<size_t>(y)] = x;
+            t->depth[static_cast<size_t>(y)] = t->depth[static_cast<size_t>(x)] + 1;
+            qd[static_cast<size_t>(y)] = qd[static_cast<size_t>(x)] + ed.q;
+            t->height = std::max(t->height, t->depth[static_cast<size_t>(y)]);
+            t->qheight = std::max(t->qheight, qd[static_cast<size_t>(y)]);
+            t->max_latency = std::max(t->max_latency, ed.latency);
+            queue.push_back(y);
+        }
+    }
+}
+
+double max_capacity(const MTreeGraph& g) {
+    double m = 0;
+    for (double c : g.capacity) m = std::max(m, c);
+    return m;
+}
+
+double edge_capacity(const MTreeEdge& e, const std::vector<double>& R, const std::vector<int>& mult) {
+    double c = std::numeric_limits<double>::infinity();
+    for (int r : e.res) c = std::min(c, R[static_cast<size_t>(r)] / (mult[static_cast<size_t>(r)] + 1));
+    return e.res.empty() ? 0 : c;
+}
+
+double rmin_of(const MTreeGraph& g, const MTreeOptions& o) {
+    return o.rmin > 0 ? o.rmin : max_capacity(g) / 1024;
+}
+
+// Resource uses of a tree: (resource, count) pairs.
+std::vector<std::pair<int, int>> tree_uses(const MTreeGraph& g, const MTreeTree& t) {
+    std::map<int, int> m;
+    for (int e : t.edges)
+        for (int r : g.edges[static_cast<size_t>(e)].res) ++m[r];
+    return {m.begin(), m.end()};
+}
+
+}  // namespace
+
+std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o) {
+    std::vector<MTreeTree> out;
+    if (g.n < 2) return out;
+    const size_t n = static_cast<size_t>(g.n);
+    const double rmin = rmin_of(g, o);
+    const double floor_rate = max_capacity(g) / 64;
+    const long d = 2L * H;
+    std::vector<double> R = g.capacity;
+    const std::vector<int> zero(g.capacity.size(), 0);
+    std::map<std::vector<int>, size_t> seen;  // edge set -> index in out
+    for (int round = 0; round < kMTreeMaxRounds; ++round) {
+        // Start vertex: most remaining usable incident capacity.
+        std::vector<double> incident(n, 0);
+        for (const MTreeEdge& e : g.edges) {
+            const double c = edge_capacity(e, R, zero);
+            if (c < rmin) continue;
+            incident[static_cast<size_t>(e.u)] += c;
+            incident[static_cast<size_t>(e.v)] += c;
+        }
+        int start = 0;
+        for (size_t v = 1; v < n; ++v)
+            if (incident[v] > incident[static_cast<size_t>(start)] && !cap_equal(incident[v], incident[static_cast<size_t>(start)]))
+                start = static_cast<int>(v);
+        std::vector<char> in(n, 0);
+        in[static_cast<size_t>(start)] = 1;
+        std::vector<int> D(n, 0), mult(g.capacity.size(), 0), chosen;
+        std::vector<std::vector<std::pair<int, int>>> adj(n);
+        int diam = 0;
+        for (size_t size = 1; size < n; ++size) {
+            int best = -1;
+            double best_c = 0;
+            int best_diam = 0;
+            for (size_t ei = 0; ei < g.edges.size(); ++ei) {
+                const MTreeEdge& e = g.edges[ei];
+                if (in[static_cast<size_t>(e.u)] == in[static_cast<size_t>(e.v)]) continue;
+                const double c = edge_capacity(e, R, mult);
+                if (c < rmin) continue;
+                const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
+                const int nd = std::max(diam, D[static_cast<size_t>(u)] + e.q);
+                if (nd > d) continue;
+                if (best < 0 || (c > best_c && !cap_equal(c, best_c)) || (cap_equal(c, best_c) && nd < best_diam)) {
+                    best = static_cast<int>(ei);
+                    best_c = c;
+                    best_diam = nd;
+                }
+            }
+            if (best < 0) break;
+            const MTreeEdge& e = g.edges[static_cast<size_t>(best)];
+            const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
+            const int v = u == e.u ? e.v : e.u;
+            D = mtree_grth(adj, D, u, v, e.q);
+            adj[static_cast<size_t>(u)].push_back({v, e.q});
+            adj[static_cast<size_t>(v)].push_back({u, e.q});
+            in[static_cast<size_t>(v)] = 1;
+            for (int r : e.res) ++mult[static_cast<size_t>(r)];
+            chosen.push_back(best);
+            diam = best_diam;
+        }
+        if (chosen.size() + 1 != n) break;  // no tree within H spans the hosts
+        MTreeTree t;
+        std::sort(chosen.begin(), chosen.end());
+        t.edges = chosen;
+        t.root = static_cast<int>(std::min_element(D.begin(), D.end()) - D.begin());
+        double bottleneck = std::numeric_limits<double>::infinity();
+        for (size_t r = 0; r < mult.size(); ++r)
+            if (mult[r] > 0) bottleneck = std::min(bottleneck, R[r] / mult[r]);
+        double global_min = std::numeric_limits<double>::infinity();
+        for (const MTreeEdge& e : g.edges) {
+            const double c = edge_capacity(e, R, zero);
+            if (c >= rmin) global_min = std::min(global_min, c);
+        }
+        const double step = o.step_fraction > 0 ? std::min(global_min, o.step_fraction * max_capacity(g)) : global_min;
+        const double rate = std::min(bottleneck, std::max(step, floor_rate));
+        if (!(rate >= rmin)) break;
+        for (size_t r = 0; r < mult.size(); ++r) R[r] -= rate * mult[r];
+        auto it = seen.find(t.edges);
+        if (it != seen.end()) {
+            out[it->second].rate += rate;
+            continue;
+        }
+        t.rate = rate;
+        root_tree(g, &t);
+        seen[t.edges] = out.size();
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+Status mtree_gost(const MTreeGraph& g, const MTreeOptions& o, MTreeGost* out) {
+    MTreeGost r;
+    if (!(o.rho > 0 && o.rho <= 1)) return Status::invalid("mtree: rho must be in (0, 1]");
+    if (g.n >= 2) {
+        // Connected over usable edges?
+        const double rmin = rmin_of(g, o);
+        const std::vector<int> zero(g.capacity.size(), 0);
+        std::vector<std::vector<int>> nb(static_cast<size_t>(g.n));
+        for (const MTreeEdge& e : g.edges)
+            if (edge_capacity(e, g.capacity, zero) >= rmin) {
+                nb[static_cast<size_t>(e.u)].push_back(e.v);
+                nb[static_cast<size_t>(e.v)].push_back(e.u);
+            }
+        std::vector<char> seen(static_cast<size_t>(g.n), 0);
+        std::deque<int> queue{0};
+        seen[0] = 1;
+        while (!queue.empty()) {
+            const int x = queue.front();
+            queue.pop_front();
+            for (int y : nb[static_cast<size_t>(x)])
+                if (!seen[static_cast<size_t>(y)]) {
+                    seen[static_cast<size_t>(y)] = 1;
+                    queue.push_back(y);
+                }
+        }
+        for (int v = 0; v < g.n; ++v)
+            if (!seen[static_cast<size_t>(v)])
+                return Status::invalid("mtree: host '" + g.names[static_cast<size_t>(v)] +
+                                       "' cannot be reached from host '" + g.names[0] +
+                                       "' over the network graph (is it connected?)");
+        int qmax = 1;
+        for (const MTreeEdge& e : g.edges) qmax = std::max(qmax, e.q);
+        r.H0 = (g.n - 1) * qmax;
+        r.trees = mtree_gbst(g, r.H0, o);
+        for (const MTreeTree& t : r.trees) r.total += t.rate;
+        if (r.trees.empty())
+            return Status::internal("mtree: no spanning tree found on a connected graph");
+        const double want = o.rho * r.total;
+        int lo = 1, hi = r.H0;
+        while (lo < hi) {
+            const int mid = lo + (hi - lo) / 2;
+            std::vector<MTreeTree> ts = mtree_gbst(g, mid, o);
+            double total = 0;
+            for (const MTreeTree& t : ts) total += t.rate;
+            if (!ts.empty() && total >= want * (1 - 1e-12)) {
+                hi = mid;
+                r.trees = std::move(ts);
+                r.total = total;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        r.HU = hi;
+    }
+    *out = std::move(r);
+    return Status::ok();
+}
+
+// ------------------------------------------------------------------ rates
+
+std::vector<double> mtree_max_rates(const std::vector<std::vector<double>>& A, const std::vector<double>& b) {
+    // Dictionary simplex (Chvátal): basic variable of row j = rhs[j] −
+    // Σ_k a[j][k] · nonbasic k; z = z0 + Σ_k c[k] · nonbasic k.  Variables
+    // 0..K−1 are the rates, K..K+m−1 the slacks.  The origin is feasible
+    // (b ≥ 0), so no first phase; Bland's rule (smallest index enters and
+    // leaves) rules out cycling.
+    const size_t K = A.empty() ? 0 : A[0].size(), m = A.size();
+    double scale = 0;
+    for (double x : b) scale = std::max(scale, x);
+    if (K == 0) return {};
+    if (!(scale > 0)) return std::vector<double>(K, 0);
+    std::vector<std::vector<double>> a = A;
+    std::vector<double> rhs(m), c(K, 1.0);
+    for (size_t j = 0; j < m; ++j) rhs[j] = std::max(0.0, b[j]) / scale;
+    std::vector<size_t> basic(m), nonbasic(K);
+    for (size_t j = 0; j < m; ++j) basic[j] = K + j;
+    for (size_t k = 0; k < K; ++k) nonbasic[k] = k;
+    constexpr double eps = 1e-12;
+    for (int iter = 0; iter < 100000; ++iter) {
+        size_t enter = K;
+        for (size_t k = 0; k < K; ++k)
+            if (c[k] > eps && (enter == K || nonbasic[k] < nonbasic[enter])) enter = k;
+        if (enter == K) break;
+        size_t leave = m;
+        double best = 0;
+        for (size_t j = 0; j < m; ++j) {
+            if (a[j][enter] <= eps) continue;
+            const double ratio = rhs[j] / a[j][enter];
+            if (leave == m || ratio < best - eps || (ratio <= best + eps && basic[j] < basic[leave])) {
+                leave = j;
+                best = ratio;
+            }
+        }
+        if (leave == m) break;  // unbounded: a rate on no resource (not built)
+        const double piv = a[leave][enter];
+        std::vector<double>& row = a[leave];
+        for (size_t k = 0; k < K; ++k) row[k] = k == enter ? 1.0 / piv : row[k] / piv;
+        rhs[leave] /= piv;
+        for (size_t j = 0; j < m; ++j) {
+            if (j == leave) continue;
+            const double f = a[j][enter];
+            if (f == 0) continue;
+            for (size_t k = 0; k < K; ++k) a[j][k] = k == enter ? -f * row[k] : a[j][k] - f * row[k];
+            rhs[j] = std::max(0.0, rhs[j] - f * rhs[leave]);
+        }
+        const double f = c[enter];
+        for (size_t k = 0; k < K; ++k) c[k] = k == enter ? -f * row[k] : c[k] - f * row[k];
+        std::swap(basic[leave], nonbasic[enter]);
+    }
+    std::vector<double> x(K, 0);
+    for (size_t j = 0; j < m; ++j)
+        if (basic[j] < K) x[basic[j]] = rhs[j] * scale;
+    return x;
+}
+
+std::vector<double> mtree_rates(const MTreeGraph& g, const std::vector<MTreeTree>& trees) {
+    // Rows: the resources some tree uses; a[j][i] = uses of resource j by tree i.
+    std::map<int, size_t> row_of;
+    std::vector<std::vector<double>> A;
+    std::vector<double> b;
+    for (size_t i = 0; i < trees.size(); ++i)
+        for (const auto& [r, c] : tree_uses(g, trees[i])) {
+            auto it = row_of.find(r);
+            if (it == row_of.end()) {
+                it = row_of.emplace(r, A.size()).first;
+                A.emplace_back(trees.size(), 0.0);
+                b.push_back(g.capacity[static_cast<size_t>(r)]);
+            }
+            A[it->second][i] += c;
+        }
+    if (A.empty()) return std::vector<double>(trees.size(), 0);
+    return mtree_max_rates(A, b);
+}
+
+std::vector<MTreeTree> mtree_select(const MTreeGraph& g, const std::vector<MTreeTree>& trees, int k) {
+    const auto rates_of = [&](const std::vector<size_t>& set) {
+        std::vector<MTreeTree> ts;
+        for (size_t i : set) ts.push_back(trees[i]);
+        return mtree_rates(g, ts);
+    };
+    const auto total_of = [&](const std::vector<size_t>& set) {
+        double sum = 0;
+        for (double r : rates_of(set)) sum += r;
+        return sum;
+    };
+    const auto better = [](double x, double than) { return x > than * (1 + 1e-9) && x > than; };
+    // Candidates: the kMTreeMaxCandidates trees of highest GOST rate.
+    std::vector<size_t> cand(trees.size());
+    for (size_t i = 0; i < cand.size(); ++i) cand[i] = i;
+    std::stable_sort(cand.begin(), cand.end(), [&](size_t a, size_t b) { return trees[a].rate > trees[b].rate; });
+    if (cand.size() > static_cast<size_t>(kMTreeMaxCandidates)) cand.resize(static_cast<size_t>(kMTreeMaxCandidates));
+    const auto positive = [&](const std::vector<size_t>& set) {
+        const std::vector<double> r = rates_of(set);
+        double top = 0;
+        for (double x : r) top = std::max(top, x);
+        std::vector<size_t> kept;
+        for (size_t i = 0; i < set.size(); ++i)
+            if (r[i] > 1e-9 * top) kept.push_back(set[i]);
+        return kept;
+    };
+
+    // (a) Backward: the LP over every candidate (the MILP without its K
+    // limit), then drop the tree whose loss costs least until k remain.
+    std::vector<size_t> back = positive(cand);
+    while (static_cast<int>(back.size()) > k) {
+        size_t drop = 0;
+        double best = -1;
+        for (size_t a = 0; a < back.size(); ++a) {
+            std::vector<size_t> trial = back;
+            trial.erase(trial.begin() + static_cast<long>(a));
+            const double sum = total_of(trial);
+            if (better(sum, best)) {
+                drop = a;
+                best = sum;
+            }
+        }
+        back.erase(back.begin() + static_cast<long>(drop));
+        back = positive(back);
+    }
+
+    // (b) Forward: add the tree that raises the total most, then swap
+    // chosen trees for others while the total grows.
+    std::vector<size_t> fwd;
+    std::vector<char> used(trees.size(), 0);
+    double total = 0;
+    while (static_cast<int>(fwd.size()) < k) {
+        int best = -1;
+        double best_total = total;
+        for (size_t i : cand) {
+            if (used[i]) continue;
+            std::vector<size_t> trial = fwd;
+            trial.push_back(i);
+            const double sum = total_of(trial);
+            if (better(sum, best_total)) {
+                best = static_cast<int>(i);
+                best_total = sum;
+            }
+        }
+        if (best < 0) break;
+        used[static_cast<size_t>(best)] = 1;
+        fwd.push_back(static_cast<size_t>(best));
+        total = best_total;
+    }
+    for (int pass = 0; pass < 8; ++pass) {
+        bool improved = false;
+        for (size_t a = 0; a < fwd.size(); ++a)
+            for (size_t i : cand) {
+                if (used[i]) continue;
+                std::vector<size_t> trial = fwd;
+                trial[a] = i;
+                const double sum = total_of(trial);
+                if (better(sum, total)) {
+                    used[fwd[a]] = 0;
+                    used[i] = 1;
+                    fwd = trial;
+                    total = sum;
+                    improved = true;
+                }
+            }
+        if (!improved) break;
+    }
+    fwd = positive(fwd);
+
+    std::vector<size_t> chosen = better(total_of(back), total_of(fwd)) ? back : fwd;
+    std::sort(chosen.begin(), chosen.end());
+    const std::vector<double> rates = rates_of(chosen);
+    std::vector<MTreeTree> out;
+    for (size_t i = 0; i < chosen.size(); ++i) {
+        out.push_back(trees[chosen[i]]);
+        out.back().rate = rates[i];
+    }
+    return out;
+}
+
+// --------------------------------------------------------------- chunking
+
+double mtree_pipeline_time(const std::vector<double>& alpha, double beta, double v, double mu) {
+    double sum = 0, mx = 0;
+    for (double a : alpha) {
+        sum += a;
+        mx = std::max(mx, a);
+    }
+    const double l = static_cast<double>(alpha.size());
+    return sum + (v / mu - 1) * mx + (l - 1) * beta * mu + beta * v;
+}
+
+double mtree_best_chunk(const std::vector<double>& alpha, double beta, double v) {
+    double mx = 0;
+    for (double a : alpha) mx = std::max(mx, a);
+    if (alpha.size() < 2 || !(beta > 0)) return v;
+    return std::sqrt(v * mx / ((static_cast<double>(alpha.size()) - 1) * beta));
+}
+
+// ----------------------------------------------------------------- params
+
+Status parse_mtree_params(const ParamMap& params, MTreeParams* out) {
+    MTreeParams p;
+    for (const auto& [key, value] : params) {
+        if (key == "k" || key == "chunks") {
+            char* end = nullptr;
+            const long x = std::strtol(value.c_str(), &end, 10);
+            const long hi = key == "k" ? kMTreeMaxK : kMTreeMaxChunks;
+            if (end == value.c_str() || *end != '\0' || x < 1 || x > hi)
+                return Status::invalid("mtree: " + key + " '" + value + "' must be an integer in 1.." +
+                                       std::to_string(hi));
+            (key == "k" ? p.k : p.chunks) = static_cast<int>(x);
+        } else if (key == "bytes") {
+            Status st = parse_size(value, &p.bytes);
+            if (!st) return Status::invalid("mtree: bytes: " + st.message());
+            if (p.bytes == 0) return Status::invalid("mtree: bytes '" + value + "' must be above 0");
+        } else if (key == "rho") {
+            char* end = nullptr;
+            const double x = std::strtod(value.c_str(), &end);
+            if (end == value.c_str() || *end != '\0' || !(x > 0 && x <= 1))
+                return Status::invalid("mtree: rho '" + value + "' must be a number in (0, 1]");
+            p.rho = x;
+        } else {
+            return Status::invalid("mtree: unknown parameter '" + key + "' (known: bytes, chunks, k, rho)");
+        }
+    }
+    *out = p;
+    return Status::ok();
+}
+
+// ------------------------------------------------------------------ solve
+
+Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, MTreeSolution* out) {
+    MTreeSolution s;
+    GENX_RETURN_IF_ERROR(build_mtree_graph(view, nranks, &s.graph));
+    const MTreeGraph& g = s.graph;
+    if (g.n > kMTreeMaxHosts)
+        return Status::invalid("mtree: " + std::to_string(g.n) + " hosts; genx builds MTREE for at most " +
+                               std::to_string(kMTreeMaxHosts));
+    MTreeOptions o;
+    o.rho = p.rho;
+    o.rmin = p.rmin;
+    GENX_RETURN_IF_ERROR(mtree_gost(g, o, &s.gost));
+    std::vector<MTreeTree> trees = mtree_select(g, s.gost.trees, p.k);
+    double total = 0;
+    for (const MTreeTree& t : trees) total += t.rate;
+    // Chunks per tree (λ*), then the block count and each tree's blocks.
+    int N = 1;
+    if (!trees.empty()) {
+        double need = 0;
+        for (MTreeTree& t : trees) {
+            const double w = t.rate / total;
+            const double v = static_cast<double>(p.bytes) * w;
+            int c = 1;
+            if (p.chunks > 0) {
+                c = p.chunks;
+            } else if (t.height > 0) {
+                const std::vector<double> alpha(static_cast<size_t>(2 * t.height), std::max(t.max_latency, 1e-12));
+                const double mu = mtree_best_chunk(alpha, 1.0 / t.rate, v);
+                const double lambda = mu > 0 ? v / mu : kMTreeMaxChunks;
+                c = static_cast<int>(std::clamp(std::round(lambda), 1.0, static_cast<double>(kMTreeMaxChunks)));
+            }
+            t.chunks = c;
+            need = std::max(need, std::ceil(c / w - 1e-9));
+        }
+        N = static_cast<int>(std::min<double>(kMTreeMaxBlocks, std::max<double>(32.0 * trees.size(), need)));
+        // Largest remainder.
+        std::vector<std::pair<double, int>> frac;
+        int given = 0;
+        for (size_t i = 0; i < trees.size(); ++i) {
+            const double exact = N * trees[i].rate / total;
+            trees[i].nblocks = static_cast<int>(std::floor(exact));
+            given += trees[i].nblocks;
+            frac.push_back({-(exact - trees[i].nblocks), static_cast<int>(i)});
+        }
+        std::sort(frac.begin(), frac.end());
+        for (size_t j = 0; given < N && j < frac.size(); ++j, ++given) ++trees[static_cast<size_t>(frac[j].second)].nblocks;
+        std::vector<MTreeTree> kept;
+        int begin = 0;
+        for (MTreeTree& t : trees) {
+            if (t.nblocks == 0) continue;
+            t.block_begin = begin;
+            begin += t.nblocks;
+            t.chunks = std::min(t.chunks, t.nblocks);
+            kept.push_back(std::move(t));
+        }
+        trees = std::move(kept);
+    }
+    s.trees = std::move(trees);
+    s.nblocks = N;
+    int maxppn = 1;
+    for (const auto& rs : g.ranks) maxppn = std::max(maxppn, static_cast<int>(rs.size()));
+    while ((1 << s.intra_steps) < maxppn) ++s.intra_steps;
+    for (const MTreeTree& t : s.trees) s.pipeline_steps = std::max(s.pipeline_steps, t.chunks + 2 * t.height - 1);
+    s.steps = 2 * s.intra_steps + s.pipeline_steps;
+    *out = std::move(s);
+    return Status::ok();
+}
+
+// --------------------------------------------------------------- schedule
+
+namespace {
+
+enum EvKind : int { kSend = 0, kRecvPartial = 1, kRecvFinal = 2 };
+
+struct Event {
+    int step;
+    int peer;
+    int kind;
+    int lo, hi;  // blocks [lo, hi)
+};
+
+using Events = std::vector<std::vector<Event>>;  // per rank
+
+void emit_program(const std::vector<Event>& ev, int nsteps, Program* prog) {
+    const size_t base = prog->steps.size();
+    prog->steps.resize(base + static_cast<size_t>(nsteps));
+    size_t k = 0;
+    while (k < ev.size()) {
+        const int step = ev[k].step;
+        Step& st = prog->steps[base + static_cast<size_t>(step)];
+        std::map<int, std::vector<int>> slots_of_block;  // partial block -> source slots
+        int slot = 0;
+        while (k < ev.size() && ev[k].step == step) {
+            const int peer = ev[k].peer;
+            std::vector<int> send, partial, final_blocks;
+            for (; k < ev.size() && ev[k].step == step && ev[k].peer == peer; ++k) {
+                std::vector<int>& dst = ev[k].kind == kSend ? send : ev[k].kind == kRecvPartial ? partial : final_blocks;
+                for (int b = ev[k].lo; b < ev[k].hi; ++b) dst.push_back(b);
+            }
+            if (!send.empty()) {
+                std::sort(send.begin(), send.end());
+                st.sends.push_back(Transfer{peer, std::move(send), kResult});
+            }
+            if (partial.empty() && !final_blocks.empty()) {
+                std::sort(final_blocks.begin(), final_blocks.end());
+                st.recvs.push_back(Transfer{peer, std::move(final_blocks), kResult});
+            } else if (!partial.empty()) {
+                for (int b : partial) slots_of_block[b].push_back(slot);
+                std::vector<int> all = partial;
+                all.insert(all.end(), final_blocks.begin(), final_blocks.end());
+                std::sort(all.begin(), all.end());
+                st.recvs.push_back(Transfer{peer, std::move(all), slot});
+                if (!final_blocks.empty()) {
+                    std::sort(final_blocks.begin(), final_blocks.end());
+                    st.ops.push_back(LocalOp{OpKind::Copy, kResult, {slot}, std::move(final_blocks)});
+                }
+                ++slot;
+            }
+        }
+        // One fused reduce per set of source slots.
+        std::map<std::vector<int>, std::vector<int>> by_sources;
+        for (auto& [block, srcs] : slots_of_block) by_sources[srcs].push_back(block);
+        for (auto& [srcs, blocks] : by_sources) st.ops.push_back(LocalOp{OpKind::Reduce, kResult, srcs, blocks});
+    }
+}
+
+}  // namespace
+
+Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
+    const int P = req.nranks;
+    if (P < 1) return Status::invalid("mtree: number of ranks must be >= 1, got " + std::to_string(P));
+    MTreeParams p;
+    GENX_RETURN_IF_ERROR(parse_mtree_params(req.params, &p));
+    MTreeSolution s;
+    GENX_RETURN_IF_ERROR(solve_mtree(req.topology, P, p, &s));
+    const MTreeGraph& g = s.graph;
+    auto events = std::make_shared<Events>(static_cast<size_t>(P));
+    const auto add = [&](int step, int from, int to, int lo, int hi, bool final_data) {
+        (*events)[static_cast<size_t>(from)].push_back({step, to, kSend, lo, hi});
+        (*events)[static_cast<size_t>(to)].push_back({step, from, final_data ? kRecvFinal : kRecvPartial, lo, hi});
+    };
+    const int J = s.intra_steps, S = s.pipeline_steps;
+    // Inside hosts: binomial reduce into the first rank, broadcast back.
+    for (const std::vector<int>& rs : g.ranks) {
+        const int k = static_cast<int>(rs.size());
+        for (int j = 0; j < J; ++j)
+            for (int l = 0; l + (1 << j) < k; l += 2 << j) {
+                add(j, rs[static_cast<size_t>(l + (1 << j))], rs[static_cast<size_t>(l)], 0, s.nblocks, false);
+                add(J + S + (J - 1 - j), rs[static_cast<size_t>(l)], rs[static_cast<size_t>(l + (1 << j))], 0,
+                    s.nblocks, true);
+            }
+    }
+    // The trees' pipelines between the hosts' first ranks.
+    for (const MTreeTree& t : s.trees) {
+        for (int v = 0; v < g.n; ++v) {
+            const int par = t.parent[static_cast<size_t>(v)];
+            if (par < 0) continue;
+            const int d = t.depth[static_cast<size_t>(v)];
+            const int child = g.ranks[static_cast<size_t>(v)][0], parent = g.ranks[static_cast<size_t>(par)][0];
+            for (int c = 0; c < t.chunks; ++c) {
+                const int lo = t.block_begin + static_cast<int>(static_cast<long>(c) * t.nblocks / t.chunks);
+                const int hi = t.block_begin + static_cast<int>(static_cast<long>(c + 1) * t.nblocks / t.chunks);
+                add(J + c + t.height - d, child, parent, lo, hi, false);
+                add(J + c + t.height + d - 1, parent, child, lo, hi, true);
+            }
+        }
+    }
+    for (auto& ev : *events)
+        std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
+            return std::tie(a.step, a.peer, a.kind, a.lo) < std::tie(b.step, b.peer, b.kind, b.lo);
+        });
+    RankGenerator gen;
+    gen.header.algorithm = "mtree";
+    gen.header.nranks = P;
+    gen.header.nblocks = s.nblocks;
+    ParamMap canon;
+    canon["bytes"] = std::to_string(p.bytes);
+    canon["k"] = std::to_string(p.k);
+    if (p.chunks > 0) canon["chunks"] = std::to_string(p.chunks);
+    if (req.params.count("rho")) canon["rho"] = req.params.at("rho");
+    gen.header.params = format_params(canon);
+    const int steps = s.steps;
+    gen.emit = [events, steps](int r, Program* prog) { emit_program((*events)[static_cast<size_t>(r)], steps, prog); };
+    *out = std::move(gen);
+    return Status::ok();
+}
+
+void mtree_candidates(const CandidateContext& ctx, std::vector<std::string>* out) {
+    if (ctx.topology == nullptr || ctx.topology->empty() || ctx.nranks < 2 ||
+        ctx.nranks > kWholePlanMaxRanks)
+        return;
+    out->push_back("");
+}
+
+}  // namespace genx
