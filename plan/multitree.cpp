@@ -54,7 +54,31 @@ int nearest_child(const NetGraph& g, int p, const std::vector<char>& in_tree,
 
 }  // namespace
 
-Status build_multitree(const NetGraph& g, MultiTreeSchedule* out) {
+namespace {
+
+// Hops from the tree's ranks to the farthest rank outside it, ranks
+// forwarding (the network's own distance).
+int remaining_height(const NetGraph& g, const std::vector<int>& members, std::vector<int>* dist) {
+    dist->assign(static_cast<size_t>(g.nvertices()), -1);
+    std::vector<int> q(members.begin(), members.end());
+    for (int m : members) (*dist)[static_cast<size_t>(m)] = 0;
+    int far = 0;
+    for (size_t k = 0; k < q.size(); ++k) {
+        const int u = q[k];
+        for (int a : g.out[static_cast<size_t>(u)]) {
+            const int v = g.arcs[static_cast<size_t>(a)].to;
+            if ((*dist)[static_cast<size_t>(v)] >= 0) continue;
+            (*dist)[static_cast<size_t>(v)] = (*dist)[static_cast<size_t>(u)] + 1;
+            if (!g.forwards(v)) far = std::max(far, (*dist)[static_cast<size_t>(v)]);
+            q.push_back(v);
+        }
+    }
+    return far;
+}
+
+}  // namespace
+
+Status build_multitree(const NetGraph& g, MultiTreeSchedule* out, MultiTreeOrder tree_order) {
     const int P = g.nranks;
     MultiTreeSchedule s;
     s.nranks = P;
@@ -81,10 +105,22 @@ Status build_multitree(const NetGraph& g, MultiTreeSchedule* out) {
             scan[static_cast<size_t>(i)] = 0;
             settled[static_cast<size_t>(i)] = order[static_cast<size_t>(i)].size();
         }
+        // Turn order for this step.
+        std::vector<int> turns(static_cast<size_t>(P));
+        for (int i = 0; i < P; ++i) turns[static_cast<size_t>(i)] = i;
+        if (tree_order == MultiTreeOrder::Height) {
+            std::vector<int> height(static_cast<size_t>(P), 0), dist;
+            for (int i = 0; i < P; ++i)
+                if (static_cast<int>(order[static_cast<size_t>(i)].size()) < P)
+                    height[static_cast<size_t>(i)] = remaining_height(g, order[static_cast<size_t>(i)], &dist);
+            std::stable_sort(turns.begin(), turns.end(), [&](int a, int b) {
+                return height[static_cast<size_t>(a)] > height[static_cast<size_t>(b)];
+            });
+        }
         bool any_this_step = false;
         for (bool turn = true; turn;) {
             turn = false;
-            for (int i = 0; i < P; ++i) {
+            for (int i : turns) {
                 auto& ord = order[static_cast<size_t>(i)];
                 if (static_cast<int>(ord.size()) == P) continue;
                 auto& k = scan[static_cast<size_t>(i)];
@@ -135,12 +171,20 @@ Status prepare_multitree(const GenRequest& req, RankGenerator* out) {
     if (P > kMultiTreeMaxRanks)
         return Status::invalid("multitree: " + std::to_string(P) + " ranks; genx builds MultiTree for at most " +
                                std::to_string(kMultiTreeMaxRanks));
-    if (!req.params.empty())
-        return Status::invalid("multitree: unknown parameter '" + req.params.begin()->first + "'");
+    MultiTreeOrder order = MultiTreeOrder::Root;
+    std::string canon;
+    auto it = req.params.find("order");
+    if (it != req.params.end()) {
+        if (it->second == "height")
+            order = MultiTreeOrder::Height;
+        else if (it->second != "root")
+            return Status::invalid("multitree: order=" + it->second + ": expected root or height");
+        if (order == MultiTreeOrder::Height) canon = "order=height";
+    }
     NetGraph g;
     if (Status s = build_net_graph(req.topology, P, &g); !s) return Status(s.code(), "multitree: " + s.message());
     MultiTreeSchedule sched;
-    GENX_RETURN_IF_ERROR(build_multitree(g, &sched));
+    GENX_RETURN_IF_ERROR(build_multitree(g, &sched, order));
     const int T = sched.steps;
     auto events = std::make_shared<std::vector<std::vector<Event>>>(static_cast<size_t>(P));
     for (const MultiTreeEdge& e : sched.edges) {
@@ -156,6 +200,7 @@ Status prepare_multitree(const GenRequest& req, RankGenerator* out) {
         });
     RankGenerator gen;
     gen.header.algorithm = "multitree";
+    gen.header.params = canon;
     gen.header.nranks = P;
     gen.header.nblocks = P;
     gen.emit = [events, T](int r, Program* prog) {
@@ -207,6 +252,9 @@ void multitree_candidates(const CandidateContext& ctx, std::vector<std::string>*
         ctx.nranks > kWholePlanMaxRanks)
         return;
     out->push_back("");
+    // Height order pays on asymmetric networks (meshes, graphs), and gives
+    // the same trees as root order on symmetric ones at twice the price.
+    out->push_back("order=height");
 }
 
 }  // namespace genx

@@ -39,6 +39,9 @@
 // kMultiTreeMaxRanks ranks genx refuses (the construction and the P²
 // edges it keeps grow too fast).
 //
+// Parameter: order=root (default) or order=height (MultiTreeOrder below);
+// on a 4x4 mesh root order takes 10 steps per phase, height order 9.
+//
 // Any P.  Without a topology the ranks sit on one switch.  The network
 // graph must be connected; a rank nothing reaches is an error naming it.
 #pragma once
@@ -66,8 +69,16 @@ struct MultiTreeSchedule {
     std::vector<MultiTreeEdge> edges; // in allocation order
 };
 
+// The order trees take turns in within a time step: by root (the paper's
+// default, "works fine ... for symmetric networks like Torus"), or, at each
+// step, the trees with the larger remaining height first (the paper's
+// suggestion for asymmetric networks: the farthest rank not yet in the tree,
+// in hops; ties by root), so that the longest paths are scheduled earlier.
+enum class MultiTreeOrder { Root, Height };
+
 // Algorithm 1 on `g`.  Errors name a rank the construction cannot reach.
-Status build_multitree(const NetGraph& g, MultiTreeSchedule* out);
+Status build_multitree(const NetGraph& g, MultiTreeSchedule* out,
+                       MultiTreeOrder order = MultiTreeOrder::Root);
 
 Status prepare_multitree(const GenRequest& req, RankGenerator* out);
 void multitree_candidates(const CandidateContext& ctx, std::vector<std::string>* out);

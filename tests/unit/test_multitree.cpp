@@ -503,7 +503,7 @@ TEST_CASE("multitree errors: a rank nothing reaches, too many ranks; gentree ref
     multitree_candidates(CandidateContext{9, 1, 0, nullptr}, &c);
     CHECK(c.empty());
     multitree_candidates(CandidateContext{9, 1, 0, &torus}, &c);
-    CHECK(c.size() == 1);
+    CHECK(c == std::vector<std::string>{"", "order=height"});
     const GeneratorInfo* gt = find_generator("gentree");
     REQUIRE(gt != nullptr);
     std::vector<std::string> g;
@@ -564,4 +564,41 @@ TEST_CASE("the cost model prices a direct network one link per peer, and the sel
     REQUIRE_FALSE(ranked.empty());
     INFO(format_prediction_table(ranked));
     CHECK(ranked.front().candidate.algorithm == "multitree");
+}
+
+TEST_CASE("multitree order=height: the paper's remaining-height priority for asymmetric networks", "[multitree]") {
+    // 4x4 mesh: 10 steps per phase in root order, 9 with the trees of
+    // larger remaining height first; a torus is symmetric and keeps 5.
+    const TopologyView mesh = preset_view("mesh:4x4");
+    NetGraph g;
+    REQUIRE(build_net_graph(&mesh, 16, &g));
+    MultiTreeSchedule root, height;
+    REQUIRE(build_multitree(g, &root, MultiTreeOrder::Root));
+    REQUIRE(build_multitree(g, &height, MultiTreeOrder::Height));
+    CHECK(root.steps == 10);
+    CHECK(height.steps == 9);
+    require_invariants(g, height, "mesh:4x4 height");
+    const TopologyView torus = preset_view("torus:4x4");
+    REQUIRE(build_net_graph(&torus, 16, &g));
+    REQUIRE(build_multitree(g, &height, MultiTreeOrder::Height));
+    CHECK(height.steps == 5);
+    // The oversubscribed tree: crossing trees go first, fewer steps.
+    const TopologyView tree = preset_view("tree:2x4/4");
+    REQUIRE(build_net_graph(&tree, 8, &g));
+    REQUIRE(build_multitree(g, &root, MultiTreeOrder::Root));
+    REQUIRE(build_multitree(g, &height, MultiTreeOrder::Height));
+    CHECK(height.steps < root.steps);
+    require_invariants(g, height, "tree:2x4/4 height");
+    for (const std::string& name : {std::string("mesh:4x4"), std::string("mesh:3x5"), std::string("tree:2x4/4"),
+                                    std::string("torus:2x3")}) {
+        const TopologyView v = preset_view(name);
+        Plan p;
+        REQUIRE(generate("multitree", v.nranks(), {{"order", "height"}}, &v, &p));
+        CHECK(p.params == "order=height");
+        require_valid(p, name + " order=height");
+    }
+    Plan p;
+    const Status st = generate("multitree", 4, {{"order", "random"}}, nullptr, &p);
+    CHECK_FALSE(st);
+    CHECK(st.message().find("order=random: expected root or height") != std::string::npos);
 }
