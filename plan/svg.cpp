@@ -202,4 +202,170 @@ std::string plan_to_svg(const Plan& plan) {
     return o;
 }
 
+std::vector<BlockTree> block_trees(const Plan& plan) {
+    const int P = plan.nranks;
+    std::vector<BlockTree> out;
+    // parent/step per (block, rank): the last receive of b into the result.
+    std::vector<std::vector<int>> parent(static_cast<size_t>(plan.nblocks),
+                                         std::vector<int>(static_cast<size_t>(P), -1));
+    std::vector<std::vector<int>> when(parent);
+    for (int r = 0; r < P; ++r) {
+        const Program& prog = plan.programs[static_cast<size_t>(r)];
+        for (size_t s = 0; s < prog.steps.size(); ++s)
+            for (const Transfer& t : prog.steps[s].recvs)
+                if (t.buffer == kResult)
+                    for (int b : t.blocks) {
+                        parent[static_cast<size_t>(b)][static_cast<size_t>(r)] = t.peer;
+                        when[static_cast<size_t>(b)][static_cast<size_t>(r)] = static_cast<int>(s);
+                    }
+    }
+    for (int b = 0; b < plan.nblocks; ++b) {
+        const auto& par = parent[static_cast<size_t>(b)];
+        BlockTree* same = nullptr;
+        for (BlockTree& t : out)
+            if (t.parent == par && t.step == when[static_cast<size_t>(b)]) same = &t;
+        if (same != nullptr) {
+            same->blocks.push_back(b);
+            continue;
+        }
+        BlockTree t;
+        t.blocks = {b};
+        t.parent = par;
+        t.step = when[static_cast<size_t>(b)];
+        for (int r = 0; r < P; ++r)
+            if (par[static_cast<size_t>(r)] < 0) {
+                // The root: nobody sends it b's final value, and it sends it on.
+                bool sends = false;
+                for (int q = 0; q < P; ++q) sends = sends || par[static_cast<size_t>(q)] == r;
+                if (sends || t.root < 0) t.root = r;
+                if (sends) break;
+            }
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::string block_trees_to_svg(const Plan& plan, int max_trees) {
+    const std::vector<BlockTree> trees = block_trees(plan);
+    const int P = plan.nranks;
+    const double r = 11, dx = 30, dy = 46, pad = 16, head = 34;
+    struct Panel {
+        std::vector<std::vector<int>> layers;
+        std::vector<int> depth;
+        double w = 0, h = 0;
+    };
+    std::vector<Panel> panels;
+    const int shown = std::min(static_cast<int>(trees.size()), max_trees);
+    for (int k = 0; k < shown; ++k) {
+        const BlockTree& t = trees[static_cast<size_t>(k)];
+        Panel p;
+        p.depth.assign(static_cast<size_t>(P), -1);
+        std::vector<std::vector<int>> kids(static_cast<size_t>(P));
+        for (int q = 0; q < P; ++q)
+            if (t.parent[static_cast<size_t>(q)] >= 0) kids[static_cast<size_t>(t.parent[static_cast<size_t>(q)])].push_back(q);
+        if (t.root >= 0) {
+            p.layers.push_back({t.root});
+            p.depth[static_cast<size_t>(t.root)] = 0;
+            while (true) {
+                std::vector<int> next;
+                for (int u : p.layers.back())
+                    for (int v : kids[static_cast<size_t>(u)])
+                        if (p.depth[static_cast<size_t>(v)] < 0) {
+                            p.depth[static_cast<size_t>(v)] = static_cast<int>(p.layers.size());
+                            next.push_back(v);
+                        }
+                if (next.empty()) break;
+                // Children in their parents' order: few crossing edges.
+                p.layers.push_back(next);
+            }
+        }
+        size_t widest = 1;
+        for (const auto& l : p.layers) widest = std::max(widest, l.size());
+        p.w = std::max(140.0, static_cast<double>(widest) * dx + 2 * pad);
+        p.h = head + static_cast<double>(p.layers.size()) * dy + pad;
+        panels.push_back(std::move(p));
+    }
+    // Panels in rows of at most 1200 px.
+    const double max_row = 1200;
+    std::vector<std::pair<double, double>> at(panels.size());
+    double x = 0, y = 0, row_h = 0, width = 0;
+    for (size_t k = 0; k < panels.size(); ++k) {
+        if (x > 0 && x + panels[k].w > max_row) {
+            x = 0;
+            y += row_h;
+            row_h = 0;
+        }
+        at[k] = {x, y};
+        x += panels[k].w;
+        row_h = std::max(row_h, panels[k].h);
+        width = std::max(width, x);
+    }
+    const double title_h = 28;
+    const double height = y + row_h + title_h + (shown < static_cast<int>(trees.size()) ? 20 : 0);
+    const std::string title = plan.algorithm + (plan.params.empty() ? "" : " " + plan.params) + ", P=" +
+                              std::to_string(P) + ": " + std::to_string(trees.size()) +
+                              " broadcast tree(s) of " + std::to_string(plan.nblocks) +
+                              " blocks (edge label: step)";
+    width = std::max(width, 8 + 7.2 * static_cast<double>(title.size()));
+    std::string o;
+    o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(std::max(width, 300.0)) +
+         "\" height=\"" + num(height) + "\" font-family=\"sans-serif\" font-size=\"10\">\n";
+    o += "<text x=\"4\" y=\"18\" font-size=\"13\">" + esc(title) + "</text>\n";
+    for (int k = 0; k < shown; ++k) {
+        const BlockTree& t = trees[static_cast<size_t>(k)];
+        const Panel& p = panels[static_cast<size_t>(k)];
+        const double ox = at[static_cast<size_t>(k)].first, oy = at[static_cast<size_t>(k)].second + title_h;
+        std::string label = "block";
+        if (t.blocks.size() > 1) label += "s";
+        // Ranges of consecutive blocks: "0-31,64".
+        std::string list = " ";
+        for (size_t i = 0; i < t.blocks.size();) {
+            size_t j = i;
+            while (j + 1 < t.blocks.size() && t.blocks[j + 1] == t.blocks[j] + 1) ++j;
+            if (i > 0) list += ",";
+            list += std::to_string(t.blocks[i]);
+            if (j > i) list += "-" + std::to_string(t.blocks[j]);
+            i = j + 1;
+        }
+        o += "<g><title>" + esc(label + list) + "</title><rect x=\"" + num(ox + 2) + "\" y=\"" + num(oy) +
+             "\" width=\"" + num(p.w - 4) + "\" height=\"" + num(p.h - 4) +
+             "\" fill=\"none\" stroke=\"#ccc\"/>\n<text x=\"" + num(ox + 8) + "\" y=\"" + num(oy + 14) +
+             "\">" + esc(shorten(label + list + ", root " + std::to_string(t.root),
+                                  static_cast<size_t>(std::max(8.0, (p.w - 14) / 5.6)))) +
+             "</text></g>\n";
+        // Positions: layer by depth, centred.
+        std::vector<std::pair<double, double>> pos(static_cast<size_t>(P), {-1, -1});
+        for (size_t l = 0; l < p.layers.size(); ++l) {
+            const auto& layer = p.layers[l];
+            const double lw = static_cast<double>(layer.size()) * dx;
+            for (size_t i = 0; i < layer.size(); ++i)
+                pos[static_cast<size_t>(layer[i])] = {ox + (p.w - lw) / 2 + dx * (static_cast<double>(i) + 0.5),
+                                                      oy + head + static_cast<double>(l) * dy};
+        }
+        for (int q = 0; q < P; ++q) {
+            const int par = t.parent[static_cast<size_t>(q)];
+            if (par < 0 || pos[static_cast<size_t>(q)].first < 0 || pos[static_cast<size_t>(par)].first < 0) continue;
+            const auto [x1, y1] = pos[static_cast<size_t>(par)];
+            const auto [x2, y2] = pos[static_cast<size_t>(q)];
+            o += "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1 + r) + "\" x2=\"" + num(x2) + "\" y2=\"" +
+                 num(y2 - r) + "\" stroke=\"#1f5fa8\"/>";
+            o += "<text x=\"" + num((x1 + x2) / 2 + 3) + "\" y=\"" + num((y1 + y2) / 2) +
+                 "\" fill=\"#1f5fa8\" font-size=\"8\">" + std::to_string(t.step[static_cast<size_t>(q)]) +
+                 "</text>\n";
+        }
+        for (int q = 0; q < P; ++q) {
+            if (pos[static_cast<size_t>(q)].first < 0) continue;
+            const auto [cx, cy] = pos[static_cast<size_t>(q)];
+            o += "<circle cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"" + num(r) + "\" fill=\"" +
+                 (q == t.root ? "#f4d35e" : "#fff") + "\" stroke=\"#333\"/><text x=\"" + num(cx) +
+                 "\" y=\"" + num(cy + 3.5) + "\" text-anchor=\"middle\">" + std::to_string(q) + "</text>\n";
+        }
+    }
+    if (shown < static_cast<int>(trees.size()))
+        o += "<text x=\"4\" y=\"" + num(height - 6) + "\">" +
+             std::to_string(static_cast<int>(trees.size()) - shown) + " more tree(s) not drawn</text>\n";
+    o += "</svg>\n";
+    return o;
+}
+
 }  // namespace genx

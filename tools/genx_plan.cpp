@@ -56,6 +56,8 @@ struct Options {
     bool check = false;
     bool svg = false;  // set when --svg names a file
     std::string svg_file;
+    bool svg_trees = false;  // set when --svg-trees names a file
+    std::string svg_trees_file;
     bool model = false;  // set when --model names a file
     std::string model_file;
     std::string rank_map;
@@ -161,6 +163,19 @@ int out_check(Context& c) {
     return 1;
 }
 
+int out_svg_trees(Context& c) {
+    std::ofstream f(c.opt.svg_trees_file, std::ios::binary);
+    f << block_trees_to_svg(c.plan());
+    f.close();
+    if (!f) {
+        std::cerr << "genx-plan: --svg-trees: cannot write '" << c.opt.svg_trees_file << "'\n";
+        return 1;
+    }
+    *c.text << "svg-trees: wrote " << c.opt.svg_trees_file << " (" << block_trees(c.plan()).size()
+            << " distinct trees)\n";
+    return 0;
+}
+
 int out_svg(Context& c) {
     std::ofstream f(c.opt.svg_file, std::ios::binary);
     f << plan_to_svg(c.plan());
@@ -216,6 +231,7 @@ const std::vector<Output>& outputs() {
         {&Options::json, out_json},
         {&Options::check, out_check},
         {&Options::svg, out_svg},
+        {&Options::svg_trees, out_svg_trees},
         {&Options::model, out_model},
     };
     return table;
@@ -241,6 +257,11 @@ void add_options(CLI::App& app, Options& o) {
     app.add_flag("--check", o.check, "run the symbolic checker; exit 1 on a violation");
     app.add_option("--svg", o.svg_file, "draw the schedule (ranks x steps) as SVG into FILE")
         ->each([&o](const std::string&) { o.svg = true; });
+    app.add_option("--svg-trees", o.svg_trees_file,
+                   "draw each block's broadcast tree (who passes its final value to whom, and "
+                   "in which step) as SVG into FILE: MultiTree's and MTREE's trees, a ring's "
+                   "chains; blocks with the same tree share a panel")
+        ->each([&o](const std::string&) { o.svg_trees = true; });
     app.add_option("--model", o.model_file,
                    "a rules file (docs/rules.md, e.g. from genx-tune) or a GenModel parameter "
                    "file (docs/model.md): print the predicted time of --bytes by term")
@@ -427,7 +448,8 @@ int main(int argc, char** argv) {
                          std::to_string(opt.ranks - 1));
     if (opt.sample < 0) return bad_input("--sample must be a positive number of ranks");
     if (opt.sample > 0 && !opt.check) return bad_input("--sample needs --check");
-    if (opt.rank >= 0 && opt.svg) return bad_input("--svg draws every rank; drop --rank");
+    if (opt.rank >= 0 && (opt.svg || opt.svg_trees))
+        return bad_input("--svg and --svg-trees draw every rank; drop --rank");
 
     bool any = false;
     for (const Output& o : outputs()) any = any || opt.*(o.flag);

@@ -105,6 +105,10 @@ expect 0 '^ok: allreduce for P=16' -a multitree -P 16 --topology mesh:4x4 --chec
 expect 0 '^ok: allreduce for P=12' -a multitree -P 12 --topology "$topo_src/graph-ring.json" --ppn 2 --check
 expect 0 '"steps": 10' -a multitree -P 16 --topology torus:4x4 --stats --json
 expect 2 "preset 'torus:0x4': dimensions must be positive integers" -a multitree -P 4 --topology torus:0x4
+svgt=$(mktemp --suffix=.svg)
+expect 0 'svg-trees: wrote .* \(16 distinct trees\)' -a multitree -P 16 --topology torus:4x4 --svg-trees "$svgt"
+grep -q '16 broadcast tree(s) of 16 blocks' "$svgt" || { echo "FAIL: --svg-trees drew no trees"; fails=$((fails + 1)); }
+rm -f "$svgt"
 expect 2 'rank 2 cannot be reached' -a multitree -P 3 --topology "$topo_src/graph-split.json"
 
 # The JSON document alone is on stdout, even with --check.

@@ -19,6 +19,7 @@
 #include "plan/netgraph.hpp"
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
+#include "plan/svg.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/loopback.hpp"
 #include "runtime/reduce.hpp"
@@ -601,4 +602,40 @@ TEST_CASE("multitree order=height: the paper's remaining-height priority for asy
     const Status st = generate("multitree", 4, {{"order", "random"}}, nullptr, &p);
     CHECK_FALSE(st);
     CHECK(st.message().find("order=random: expected root or height") != std::string::npos);
+}
+
+TEST_CASE("block trees: MultiTree's trees and a ring's chains, drawn as SVG", "[multitree][svg]") {
+    const TopologyView mesh = preset_view("mesh:2x2");
+    const Plan p = multitree_plan(&mesh, 4);
+    const std::vector<BlockTree> trees = block_trees(p);
+    REQUIRE(trees.size() == 4);
+    // Tree of block 0 is the paper's T0: 0 -> 1, 0 -> 2 in the first
+    // all-gather step (2), 2 -> 3 in the second (3).
+    CHECK(trees[0].blocks == std::vector<int>{0});
+    CHECK(trees[0].root == 0);
+    CHECK(trees[0].parent == std::vector<int>{-1, 0, 0, 2});
+    CHECK(trees[0].step == std::vector<int>{-1, 2, 2, 3});
+    for (const BlockTree& t : trees) CHECK(t.root == t.blocks[0]);
+    // A ring of 5: each block's final value travels a chain of 4 hops.
+    Plan ring;
+    REQUIRE(generate("ring", 5, {}, &ring));
+    const std::vector<BlockTree> chains = block_trees(ring);
+    REQUIRE(chains.size() == 5);
+    for (const BlockTree& t : chains) {
+        int depth = 0;
+        for (int r = 0; r < 5; ++r) {
+            int d = 0;
+            for (int q = r; t.parent[static_cast<size_t>(q)] >= 0; q = t.parent[static_cast<size_t>(q)]) ++d;
+            depth = std::max(depth, d);
+        }
+        CHECK(depth == 4);
+    }
+    // Blocks with one tree share a panel: cps's P blocks each have a star
+    // of their own; a plan of one rank has one tree with no edges.
+    const std::string svg = block_trees_to_svg(p);
+    CHECK(svg.rfind("<svg", 0) == 0);
+    CHECK(svg.find("4 broadcast tree(s) of 4 blocks") != std::string::npos);
+    CHECK(svg.find("block 3, root 3") != std::string::npos);
+    const std::string few = block_trees_to_svg(ring, 2);
+    CHECK(few.find("3 more tree(s) not drawn") != std::string::npos);
 }
