@@ -1,6 +1,8 @@
 /*
- * coll_genx.h: the Open MPI 4.1 side of genx (coll API 2.0.0, module
- * 2.3.0).  The glue is C because Open MPI's internal headers are not valid
+ * coll_genx.h: the Open MPI side of genx, for Open MPI 4.1 (coll component
+ * 2.0.0, module 2.3.0) and 5.0 (component and module 2.4.0) from one
+ * source; what differs between the two is in coll_genx_compat.h and
+ * nowhere else.  The glue is C because Open MPI's internal headers are not valid
  * C++; it turns MPI objects into the plain values of genx/genx_core.h,
  * supplies the PML as the core's transport, and sends everything the core
  * cannot or will not run to the component that owned MPI_Allreduce before
@@ -18,7 +20,7 @@
 #include <stdint.h>
 
 #include "mpi.h"
-#include "opal/threads/mutex.h"
+#include "coll_genx_compat.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
@@ -30,7 +32,7 @@
 BEGIN_C_DECLS
 
 typedef struct mca_coll_genx_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_genx_base_component_t super; /* coll_genx_compat.h */
 
     /* MCA parameters (coll_genx_*), read once at registration. */
     int priority;
@@ -101,8 +103,9 @@ typedef struct mca_coll_genx_module_t {
     mca_coll_base_module_iallreduce_fn_t fallback_iallreduce;
     mca_coll_base_module_t *fallback_iallreduce_module;
     const char *fallback_iallreduce_name;  /* its component (libnbc normally) */
-    /* The persistent allreduce (MPIX_Allreduce_init) installed before
-     * genx (retained), if any: libnbc's normally. */
+    /* The persistent allreduce (MPIX_Allreduce_init in 4.1,
+     * MPI_Allreduce_init in 5.0) installed before genx (retained), if
+     * any: libnbc's normally. */
     mca_coll_base_module_allreduce_init_fn_t fallback_allreduce_init;
     mca_coll_base_module_t *fallback_allreduce_init_module;
 
@@ -181,7 +184,7 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
 typedef enum {
     MCA_COLL_GENX_BLOCKING = 0,   /* MPI_Allreduce */
     MCA_COLL_GENX_NONBLOCKING,    /* MPI_Iallreduce */
-    MCA_COLL_GENX_PERSISTENT      /* MPIX_Allreduce_init */
+    MCA_COLL_GENX_PERSISTENT      /* MPIX_Allreduce_init (4.1), MPI_Allreduce_init (5.0) */
 } mca_coll_genx_call_t;
 void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_call_t call,
                                 size_t bytes, const char *reason);

@@ -125,7 +125,7 @@ static int genx_nb_progress(void)
         int done = 0;
         if (GENX_OK != genx_request_progress(req->core, &done, why, sizeof(why))) {
             opal_output(0, "genx: iallreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
-                        req->bytes, ompi_comm_get_cid(req->pml.comm),
+                        req->bytes, mca_coll_genx_comm_id(req->pml.comm),
                         ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm), why);
             req->super.req_status.MPI_ERROR = MPI_ERR_INTERN;
             done = 1;
@@ -197,7 +197,7 @@ static int genx_device_refused(mca_coll_genx_module_t *module, const void *sbuf,
     opal_output(0, "genx: %s %zu B on comm %u (%d ranks), rank %d: device memory is staged "
                 "for MPI_Allreduce only; %s on device memory is not supported by genx, and "
                 "this Open MPI's other components would read it as host memory; nothing was "
-                "sent", what, bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                "sent", what, bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
                 ompi_comm_rank(comm), what);
     return MPI_ERR_BUFFER;
 }
@@ -228,7 +228,7 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
             return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
                                   "MPI_THREAD_MULTIPLE: the ranks' agreement on this "
                                   "communicator waits for its first blocking MPI_Allreduce "
-                                  "(or MPIX_Allreduce_init); Open MPI calls MPI_Iallreduce "
+                                  "(or " MCA_COLL_GENX_ALLREDUCE_INIT_NAME "); Open MPI calls MPI_Iallreduce "
                                   "from its progress engine, where genx must not wait");
         }
         mca_coll_genx_check_agreement(module, comm);
@@ -280,7 +280,7 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
     }
     if (GENX_OK != rc) {
         opal_output(0, "genx: iallreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
-                    bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
+                    bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
                     ('\0' != why[0]) ? why : "error in the genx core");
         /* Messages may be posted into this request's buffers: it is left
          * allocated, as a failed collective is not recoverable. */
@@ -293,7 +293,8 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
 
 /* ------------------------------------------------------------------ */
 /* Persistent allreduce: MPIX_Allreduce_init (Open MPI 4.1's pcollreq
- * extension; MPI_Allreduce_init in MPI 4).  The decision, plan, schedule,
+ * extension), MPI_Allreduce_init (MPI 4, Open MPI 5.0); one module slot,
+ * coll_allreduce_init, in both.  The decision, plan, schedule,
  * scratch area and tag are bound once here; each MPI_Start posts the
  * plan's first step with no lookup, and the progress callback above
  * completes it as it does an iallreduce.  Open MPI's MPI_Start checks that
@@ -312,7 +313,7 @@ static int genx_persistent_start(size_t count, ompi_request_t **requests)
         req->super.req_status.MPI_ERROR = MPI_SUCCESS;
         if (GENX_OK != genx_request_start(req->core, why, sizeof(why))) {
             opal_output(0, "genx: persistent allreduce %zu B on comm %u (%d ranks), rank %d: "
-                        "cannot start: %s", req->bytes, ompi_comm_get_cid(req->pml.comm),
+                        "cannot start: %s", req->bytes, mca_coll_genx_comm_id(req->pml.comm),
                         ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm), why);
             req->super.req_status.MPI_ERROR = MPI_ERR_INTERN;
             ompi_request_complete(&req->super, true);
@@ -352,12 +353,12 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     ompi_datatype_type_size(dtype, &type_size);
     bytes = type_size * (size_t) count;
 
-    rc = genx_device_refused(module, sbuf, rbuf, comm, bytes, "MPIX_Allreduce_init");
+    rc = genx_device_refused(module, sbuf, rbuf, comm, bytes, MCA_COLL_GENX_ALLREDUCE_INIT_NAME);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     /* Like every first call on a communicator, a first call that is an
-     * MPIX_Allreduce_init checks the ranks' agreement (one small blocking
+     * persistent allreduce init checks the ranks' agreement (one small blocking
      * allreduce through the fallback). */
     if (0 == module->agreed) {
         mca_coll_genx_check_agreement(module, comm);
@@ -413,7 +414,7 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
                                   bytes, NULL);
         }
         opal_output(0, "genx: persistent allreduce %zu B on comm %u (%d ranks), rank %d: "
-                    "failed: %s", bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                    "failed: %s", bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
                     ompi_comm_rank(comm), ('\0' != why[0]) ? why : "error in the genx core");
         return MPI_ERR_INTERN;
     }

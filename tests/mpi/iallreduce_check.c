@@ -12,7 +12,8 @@
  *  3. asynchrony: after a warm-up, rank 1 starts 200 ms late; rank 0's
  *     MPI_Iallreduce must return in under 1 ms, and its MPI_Test must stay
  *     false for as long as rank 1 has not started (tested for 150 ms);
- *  4. persistent: MPIX_Allreduce_init (Open MPI's pcollreq extension) at
+ *  4. persistent: MPI_Allreduce_init (Open MPI 5.0; MPIX_Allreduce_init,
+ *     the pcollreq extension, in 4.1: allreduce_init.h) at
  *     counts 1 to 100000, in place and not, each request started 4 times
  *     with new inputs in the same buffers, completed alternately by
  *     MPI_Wait and an MPI_Test loop with computation between, checked
@@ -23,7 +24,7 @@
  * failure and exits 1.
  */
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "allreduce_init.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,7 @@ static void check_one(MPI_Comm comm, MPI_Comm ref, MPI_Datatype t, MPI_Op op, in
     free(want);
 }
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#if GENX_HAVE_ALLREDUCE_INIT
 /* One persistent request started `rounds` times; the input changes between
  * starts and the result must follow. */
 static void check_persistent(MPI_Comm comm, MPI_Comm ref, MPI_Datatype t, int n, int in_place,
@@ -97,7 +98,7 @@ static void check_persistent(MPI_Comm comm, MPI_Comm ref, MPI_Datatype t, int n,
     MPI_Request req;
     char what[256];
 
-    MPIX_Allreduce_init(in_place ? MPI_IN_PLACE : in, out, n, t, MPI_SUM, comm, MPI_INFO_NULL, &req);
+    GENX_ALLREDUCE_INIT(in_place ? MPI_IN_PLACE : in, out, n, t, MPI_SUM, comm, MPI_INFO_NULL, &req);
     for (int round = 0; round < 4; ++round) {
         fill(t, in, n, rank, salt + 17 * round);
         MPI_Allreduce(in, want, n, t, MPI_SUM, ref);
@@ -247,7 +248,7 @@ int main(int argc, char **argv)
         }
     }
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#if GENX_HAVE_ALLREDUCE_INIT
     /* 4. persistent */
     {
         const int counts[] = { 1, 7, 1000, 4099, 100000 };
@@ -261,8 +262,8 @@ int main(int argc, char **argv)
             for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); ++t)
                 for (int ip = 0; ip < 2; ++ip)
                     check_persistent(MPI_COMM_WORLD, ref, types[t], counts[c], ip, rank, ++salt);
-        MPIX_Allreduce_init(a_in, a_out, N2, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &two[0]);
-        MPIX_Allreduce_init(b_in, b_out, N2, MPI_FLOAT, MPI_SUM, dup, MPI_INFO_NULL, &two[1]);
+        GENX_ALLREDUCE_INIT(a_in, a_out, N2, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &two[0]);
+        GENX_ALLREDUCE_INIT(b_in, b_out, N2, MPI_FLOAT, MPI_SUM, dup, MPI_INFO_NULL, &two[1]);
         for (int round = 0; round < 3; ++round) {
             fill(MPI_FLOAT, a_in, N2, rank, 900 + round);
             fill(MPI_FLOAT, b_in, N2, rank, 950 + round);
@@ -283,7 +284,7 @@ int main(int argc, char **argv)
     }
 #else
     if (0 == rank) {
-        printf("iallreduce_check: persistent allreduce not tested (no MPIX_Allreduce_init in this MPI)\n");
+        printf("iallreduce_check: persistent allreduce not tested (neither MPI_Allreduce_init nor MPIX_Allreduce_init in this MPI)\n");
     }
 #endif
 
