@@ -24,6 +24,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/op/op.h"
 #include "ompi/request/request.h"
 
@@ -134,7 +135,13 @@ typedef struct mca_coll_genx_reduce_ctx_t {
  * during its starts): the MPI request the user holds, the core's
  * operation, and what that operation points to until it ends. */
 typedef struct mca_coll_genx_request_t {
-    ompi_request_t super;
+    /* Not a bare ompi_request_t: after the coll entry returns, Open MPI's
+     * MPI_Iallreduce and MPI_Allreduce_init (MPIX_ in 4.1) hand the request
+     * to ompi_coll_base_retain_op, which takes it for an
+     * ompi_coll_base_nbc_request_t and, for a user-defined op or a derived
+     * datatype, stores the objects it retains in that structure's fields
+     * (both 4.1 and 5.0). */
+    ompi_coll_base_nbc_request_t super;
     genx_request *core;
     mca_coll_genx_pml_ctx_t pml; /* its own non-blocking collective tag */
     genx_transport_ops transport;

@@ -61,10 +61,10 @@ static int genx_request_free_cb(struct ompi_request_t **request)
     /* As libnbc: an operation in flight cannot be freed (MPI_Request_free
      * on an active non-blocking collective is erroneous in practice: its
      * buffers must stay valid until it completes). */
-    if (!REQUEST_COMPLETE(&req->super)) {
+    if (!REQUEST_COMPLETE(&req->super.super)) {
         return MPI_ERR_REQUEST;
     }
-    OMPI_REQUEST_FINI(&req->super);
+    OMPI_REQUEST_FINI(&req->super.super);
     OBJ_RELEASE(req);
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
@@ -79,10 +79,10 @@ static int genx_request_cancel_cb(struct ompi_request_t *request, int complete)
 
 static void genx_request_construct(mca_coll_genx_request_t *req)
 {
-    req->super.req_type = OMPI_REQUEST_COLL;
-    req->super.req_status._cancelled = 0;
-    req->super.req_free = genx_request_free_cb;
-    req->super.req_cancel = genx_request_cancel_cb;
+    req->super.super.req_type = OMPI_REQUEST_COLL;
+    req->super.super.req_status._cancelled = 0;
+    req->super.super.req_free = genx_request_free_cb;
+    req->super.super.req_cancel = genx_request_cancel_cb;
     req->core = NULL;
     req->pml.comm = NULL;
     req->pml.tag = 0;
@@ -102,7 +102,7 @@ static void genx_request_destruct(mca_coll_genx_request_t *req)
     }
 }
 
-OBJ_CLASS_INSTANCE(mca_coll_genx_request_t, ompi_request_t, genx_request_construct,
+OBJ_CLASS_INSTANCE(mca_coll_genx_request_t, ompi_coll_base_nbc_request_t, genx_request_construct,
                    genx_request_destruct);
 
 /* Advances every operation in flight; completes the finished ones (outside
@@ -127,7 +127,7 @@ static int genx_nb_progress(void)
             opal_output(0, "genx: iallreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
                         req->bytes, mca_coll_genx_comm_id(req->pml.comm),
                         ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm), why);
-            req->super.req_status.MPI_ERROR = MPI_ERR_INTERN;
+            req->super.super.req_status.MPI_ERROR = MPI_ERR_INTERN;
             done = 1;
         }
         if (done) {
@@ -143,7 +143,7 @@ static int genx_nb_progress(void)
     while (NULL != (req = finished)) {
         finished = req->next;
         req->next = NULL;
-        ompi_request_complete(&req->super, true);
+        ompi_request_complete(&req->super.super, true);
         ++completed;
     }
     return completed;
@@ -249,10 +249,10 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    OMPI_REQUEST_INIT(&req->super, false);
-    req->super.req_state = OMPI_REQUEST_ACTIVE;
-    req->super.req_mpi_object.comm = comm;
-    req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    OMPI_REQUEST_INIT(&req->super.super, false);
+    req->super.super.req_state = OMPI_REQUEST_ACTIVE;
+    req->super.super.req_mpi_object.comm = comm;
+    req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
     req->bytes = bytes;
     /* Every rank reaches this point for the same call (same decisions), so
      * every rank draws the same tag. */
@@ -273,7 +273,7 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
                          &req->transport, &req->core, why, sizeof(why));
     if (GENX_DECLINE == rc) {
         /* Nothing was posted; the core has said why. */
-        OMPI_REQUEST_FINI(&req->super);
+        OMPI_REQUEST_FINI(&req->super.super);
         OBJ_RELEASE(req);
         return module->fallback_iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                            module->fallback_iallreduce_module);
@@ -286,7 +286,7 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
          * allocated, as a failed collective is not recoverable. */
         return MPI_ERR_INTERN;
     }
-    *request = &req->super;
+    *request = &req->super.super;
     genx_nb_add(req);
     return OMPI_SUCCESS;
 }
@@ -308,15 +308,15 @@ static int genx_persistent_start(size_t count, ompi_request_t **requests)
     for (size_t i = 0; i < count; ++i) {
         mca_coll_genx_request_t *req = (mca_coll_genx_request_t *) requests[i];
 
-        req->super.req_state = OMPI_REQUEST_ACTIVE;
-        req->super.req_complete = REQUEST_PENDING;
-        req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+        req->super.super.req_state = OMPI_REQUEST_ACTIVE;
+        req->super.super.req_complete = REQUEST_PENDING;
+        req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
         if (GENX_OK != genx_request_start(req->core, why, sizeof(why))) {
             opal_output(0, "genx: persistent allreduce %zu B on comm %u (%d ranks), rank %d: "
                         "cannot start: %s", req->bytes, mca_coll_genx_comm_id(req->pml.comm),
                         ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm), why);
-            req->super.req_status.MPI_ERROR = MPI_ERR_INTERN;
-            ompi_request_complete(&req->super, true);
+            req->super.super.req_status.MPI_ERROR = MPI_ERR_INTERN;
+            ompi_request_complete(&req->super.super, true);
             return MPI_ERR_INTERN;
         }
         genx_nb_add(req);
@@ -381,10 +381,10 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    OMPI_REQUEST_INIT(&req->super, true); /* inactive, complete */
-    req->super.req_start = genx_persistent_start;
-    req->super.req_mpi_object.comm = comm;
-    req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    OMPI_REQUEST_INIT(&req->super.super, true); /* inactive, complete */
+    req->super.super.req_start = genx_persistent_start;
+    req->super.super.req_mpi_object.comm = comm;
+    req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
     req->bytes = bytes;
     /* One tag for every start: one start ends before the next begins, and
      * messages between two ranks on one tag match in order.  Every rank
@@ -406,7 +406,7 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
                              (size_t) count, gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0,
                              &req->cb, &req->transport, &req->core, why, sizeof(why));
     if (GENX_OK != rc) {
-        OMPI_REQUEST_FINI(&req->super);
+        OMPI_REQUEST_FINI(&req->super.super);
         OBJ_RELEASE(req);
         if (GENX_DECLINE == rc) {
             /* The core has said why. */
@@ -418,6 +418,6 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
                     ompi_comm_rank(comm), ('\0' != why[0]) ? why : "error in the genx core");
         return MPI_ERR_INTERN;
     }
-    *request = &req->super;
+    *request = &req->super.super;
     return OMPI_SUCCESS;
 }

@@ -45,6 +45,8 @@ for spec in 2:ring: 3:ring: 4:ring: 5:ring: 3:butterfly:r=1 4:rhd:; do
         fail "$name" "no genx line shows $alg running MPI_Iallreduce" "$log"
     elif grep -q 'genx: iallreduce .*failed' "$log"; then
         fail "$name" "an iallreduce failed" "$log"
+    elif ! grep -q '^iallreduce_check: user-defined op on a derived datatype OK' "$log"; then
+        fail "$name" "the user-defined op part did not run" "$log"
     elif ! grep -q '^iallreduce_check: persistent allreduce OK' "$log"; then
         fail "$name" "the persistent allreduce part did not run" "$log"
     elif ! grep -q "genx: persistent allreduce [0-9]* B (size class [^)]*) on $np ranks: $alg " "$log"; then
