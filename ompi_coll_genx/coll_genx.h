@@ -75,7 +75,7 @@ typedef struct mca_coll_genx_component_t {
     char alone_problem[512];
 } mca_coll_genx_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_genx_component_t mca_coll_genx_component;
+MCA_COLL_GENX_DECLSPEC extern mca_coll_genx_component_t mca_coll_genx_component;
 
 /* Fallbacks the glue already reported on one communicator: hashes of
  * (size class, reason).  Fixed capacity, so that logging never allocates;

@@ -36,11 +36,13 @@
  *    in both; applications reach it as MPIX_Allreduce_init (pcollreq
  *    extension) in 4.1 and as MPI_Allreduce_init (MPI-4) in 5.0, which
  *    only the messages name;
- *  - OPAL/OMPI internals the glue touches: the mutex header moved to
- *    opal/mca/threads, ompi_comm_get_cid became ompi_comm_get_local_cid
- *    (5.0's cid is an extended CID; the local index is what messages
- *    print), and opal_proc_t lost proc_hostname (5.0 asks PMIx through
- *    opal_get_proc_hostname, which returns a string its caller owns).
+ *  - OPAL/OMPI internals the glue touches: OMPI_MODULE_DECLSPEC is gone
+ *    (5.0's components export themselves with OMPI_DECLSPEC), the mutex
+ *    header moved to opal/mca/threads, ompi_comm_get_cid became
+ *    ompi_comm_get_local_cid (5.0's cid is an extended CID; the local
+ *    index is what messages print), and opal_proc_t lost proc_hostname
+ *    (5.0 asks PMIx through opal_get_proc_hostname, which returns a string
+ *    its caller owns).
  *
  * configure (configure.ac) picks the glue from `ompi_info --version` and
  * passes -DGENX_OMPI_GLUE=41 or 50; the check below makes sure that the
@@ -82,6 +84,15 @@
 BEGIN_C_DECLS
 
 /* ------------------------------------------------------ component */
+
+/* What makes mca_coll_genx_component visible to Open MPI's loader (the
+ * build hides everything else): 5.0 dropped OMPI_MODULE_DECLSPEC, and its
+ * components mark themselves with OMPI_DECLSPEC. */
+#if MCA_COLL_GENX_OMPI == 41
+#define MCA_COLL_GENX_DECLSPEC OMPI_MODULE_DECLSPEC
+#else
+#define MCA_COLL_GENX_DECLSPEC OMPI_DECLSPEC
+#endif
 
 #if MCA_COLL_GENX_OMPI == 41
 typedef mca_coll_base_component_2_0_0_t mca_coll_genx_base_component_t;
