@@ -21,7 +21,10 @@
 #      no Fortran bindings, no OpenSHMEM, no ROMIO; PMIx and PRRTE built
 #      from the copies inside the tarball; libevent and hwloc from Debian 12
 #      (Open MPI's other optional parts follow what configure finds);
-#   5. make -j JOBS (the machine's cores by default), make install.
+#   5. make -j JOBS (the machine's cores by default), make install;
+#   6. adds the headers of the threads and timer components that 5.0.7's
+#      install leaves out although its opal_config.h names them (without
+#      them no coll component compiles against the installation).
 # Each step is skipped when its result is already there, so the script can
 # be run again after an interruption.
 #
@@ -140,7 +143,27 @@ if [ ! -x "$prefix/bin/ompi_info" ] || [ "$builddir/Makefile" -nt "$prefix/bin/o
         die "make install failed: see $builddir/install.out"
 fi
 
-found=$("$prefix/bin/ompi_info" --parsable --version ompi full 2>/dev/null | sed -n 's/^ompi:version:full://p')
+# ---------------------------------------------- 6. complete the headers
+# Open MPI 5.0.7's `make install --with-devel-headers` leaves out the
+# headers of the components opal_config.h names as implementations
+# (MCA_threads_*_HEADER: opal/mca/threads/pthreads/*.h, and
+# MCA_timer_IMPLEMENTATION_HEADER: opal/mca/timer/linux/*.h), which
+# opal/mca/threads/mutex.h and others include, so no coll component can be
+# compiled against the installation.  Copy each missing one's directory of
+# headers from the source tree (new files only, nothing is overwritten).
+inc=$prefix/include/openmpi
+for h in $(sed -n 's/^#define MCA_[A-Za-z_]*_HEADER "\(.*\.h\)"$/\1/p' "$inc/opal_config.h" | sort -u); do
+    if [ ! -f "$inc/$h" ] && [ -f "$srcdir/$h" ]; then
+        d=$(dirname "$h")
+        say "adding $d/*.h to $inc (missing from Open MPI's install)"
+        mkdir -p "$inc/$d"
+        for f in "$srcdir/$d"/*.h; do
+            [ -e "$inc/$d/$(basename "$f")" ] || cp "$f" "$inc/$d/"
+        done
+    fi
+done
+
+found=$("$prefix/bin/ompi_info" --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p')
 [ -f "$prefix/include/openmpi/ompi/mca/coll/coll.h" ] ||
     die "$prefix has no ompi/mca/coll/coll.h: was Open MPI configured with --with-devel-headers?"
 say "Open MPI $found installed in $prefix (devel headers in $prefix/include/openmpi)"

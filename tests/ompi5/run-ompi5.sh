@@ -60,7 +60,7 @@ die() { say "$*"; exit 1; }
 [ -n "$prefix" ] || usage 2 >&2
 prefix=$(cd "$prefix" && pwd)
 [ -x "$prefix/bin/ompi_info" ] || die "$prefix/bin/ompi_info not found: is PREFIX an Open MPI installation?"
-version=$("$prefix/bin/ompi_info" --parsable --version ompi full | sed -n 's/^ompi:version:full://p')
+version=$("$prefix/bin/ompi_info" --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p')
 case $version in
 5.0.*) ;;
 *) die "$prefix holds Open MPI ${version:-of unknown version}, not 5.0" ;;
