@@ -1,6 +1,8 @@
 /*
- * coll_genx.h: the Open MPI 4.1 side of genx (coll API 2.0.0, module
- * 2.3.0).  The glue is C because Open MPI's internal headers are not valid
+ * coll_genx.h: the Open MPI side of genx, for Open MPI 4.1 (coll component
+ * 2.0.0, module 2.3.0) and 5.0 (component and module 2.4.0) from one
+ * source; what differs between the two is in coll_genx_compat.h and
+ * nowhere else.  The glue is C because Open MPI's internal headers are not valid
  * C++; it turns MPI objects into the plain values of genx/genx_core.h,
  * supplies the PML as the core's transport, and sends everything the core
  * cannot or will not run to the component that owned MPI_Allreduce before
@@ -18,10 +20,11 @@
 #include <stdint.h>
 
 #include "mpi.h"
-#include "opal/threads/mutex.h"
+#include "coll_genx_compat.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/op/op.h"
 #include "ompi/request/request.h"
 
@@ -30,7 +33,7 @@
 BEGIN_C_DECLS
 
 typedef struct mca_coll_genx_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_genx_base_component_t super; /* coll_genx_compat.h */
 
     /* MCA parameters (coll_genx_*), read once at registration. */
     int priority;
@@ -72,7 +75,7 @@ typedef struct mca_coll_genx_component_t {
     char alone_problem[512];
 } mca_coll_genx_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_genx_component_t mca_coll_genx_component;
+MCA_COLL_GENX_DECLSPEC extern mca_coll_genx_component_t mca_coll_genx_component;
 
 /* Fallbacks the glue already reported on one communicator: hashes of
  * (size class, reason).  Fixed capacity, so that logging never allocates;
@@ -101,8 +104,9 @@ typedef struct mca_coll_genx_module_t {
     mca_coll_base_module_iallreduce_fn_t fallback_iallreduce;
     mca_coll_base_module_t *fallback_iallreduce_module;
     const char *fallback_iallreduce_name;  /* its component (libnbc normally) */
-    /* The persistent allreduce (MPIX_Allreduce_init) installed before
-     * genx (retained), if any: libnbc's normally. */
+    /* The persistent allreduce (MPIX_Allreduce_init in 4.1,
+     * MPI_Allreduce_init in 5.0) installed before genx (retained), if
+     * any: libnbc's normally. */
     mca_coll_base_module_allreduce_init_fn_t fallback_allreduce_init;
     mca_coll_base_module_t *fallback_allreduce_init_module;
 
@@ -131,7 +135,13 @@ typedef struct mca_coll_genx_reduce_ctx_t {
  * during its starts): the MPI request the user holds, the core's
  * operation, and what that operation points to until it ends. */
 typedef struct mca_coll_genx_request_t {
-    ompi_request_t super;
+    /* Not a bare ompi_request_t: after the coll entry returns, Open MPI's
+     * MPI_Iallreduce and MPI_Allreduce_init (MPIX_ in 4.1) hand the request
+     * to ompi_coll_base_retain_op, which takes it for an
+     * ompi_coll_base_nbc_request_t and, for a user-defined op or a derived
+     * datatype, stores the objects it retains in that structure's fields
+     * (both 4.1 and 5.0). */
+    ompi_coll_base_nbc_request_t super;
     genx_request *core;
     mca_coll_genx_pml_ctx_t pml; /* its own non-blocking collective tag */
     genx_transport_ops transport;
@@ -181,7 +191,7 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
 typedef enum {
     MCA_COLL_GENX_BLOCKING = 0,   /* MPI_Allreduce */
     MCA_COLL_GENX_NONBLOCKING,    /* MPI_Iallreduce */
-    MCA_COLL_GENX_PERSISTENT      /* MPIX_Allreduce_init */
+    MCA_COLL_GENX_PERSISTENT      /* MPIX_Allreduce_init (4.1), MPI_Allreduce_init (5.0) */
 } mca_coll_genx_call_t;
 void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_call_t call,
                                 size_t bytes, const char *reason);

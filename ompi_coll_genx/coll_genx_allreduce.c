@@ -175,7 +175,7 @@ void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_ca
             opal_output_verbose(1, cs->output,
                                 "genx: comm %u: more than %d distinct fallback reasons and size "
                                 "classes; further ones on this communicator are not printed",
-                                ompi_comm_get_cid(comm), MCA_COLL_GENX_LOGGED_MAX);
+                                mca_coll_genx_comm_id(comm), MCA_COLL_GENX_LOGGED_MAX);
         }
         return;
     }
@@ -184,7 +184,7 @@ void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_ca
                         (MCA_COLL_GENX_NONBLOCKING == call)   ? "iallreduce"
                         : (MCA_COLL_GENX_PERSISTENT == call) ? "persistent allreduce"
                                                               : "allreduce",
-                        bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                        bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
                         (MCA_COLL_GENX_BLOCKING == call) ? module->fallback_name
                                                          : module->fallback_iallreduce_name,
                         reason);
@@ -232,7 +232,7 @@ static int genx_host_fallback_run(void *ctx, const void *sbuf, void *rbuf, size_
 static int genx_device_failure(ompi_communicator_t *comm, size_t bytes, int rc, const char *why)
 {
     opal_output(0, "genx: allreduce %zu B on comm %u (%d ranks), rank %d: %s",
-                bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
+                bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
                 ('\0' != why[0]) ? why : "error in the genx core");
     return (GENX_ERROR_BUFFER == rc) ? MPI_ERR_BUFFER : MPI_ERR_INTERN;
 }
@@ -271,8 +271,8 @@ static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void 
 }
 
 /* Hands one of the communicator's slots (allreduce or iallreduce) back to
- * the module genx displaced.  Open MPI 4.1's selection (COPY in
- * coll_base_comm_select.c) retains a module for each slot it fills and
+ * the module genx displaced.  Open MPI's selection (COPY in
+ * coll_base_comm_select.c, alike in 4.1 and 5.0) retains a module for each slot it fills and
  * unselect releases whatever module each slot holds, so the slot's
  * reference moves with it: the fallback gains one, genx's module loses
  * one.  The module stays alive: the communicator's module list keeps the
@@ -321,7 +321,7 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
         opal_output_verbose(1, cs->output,
                             "genx: comm %u (%d ranks): every message size defers (%s); "
                             "each call goes to %s",
-                            ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                            mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
                             (NULL != reason) ? reason : "rules", module->fallback_name);
         return;
     }
@@ -330,7 +330,7 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
     opal_output_verbose(1, cs->output,
                         "genx: comm %u (%d ranks): every message size defers (%s); genx steps "
                         "aside: this communicator's MPI_Allreduce now calls %s directly%s%s",
-                        ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                        mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
                         (NULL != reason) ? reason : "rules", module->fallback_name,
                         both ? ", MPI_Iallreduce " : "",
                         both ? module->fallback_iallreduce_name : "");
@@ -354,11 +354,11 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
         if (mca_coll_genx_component.rules_strict) {
             opal_output(0, "genx: comm %u (%d ranks): %s; aborting because "
                         "coll_genx_rules_strict is set",
-                        ompi_comm_get_cid(comm), ompi_comm_size(comm), err);
+                        mca_coll_genx_comm_id(comm), ompi_comm_size(comm), err);
             ompi_mpi_abort(comm, 1);
         }
         opal_output(0, "genx: comm %u (%d ranks): %s; genx leaves this communicator's "
-                    "MPI_Allreduce to %s", ompi_comm_get_cid(comm), ompi_comm_size(comm), err,
+                    "MPI_Allreduce to %s", mca_coll_genx_comm_id(comm), ompi_comm_size(comm), err,
                     module->fallback_name);
     }
     mine = genx_comm_digest(module->core);
@@ -375,7 +375,7 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
         opal_output(0, "genx: comm %u (%d ranks): the ranks' allreduce decisions differ "
                     "(is the coll_genx_rules file readable on every node, and the same?); "
                     "genx leaves this communicator's MPI_Allreduce to %s",
-                    ompi_comm_get_cid(comm), ompi_comm_size(comm), module->fallback_name);
+                    mca_coll_genx_comm_id(comm), ompi_comm_size(comm), module->fallback_name);
     }
 }
 
@@ -450,7 +450,7 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
                                           module->fallback_allreduce_module);
     }
     opal_output(0, "genx: allreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
-                bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
+                bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
                 ('\0' != why[0]) ? why : "error in the genx core");
     return MPI_ERR_INTERN;
 }

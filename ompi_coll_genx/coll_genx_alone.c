@@ -11,7 +11,8 @@
  * all.  genx then serves MPI_Allreduce exactly as it does with `coll`
  * unset or with `--mca coll genx,<those components>`.
  *
- * What this relies on in Open MPI 4.1 (opal/mca/base, ompi/runtime):
+ * What this relies on in Open MPI 4.1 and 5.0 alike (opal/mca/base,
+ * ompi/runtime):
  *
  *  - mca_base_framework_open (mca_base_framework.c) registers the framework
  *    if nobody did yet: the `coll` variable (framework_selection), then

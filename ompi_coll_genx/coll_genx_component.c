@@ -25,7 +25,7 @@ static int genx_close(void);
 mca_coll_genx_component_t mca_coll_genx_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            MCA_COLL_GENX_BASE_VERSION, /* coll_genx_compat.h */
 
             .mca_component_name = "genx",
             MCA_BASE_MAKE_VERSION(component, 0, 1, 0),

@@ -61,10 +61,10 @@ static int genx_request_free_cb(struct ompi_request_t **request)
     /* As libnbc: an operation in flight cannot be freed (MPI_Request_free
      * on an active non-blocking collective is erroneous in practice: its
      * buffers must stay valid until it completes). */
-    if (!REQUEST_COMPLETE(&req->super)) {
+    if (!REQUEST_COMPLETE(&req->super.super)) {
         return MPI_ERR_REQUEST;
     }
-    OMPI_REQUEST_FINI(&req->super);
+    OMPI_REQUEST_FINI(&req->super.super);
     OBJ_RELEASE(req);
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
@@ -79,10 +79,10 @@ static int genx_request_cancel_cb(struct ompi_request_t *request, int complete)
 
 static void genx_request_construct(mca_coll_genx_request_t *req)
 {
-    req->super.req_type = OMPI_REQUEST_COLL;
-    req->super.req_status._cancelled = 0;
-    req->super.req_free = genx_request_free_cb;
-    req->super.req_cancel = genx_request_cancel_cb;
+    req->super.super.req_type = OMPI_REQUEST_COLL;
+    req->super.super.req_status._cancelled = 0;
+    req->super.super.req_free = genx_request_free_cb;
+    req->super.super.req_cancel = genx_request_cancel_cb;
     req->core = NULL;
     req->pml.comm = NULL;
     req->pml.tag = 0;
@@ -102,7 +102,7 @@ static void genx_request_destruct(mca_coll_genx_request_t *req)
     }
 }
 
-OBJ_CLASS_INSTANCE(mca_coll_genx_request_t, ompi_request_t, genx_request_construct,
+OBJ_CLASS_INSTANCE(mca_coll_genx_request_t, ompi_coll_base_nbc_request_t, genx_request_construct,
                    genx_request_destruct);
 
 /* Advances every operation in flight; completes the finished ones (outside
@@ -125,9 +125,9 @@ static int genx_nb_progress(void)
         int done = 0;
         if (GENX_OK != genx_request_progress(req->core, &done, why, sizeof(why))) {
             opal_output(0, "genx: iallreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
-                        req->bytes, ompi_comm_get_cid(req->pml.comm),
+                        req->bytes, mca_coll_genx_comm_id(req->pml.comm),
                         ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm), why);
-            req->super.req_status.MPI_ERROR = MPI_ERR_INTERN;
+            req->super.super.req_status.MPI_ERROR = MPI_ERR_INTERN;
             done = 1;
         }
         if (done) {
@@ -143,7 +143,7 @@ static int genx_nb_progress(void)
     while (NULL != (req = finished)) {
         finished = req->next;
         req->next = NULL;
-        ompi_request_complete(&req->super, true);
+        ompi_request_complete(&req->super.super, true);
         ++completed;
     }
     return completed;
@@ -197,7 +197,7 @@ static int genx_device_refused(mca_coll_genx_module_t *module, const void *sbuf,
     opal_output(0, "genx: %s %zu B on comm %u (%d ranks), rank %d: device memory is staged "
                 "for MPI_Allreduce only; %s on device memory is not supported by genx, and "
                 "this Open MPI's other components would read it as host memory; nothing was "
-                "sent", what, bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                "sent", what, bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
                 ompi_comm_rank(comm), what);
     return MPI_ERR_BUFFER;
 }
@@ -228,7 +228,7 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
             return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
                                   "MPI_THREAD_MULTIPLE: the ranks' agreement on this "
                                   "communicator waits for its first blocking MPI_Allreduce "
-                                  "(or MPIX_Allreduce_init); Open MPI calls MPI_Iallreduce "
+                                  "(or " MCA_COLL_GENX_ALLREDUCE_INIT_NAME "); Open MPI calls MPI_Iallreduce "
                                   "from its progress engine, where genx must not wait");
         }
         mca_coll_genx_check_agreement(module, comm);
@@ -249,10 +249,10 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    OMPI_REQUEST_INIT(&req->super, false);
-    req->super.req_state = OMPI_REQUEST_ACTIVE;
-    req->super.req_mpi_object.comm = comm;
-    req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    OMPI_REQUEST_INIT(&req->super.super, false);
+    req->super.super.req_state = OMPI_REQUEST_ACTIVE;
+    req->super.super.req_mpi_object.comm = comm;
+    req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
     req->bytes = bytes;
     /* Every rank reaches this point for the same call (same decisions), so
      * every rank draws the same tag. */
@@ -273,27 +273,28 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
                          &req->transport, &req->core, why, sizeof(why));
     if (GENX_DECLINE == rc) {
         /* Nothing was posted; the core has said why. */
-        OMPI_REQUEST_FINI(&req->super);
+        OMPI_REQUEST_FINI(&req->super.super);
         OBJ_RELEASE(req);
         return module->fallback_iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                            module->fallback_iallreduce_module);
     }
     if (GENX_OK != rc) {
         opal_output(0, "genx: iallreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
-                    bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
+                    bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
                     ('\0' != why[0]) ? why : "error in the genx core");
         /* Messages may be posted into this request's buffers: it is left
          * allocated, as a failed collective is not recoverable. */
         return MPI_ERR_INTERN;
     }
-    *request = &req->super;
+    *request = &req->super.super;
     genx_nb_add(req);
     return OMPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
 /* Persistent allreduce: MPIX_Allreduce_init (Open MPI 4.1's pcollreq
- * extension; MPI_Allreduce_init in MPI 4).  The decision, plan, schedule,
+ * extension), MPI_Allreduce_init (MPI 4, Open MPI 5.0); one module slot,
+ * coll_allreduce_init, in both.  The decision, plan, schedule,
  * scratch area and tag are bound once here; each MPI_Start posts the
  * plan's first step with no lookup, and the progress callback above
  * completes it as it does an iallreduce.  Open MPI's MPI_Start checks that
@@ -307,15 +308,15 @@ static int genx_persistent_start(size_t count, ompi_request_t **requests)
     for (size_t i = 0; i < count; ++i) {
         mca_coll_genx_request_t *req = (mca_coll_genx_request_t *) requests[i];
 
-        req->super.req_state = OMPI_REQUEST_ACTIVE;
-        req->super.req_complete = REQUEST_PENDING;
-        req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+        req->super.super.req_state = OMPI_REQUEST_ACTIVE;
+        req->super.super.req_complete = REQUEST_PENDING;
+        req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
         if (GENX_OK != genx_request_start(req->core, why, sizeof(why))) {
             opal_output(0, "genx: persistent allreduce %zu B on comm %u (%d ranks), rank %d: "
-                        "cannot start: %s", req->bytes, ompi_comm_get_cid(req->pml.comm),
+                        "cannot start: %s", req->bytes, mca_coll_genx_comm_id(req->pml.comm),
                         ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm), why);
-            req->super.req_status.MPI_ERROR = MPI_ERR_INTERN;
-            ompi_request_complete(&req->super, true);
+            req->super.super.req_status.MPI_ERROR = MPI_ERR_INTERN;
+            ompi_request_complete(&req->super.super, true);
             return MPI_ERR_INTERN;
         }
         genx_nb_add(req);
@@ -352,12 +353,12 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     ompi_datatype_type_size(dtype, &type_size);
     bytes = type_size * (size_t) count;
 
-    rc = genx_device_refused(module, sbuf, rbuf, comm, bytes, "MPIX_Allreduce_init");
+    rc = genx_device_refused(module, sbuf, rbuf, comm, bytes, MCA_COLL_GENX_ALLREDUCE_INIT_NAME);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     /* Like every first call on a communicator, a first call that is an
-     * MPIX_Allreduce_init checks the ranks' agreement (one small blocking
+     * persistent allreduce init checks the ranks' agreement (one small blocking
      * allreduce through the fallback). */
     if (0 == module->agreed) {
         mca_coll_genx_check_agreement(module, comm);
@@ -380,10 +381,10 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    OMPI_REQUEST_INIT(&req->super, true); /* inactive, complete */
-    req->super.req_start = genx_persistent_start;
-    req->super.req_mpi_object.comm = comm;
-    req->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    OMPI_REQUEST_INIT(&req->super.super, true); /* inactive, complete */
+    req->super.super.req_start = genx_persistent_start;
+    req->super.super.req_mpi_object.comm = comm;
+    req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
     req->bytes = bytes;
     /* One tag for every start: one start ends before the next begins, and
      * messages between two ranks on one tag match in order.  Every rank
@@ -405,7 +406,7 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
                              (size_t) count, gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0,
                              &req->cb, &req->transport, &req->core, why, sizeof(why));
     if (GENX_OK != rc) {
-        OMPI_REQUEST_FINI(&req->super);
+        OMPI_REQUEST_FINI(&req->super.super);
         OBJ_RELEASE(req);
         if (GENX_DECLINE == rc) {
             /* The core has said why. */
@@ -413,10 +414,10 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
                                   bytes, NULL);
         }
         opal_output(0, "genx: persistent allreduce %zu B on comm %u (%d ranks), rank %d: "
-                    "failed: %s", bytes, ompi_comm_get_cid(comm), ompi_comm_size(comm),
+                    "failed: %s", bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
                     ompi_comm_rank(comm), ('\0' != why[0]) ? why : "error in the genx core");
         return MPI_ERR_INTERN;
     }
-    *request = &req->super;
+    *request = &req->super.super;
     return OMPI_SUCCESS;
 }

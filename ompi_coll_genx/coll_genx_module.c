@@ -113,6 +113,31 @@ static const char *genx_component_name_of(ompi_communicator_t *comm,
     return NULL;
 }
 
+/* Every rank's host name as Open MPI's runtime knows it (the same on every
+ * rank, no communication), each a string of its own (NULL where one is
+ * unknown), or NULL when out of memory; genx_free_host_names frees them. */
+static char **genx_host_names(ompi_communicator_t *comm, int size)
+{
+    char **hosts = calloc((size_t) size, sizeof(*hosts));
+
+    if (NULL != hosts) {
+        for (int i = 0; i < size; ++i) {
+            hosts[i] = mca_coll_genx_proc_hostname(ompi_comm_peer_lookup(comm, i));
+        }
+    }
+    return hosts;
+}
+
+static void genx_free_host_names(char **hosts, int size)
+{
+    if (NULL != hosts) {
+        for (int i = 0; i < size; ++i) {
+            free(hosts[i]);
+        }
+        free(hosts);
+    }
+}
+
 static int genx_strcmp_ptr(const void *a, const void *b)
 {
     return strcmp(*(const char *const *) a, *(const char *const *) b);
@@ -127,7 +152,7 @@ static int genx_strcmp_ptr(const void *a, const void *b)
 static void genx_placement(ompi_communicator_t *comm, int *nodes, int *ppn)
 {
     int size = ompi_comm_size(comm);
-    const char **hosts;
+    char **hosts;
     bool all_local = true;
     int i, run = 1;
 
@@ -143,14 +168,13 @@ static void genx_placement(ompi_communicator_t *comm, int *nodes, int *ppn)
         *ppn = size;
         return;
     }
-    hosts = malloc((size_t) size * sizeof(*hosts));
+    hosts = genx_host_names(comm, size);
     if (NULL == hosts) {
         return;
     }
     for (i = 0; i < size; ++i) {
-        hosts[i] = ompi_comm_peer_lookup(comm, i)->super.proc_hostname;
         if (NULL == hosts[i]) {
-            free(hosts);
+            genx_free_host_names(hosts, size);
             return;
         }
     }
@@ -168,7 +192,7 @@ static void genx_placement(ompi_communicator_t *comm, int *nodes, int *ppn)
             *ppn = run;
         }
     }
-    free(hosts);
+    genx_free_host_names(hosts, size);
 }
 
 /* A priority above coll/self's (read from its MCA variable, 75 if absent). */
@@ -197,13 +221,13 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     if (0 > cs->priority) {
         opal_output_verbose(1, cs->output,
                             "genx: comm %u (%d ranks): not used: coll_genx_priority is %d (negative disables genx)",
-                            ompi_comm_get_cid(comm), size, cs->priority);
+                            mca_coll_genx_comm_id(comm), size, cs->priority);
         return NULL;
     }
     if (OMPI_COMM_IS_INTER(comm)) {
         opal_output_verbose(1, cs->output,
                             "genx: comm %u: not used: intercommunicators are left to the other components",
-                            ompi_comm_get_cid(comm));
+                            mca_coll_genx_comm_id(comm));
         return NULL;
     }
     /* A single rank has nothing to reduce, but with device memory in play
@@ -212,7 +236,7 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     if (2 > size && !genx_device_probe(cs->cuda ? 0 : 1, cs->cuda_library, NULL, 0)) {
         opal_output_verbose(1, cs->output,
                             "genx: comm %u (%d rank): not used: nothing to reduce across a single rank",
-                            ompi_comm_get_cid(comm), size);
+                            mca_coll_genx_comm_id(comm), size);
         return NULL;
     }
 
@@ -233,7 +257,7 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     genx_placement(comm, &nodes, &ppn);
     opal_output_verbose(2, cs->output, "genx: comm %u (%d ranks): placement %d node(s), "
                         "up to %d ranks per node (0: unknown)",
-                        ompi_comm_get_cid(comm), size, nodes, ppn);
+                        mca_coll_genx_comm_id(comm), size, nodes, ppn);
     cfg.topology_file = (NULL != cs->topology_file) ? cs->topology_file : "";
     cfg.topology_overlay = (NULL != cs->topology_overlay) ? cs->topology_overlay : "";
     cfg.device_off = cs->cuda ? 0 : 1;
@@ -241,17 +265,12 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     cfg.device_library = (NULL != cs->cuda_library) ? cs->cuda_library : "";
     err[0] = '\0';
     if ('\0' != cfg.topology_file[0]) {
-        /* Every rank's host name as Open MPI's runtime knows it (the same
-         * on every rank, no communication); NULL where one is unknown. */
-        const char **hosts = malloc((size_t) size * sizeof(*hosts));
-        if (NULL != hosts) {
-            for (int i = 0; i < size; ++i) {
-                hosts[i] = ompi_comm_peer_lookup(comm, i)->super.proc_hostname;
-            }
-        }
-        module->core = genx_comm_create_hosts(ompi_comm_rank(comm), size, nodes, ppn, hosts,
-                                              &cfg, err, sizeof(err));
-        free(hosts);
+        /* NULL where a host name is unknown (genx_host_names). */
+        char **hosts = genx_host_names(comm, size);
+
+        module->core = genx_comm_create_hosts(ompi_comm_rank(comm), size, nodes, ppn,
+                                              (const char *const *) hosts, &cfg, err, sizeof(err));
+        genx_free_host_names(hosts, size);
     } else {
         module->core = genx_comm_create_on(ompi_comm_rank(comm), size, nodes, ppn, &cfg, err,
                                            sizeof(err));
@@ -274,7 +293,7 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
         }
         opal_output_verbose(1, cs->output,
                             "genx: comm %u (%d ranks): not used: configuration rejected",
-                            ompi_comm_get_cid(comm), size);
+                            mca_coll_genx_comm_id(comm), size);
         OBJ_RELEASE(module);
         return NULL;
     }
@@ -302,7 +321,7 @@ static int genx_module_enable(mca_coll_base_module_t *base_module, ompi_communic
                             "genx: comm %u (%d ranks): not used: no lower-priority component "
                             "provides MPI_Allreduce to fall back to (keep tuned or basic in --mca coll, "
                             "and coll_genx_priority above theirs)",
-                            ompi_comm_get_cid(comm), ompi_comm_size(comm));
+                            mca_coll_genx_comm_id(comm), ompi_comm_size(comm));
         return OMPI_ERROR;
     }
 
@@ -319,7 +338,7 @@ static int genx_module_enable(mca_coll_base_module_t *base_module, ompi_communic
 
     opal_output_verbose(2, cs->output,
                         "genx: comm %u (%d ranks): enabled (priority %d), fallback is %s",
-                        ompi_comm_get_cid(comm), ompi_comm_size(comm), cs->priority,
+                        mca_coll_genx_comm_id(comm), ompi_comm_size(comm), cs->priority,
                         module->fallback_name);
 
     /* MPI_Iallreduce too, where a component below genx provides one to
@@ -334,7 +353,8 @@ static int genx_module_enable(mca_coll_base_module_t *base_module, ompi_communic
         }
     }
 
-    /* Persistent allreduce (MPIX_Allreduce_init), likewise. */
+    /* Persistent allreduce (coll_allreduce_init: MPIX_Allreduce_init in
+     * 4.1, MPI_Allreduce_init in 5.0), likewise. */
     if (NULL != comm->c_coll->coll_allreduce_init &&
         NULL != comm->c_coll->coll_allreduce_init_module) {
         module->fallback_allreduce_init = comm->c_coll->coll_allreduce_init;

@@ -6,13 +6,16 @@
  *     element with MPI_Allreduce on a reference communicator served
  *     without genx (info key ompi_comm_coll_preference = "^genx"); values
  *     are small integers so every order of summation is exact;
+ *     then a user-defined op on a derived datatype (two ints), also
+ *     persistent: Open MPI retains both on the request genx returns;
  *  2. concurrency: 6 operations of different counts in flight at once on
  *     one communicator and 2 on a duplicate, completed by one MPI_Waitall,
  *     with a blocking MPI_Allreduce issued between them;
  *  3. asynchrony: after a warm-up, rank 1 starts 200 ms late; rank 0's
  *     MPI_Iallreduce must return in under 1 ms, and its MPI_Test must stay
  *     false for as long as rank 1 has not started (tested for 150 ms);
- *  4. persistent: MPIX_Allreduce_init (Open MPI's pcollreq extension) at
+ *  4. persistent: MPI_Allreduce_init (Open MPI 5.0; MPIX_Allreduce_init,
+ *     the pcollreq extension, in 4.1: allreduce_init.h) at
  *     counts 1 to 100000, in place and not, each request started 4 times
  *     with new inputs in the same buffers, completed alternately by
  *     MPI_Wait and an MPI_Test loop with computation between, checked
@@ -23,7 +26,7 @@
  * failure and exits 1.
  */
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "allreduce_init.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +89,67 @@ static void check_one(MPI_Comm comm, MPI_Comm ref, MPI_Datatype t, MPI_Op op, in
     free(want);
 }
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+/* A user-defined sum of ints, over any datatype made of ints. */
+static void int_sum(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    int n = *len * (int) (tsize(*t) / sizeof(int));
+    for (int i = 0; i < n; ++i) {
+        ((int *) inout)[i] += ((const int *) in)[i];
+    }
+}
+
+/* A user-defined op on a derived datatype (two ints): Open MPI retains both
+ * on the request the component returns (ompi_coll_base_retain_op, after
+ * MPI_Iallreduce and the persistent init return), writing to fields of its
+ * own non-blocking request structure.  persistent: the persistent
+ * allreduce, started twice, instead of MPI_Iallreduce. */
+static void check_user_op(MPI_Comm comm, MPI_Comm ref, MPI_Datatype pair, MPI_Op op, int n,
+                          int in_place, int persistent, int rank, int salt)
+{
+    size_t bytes = 2 * sizeof(int) * (size_t) n;
+    int *in = malloc(bytes), *out = malloc(bytes), *want = malloc(bytes);
+    MPI_Request req;
+    char what[256];
+
+    for (int start = 0; start < (persistent ? 2 : 1); ++start) {
+        for (int i = 0; i < 2 * n; ++i) {
+            in[i] = (int) value(rank, i, salt + start);
+        }
+        MPI_Allreduce(in, want, n, pair, op, ref);
+        if (in_place) {
+            memcpy(out, in, bytes);
+        } else {
+            memset(out, 0xEE, bytes);
+        }
+        if (!persistent) {
+            MPI_Iallreduce(in_place ? MPI_IN_PLACE : in, out, n, pair, op, comm, &req);
+        }
+#if GENX_HAVE_ALLREDUCE_INIT
+        else if (0 == start) {
+            GENX_ALLREDUCE_INIT(in_place ? MPI_IN_PLACE : in, out, n, pair, op, comm, MPI_INFO_NULL,
+                                &req);
+        }
+        if (persistent) {
+            MPI_Start(&req);
+        }
+#endif
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        if (0 != memcmp(out, want, bytes)) {
+            snprintf(what, sizeof(what), "user-defined op on a derived datatype, count %d%s%s: "
+                     "result differs from the reference", n, in_place ? ", in place" : "",
+                     persistent ? ", persistent" : "");
+            fail(rank, what);
+        }
+    }
+    if (persistent) {
+        MPI_Request_free(&req);
+    }
+    free(in);
+    free(out);
+    free(want);
+}
+
+#if GENX_HAVE_ALLREDUCE_INIT
 /* One persistent request started `rounds` times; the input changes between
  * starts and the result must follow. */
 static void check_persistent(MPI_Comm comm, MPI_Comm ref, MPI_Datatype t, int n, int in_place,
@@ -97,7 +160,7 @@ static void check_persistent(MPI_Comm comm, MPI_Comm ref, MPI_Datatype t, int n,
     MPI_Request req;
     char what[256];
 
-    MPIX_Allreduce_init(in_place ? MPI_IN_PLACE : in, out, n, t, MPI_SUM, comm, MPI_INFO_NULL, &req);
+    GENX_ALLREDUCE_INIT(in_place ? MPI_IN_PLACE : in, out, n, t, MPI_SUM, comm, MPI_INFO_NULL, &req);
     for (int round = 0; round < 4; ++round) {
         fill(t, in, n, rank, salt + 17 * round);
         MPI_Allreduce(in, want, n, t, MPI_SUM, ref);
@@ -155,6 +218,27 @@ int main(int argc, char **argv)
                 for (int ip = 0; ip < 2; ++ip)
                     check_one(MPI_COMM_WORLD, ref, types[t], MPI_UNSIGNED_CHAR == types[t] ? MPI_MAX : MPI_SUM,
                               counts[c], ip, rank, ++salt);
+    }
+
+    /* 1b. a user-defined op on a derived datatype */
+    {
+        const int counts[] = { 1, 500, 20000 };
+        MPI_Datatype pair;
+        MPI_Op usum;
+        int salt = 300;
+
+        MPI_Type_contiguous(2, MPI_INT, &pair);
+        MPI_Type_commit(&pair);
+        MPI_Op_create(int_sum, 1, &usum);
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); ++c)
+            for (int ip = 0; ip < 2; ++ip)
+                for (int p = 0; p < (GENX_HAVE_ALLREDUCE_INIT ? 2 : 1); ++p)
+                    check_user_op(MPI_COMM_WORLD, ref, pair, usum, counts[c], ip, p, rank, ++salt);
+        MPI_Op_free(&usum);
+        MPI_Type_free(&pair);
+        if (0 == rank) {
+            printf("iallreduce_check: user-defined op on a derived datatype OK\n");
+        }
     }
 
     /* 2. concurrency */
@@ -247,7 +331,7 @@ int main(int argc, char **argv)
         }
     }
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#if GENX_HAVE_ALLREDUCE_INIT
     /* 4. persistent */
     {
         const int counts[] = { 1, 7, 1000, 4099, 100000 };
@@ -261,8 +345,8 @@ int main(int argc, char **argv)
             for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); ++t)
                 for (int ip = 0; ip < 2; ++ip)
                     check_persistent(MPI_COMM_WORLD, ref, types[t], counts[c], ip, rank, ++salt);
-        MPIX_Allreduce_init(a_in, a_out, N2, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &two[0]);
-        MPIX_Allreduce_init(b_in, b_out, N2, MPI_FLOAT, MPI_SUM, dup, MPI_INFO_NULL, &two[1]);
+        GENX_ALLREDUCE_INIT(a_in, a_out, N2, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &two[0]);
+        GENX_ALLREDUCE_INIT(b_in, b_out, N2, MPI_FLOAT, MPI_SUM, dup, MPI_INFO_NULL, &two[1]);
         for (int round = 0; round < 3; ++round) {
             fill(MPI_FLOAT, a_in, N2, rank, 900 + round);
             fill(MPI_FLOAT, b_in, N2, rank, 950 + round);
@@ -283,7 +367,7 @@ int main(int argc, char **argv)
     }
 #else
     if (0 == rank) {
-        printf("iallreduce_check: persistent allreduce not tested (no MPIX_Allreduce_init in this MPI)\n");
+        printf("iallreduce_check: persistent allreduce not tested (neither MPI_Allreduce_init nor MPIX_Allreduce_init in this MPI)\n");
     }
 #endif
 

@@ -138,6 +138,12 @@ done
 # mpirun and the other frameworks still work.
 name="P=2 --mca coll genx, no other coll component: one clear line"
 log=$logdir/solo-nothing.log
+if ! compgen -G "$ompi_dir/mca_coll_*.so" >/dev/null; then
+    # Open MPI 5.0 links its components into libmpi by default: its coll
+    # components cannot be left out, and genx adds them from libmpi
+    # (framework_static_components) as the other cases show.
+    summary+=("SKIP  $name: $ompi_dir has no mca_coll_*.so (Open MPI's coll components are in libmpi)")
+else
 nocoll=$(mktemp -d)
 trap 'rm -rf "$nocoll"' EXIT
 for f in "$ompi_dir"/*; do
@@ -156,6 +162,7 @@ if finished "$name" "$log" "$rc"; then
     else
         pass "$name"
     fi
+fi
 fi
 
 echo

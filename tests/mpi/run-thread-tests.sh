@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # genx under MPI_THREAD_MULTIPLE (make check runs this): thread_check (4
 # threads per rank, each on its own duplicate of MPI_COMM_WORLD, 300 rounds
-# of MPI_Allreduce, MPI_Iallreduce and a persistent MPIX_Allreduce_init
-# request, every result exact) under mpirun with genx loaded from the build
+# of MPI_Allreduce, MPI_Iallreduce and a persistent allreduce request
+# (MPI_Allreduce_init; MPIX_Allreduce_init in Open MPI 4.1), every result
+# exact) under mpirun with genx loaded from the build
 # tree, with genx's plans forced (ring at P = 2 and 3, butterfly r=1 at
 # P = 3, rhd at P = 4), so that every call runs through genx: the run passes
 # and genx's verbose lines show the forced family running each kind of

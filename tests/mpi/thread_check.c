@@ -6,7 +6,8 @@
  * each own a duplicate of MPI_COMM_WORLD (created in order by the main
  * thread) and run N rounds (default 300) of MPI_Allreduce, MPI_Iallreduce
  * completed by MPI_Wait or an MPI_Test loop, and a persistent
- * MPIX_Allreduce_init request started each round, on counts that change
+ * allreduce request (MPI_Allreduce_init; MPIX_Allreduce_init in Open MPI
+ * 4.1: allreduce_init.h) started each round, on counts that change
  * every round (1 to 70000, float and int, sums, in place or not).  Every
  * value is a small integer, so the expected sum is computed locally and
  * compared exactly.  The threads start together (a barrier on world before
@@ -24,7 +25,10 @@
  * names the first failure and exits 1.
  */
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "allreduce_init.h"
+#if !GENX_HAVE_ALLREDUCE_INIT
+#error "thread_check needs MPI_Allreduce_init or Open MPI's MPIX_Allreduce_init"
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +82,7 @@ static void *worker(void *p)
     MPI_Request preq;
 
     /* A persistent request bound once, started every round. */
-    MPIX_Allreduce_init(pin, pout, 4099, MPI_INT, MPI_SUM, a->comm, MPI_INFO_NULL, &preq);
+    GENX_ALLREDUCE_INIT(pin, pout, 4099, MPI_INT, MPI_SUM, a->comm, MPI_INFO_NULL, &preq);
     for (int k = 0; k < rounds; ++k) {
         const int n = count_of(a->id, k);
         const int in_place = (k / 2) % 2;
