@@ -1,6 +1,8 @@
 // The GenModel families (rb, cps, hcps, rhd): every P and factorisation
 // through the checker, their parameters and their structure.
 #include <catch2/catch.hpp>
+
+#include "sum_check.hpp"
 #include <set>
 #include <string>
 #include <vector>
@@ -36,42 +38,6 @@ int max_reduce_inputs(const Plan& plan) {
     return static_cast<int>(k);
 }
 
-// Runs `plan` on the loopback transport with int64 sums for every count
-// in `counts` (one Execution per rank, reused) and compares every rank's
-// result with the exact sum.  Values depend on rank and element so that a
-// misplaced or double-counted block shows.
-Status run_sum(const Plan& plan, const std::vector<size_t>& counts, const ExecOptions& o) {
-    const int P = plan.nranks;
-    auto value = [](int rank, size_t i) {
-        return static_cast<int64_t>((rank + 1) * 1000003) * static_cast<int64_t>(i % 977 + 1) +
-               rank;
-    };
-    return run_ranks(P, [&](int rank, Transport& t) -> Status {
-        Execution ex;
-        ReduceKernel k;
-        GENX_RETURN_IF_ERROR(resolve_kernel(GENX_DT_INT64, GENX_OP_SUM, 8, nullptr, &k));
-        for (size_t count : counts) {
-            RankSchedule sched;
-            GENX_RETURN_IF_ERROR(compile(plan, rank, count, 8, o, &sched));
-            std::vector<int64_t> in(count), out(count, -1);
-            for (size_t i = 0; i < count; ++i) in[i] = value(rank, i);
-            std::vector<unsigned char> scratch(sched.scratch_bytes);
-            GENX_RETURN_IF_ERROR(
-                ex.start(sched, in.data(), out.data(), scratch.data(), scratch.size(), k, t));
-            GENX_RETURN_IF_ERROR(ex.run());
-            for (size_t i = 0; i < count; ++i) {
-                int64_t want = 0;
-                for (int q = 0; q < P; ++q) want += value(q, i);
-                if (out[i] != want)
-                    return Status::internal(
-                        plan.algorithm + " " + plan.params + " P=" + std::to_string(P) + " count " +
-                        std::to_string(count) + ": element " + std::to_string(i) + " is " +
-                        std::to_string(out[i]) + ", expected " + std::to_string(want));
-            }
-        }
-        return Status::ok();
-    });
-}
 
 }  // namespace
 

@@ -4,6 +4,8 @@
 // Table 6.
 #include <catch2/catch.hpp>
 
+#include "sum_check.hpp"
+
 #include <cstdio>
 #include <map>
 #include <random>
@@ -158,37 +160,6 @@ void require_valid(const Plan& plan, const std::string& what) {
     REQUIRE(res.ok);
 }
 
-// Real int64 sums on the loopback transport for every count.
-Status run_sum(const Plan& plan, const std::vector<size_t>& counts) {
-    const int P = plan.nranks;
-    auto value = [](int rank, size_t i) {
-        return static_cast<int64_t>((rank + 1) * 1000003) * static_cast<int64_t>(i % 977 + 1) + rank;
-    };
-    return run_ranks(P, [&](int rank, Transport& t) -> Status {
-        Execution ex;
-        ReduceKernel k;
-        GENX_RETURN_IF_ERROR(resolve_kernel(GENX_DT_INT64, GENX_OP_SUM, 8, nullptr, &k));
-        for (size_t count : counts) {
-            RankSchedule sched;
-            GENX_RETURN_IF_ERROR(compile(plan, rank, count, 8, ExecOptions{}, &sched));
-            std::vector<int64_t> in(count), out(count, -1);
-            for (size_t i = 0; i < count; ++i) in[i] = value(rank, i);
-            std::vector<unsigned char> scratch(sched.scratch_bytes);
-            GENX_RETURN_IF_ERROR(ex.start(sched, in.data(), out.data(), scratch.data(), scratch.size(), k, t));
-            GENX_RETURN_IF_ERROR(ex.run());
-            for (size_t i = 0; i < count; ++i) {
-                int64_t want = 0;
-                for (int q = 0; q < P; ++q) want += value(q, i);
-                if (out[i] != want)
-                    return Status::internal("gentree P=" + std::to_string(P) + " count " +
-                                            std::to_string(count) + ": element " + std::to_string(i) +
-                                            " is " + std::to_string(out[i]) + ", expected " +
-                                            std::to_string(want));
-            }
-        }
-        return Status::ok();
-    });
-}
 
 std::map<std::string, std::string> choices(const TopologyView& v, double floats) {
     std::vector<GenTreeNodeChoice> cs;
