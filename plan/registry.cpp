@@ -14,6 +14,7 @@
 #include "plan/mtree.hpp"
 #include "plan/hcps.hpp"
 #include "plan/rb.hpp"
+#include "plan/rd.hpp"
 #include "plan/rhd.hpp"
 #include "plan/ring.hpp"
 #include "plan/ring2d.hpp"
@@ -130,6 +131,8 @@ const std::vector<GeneratorInfo>& generators() {
          {"factors"}, prepare_hcps, hcps_candidates},
         {"rhd", "recursive halving/doubling (Rabenseifner), non-power-of-two P by folding", {},
          prepare_rhd, rhd_candidates},
+        {"rd", "recursive doubling of the whole vector, pairwise steps, non-power-of-two P by folding",
+         {}, prepare_rd, rd_candidates},
         {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L, group=...)",
          {"r", "group"}, prepare_butterfly, butterfly_candidates},
         {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",

@@ -590,19 +590,13 @@ struct TunedAlg {
     std::string params;
 };
 
-std::vector<TunedAlg> tuned_equivalents(int P) {
-    std::vector<TunedAlg> v = {{1, "basic_linear", "rb", "root=0"},
-                               {4, "ring", "ring", ""},
-                               {6, "rabenseifner", "rhd", ""}};
-    // Recursive doubling of the whole vector is butterfly over (Z_2)^k with
-    // no distribution phase; tuned's non-power-of-two pre/post steps have no
-    // genx plan, so there it is not offered.
-    if (P >= 2 && (P & (P - 1)) == 0 && find_generator("butterfly") != nullptr) {
-        int L = 0;
-        while ((1 << L) < P) ++L;
-        v.push_back({3, "recursive_doubling", "butterfly", "group=xor,r=" + std::to_string(L)});
-    }
-    return v;
+std::vector<TunedAlg> tuned_equivalents(int) {
+    // rd is tuned's recursive doubling step for step, folding included
+    // (plan/rd.hpp), so every communicator size has all four.
+    return {{1, "basic_linear", "rb", "root=0"},
+            {3, "recursive_doubling", "rd", ""},
+            {4, "ring", "ring", ""},
+            {6, "rabenseifner", "rhd", ""}};
 }
 
 }  // namespace
@@ -1179,7 +1173,7 @@ int main(int argc, char** argv) {
               << "# host: " << fingerprint << "\n"
               << "# Chosen by genx's fitted GenModel among the tuned algorithms that have a genx\n"
               << "# plan moving the same data: 1 basic_linear = rb root=0, 3 recursive_doubling =\n"
-              << "# butterfly group=xor (powers of two only), 4 ring = ring, 6 rabenseifner = rhd.\n"
+              << "# rd, 4 ring = ring, 6 rabenseifner = rhd.\n"
               << "# 4 and 6 are not used below 16*P bytes, where tuned itself replaces them\n"
               << "# (count < P).  Use: --mca coll_tuned_use_dynamic_rules 1\n"
               << "#   --mca coll_tuned_dynamic_rules_filename THIS_FILE\n"

@@ -129,11 +129,11 @@ for spec in 2:r=0 2:r=1 3:r=0 3:r=1 3:r=2 5:r=0 5:r=2 5:r=3 6:r=0 6:r=3 \
     fi
 done
 
-# ------------------------------ GenModel families forced (issue 4)
+# ------------------------------ GenModel families and rd forced (issue 4)
 # rb with root 0 preserves rank order (the checker proves it), so genx runs
 # the non-commutative op itself there; the others must hand it over.
 for spec in rb:3:root=0 rb:5:root=2 cps:4: cps:7: hcps:6:factors=3x2 hcps:8:factors=2x2x2 \
-    hcps:12:factors=4x3 rhd:5: rhd:6: rhd:8:; do
+    hcps:12:factors=4x3 rhd:5: rhd:6: rhd:8: rd:3: rd:6: rd:7:; do
     IFS=: read -r alg np params <<< "$spec"
     name="P=$np $alg ${params:-(defaults)}"
     log=$logdir/$alg-p$np-${params//[=,]/_}.log

@@ -504,6 +504,8 @@ TEST_CASE("candidate enumeration", "[cost_model]") {
     CHECK(has(c12, "rb", "root=0"));
     CHECK(has(c12, "cps", ""));
     CHECK(has(c12, "rhd", ""));
+    CHECK(has(c12, "rd", ""));                      // 12 is not a power of two
+    CHECK_FALSE(has(enumerate_candidates(16), "rd", ""));  // butterfly xor is rd there
     int hcps = 0;
     for (const Candidate& c : c12) hcps += c.algorithm == "hcps";
     CHECK(hcps == 7);  // the 8 ordered factorisations of 12 minus "12" (= cps)

@@ -1,4 +1,4 @@
-// The GenModel families (rb, cps, hcps, rhd): every P and factorisation
+// The GenModel families (rb, cps, hcps, rhd) and rd: every P and factorisation
 // through the checker, their parameters and their structure.
 #include <catch2/catch.hpp>
 
@@ -10,6 +10,7 @@
 #include "tests/unit/make_plan.hpp"
 #include "plan/checker.hpp"
 #include "plan/hcps.hpp"
+#include "plan/rd.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/loopback.hpp"
@@ -132,6 +133,80 @@ TEST_CASE("rhd folds non-powers of two into adjacent partners", "[families]") {
     CHECK(make_plan("rhd", 1).max_steps() == 0);
 }
 
+TEST_CASE("rd passes the checker for P = 1..64 and 2^k-1, 2^k+1 and primes to 1025", "[families]") {
+    std::vector<int> Ps;
+    for (int P = 1; P <= 64; ++P) Ps.push_back(P);
+    for (int P : {127, 128, 129, 255, 257, 509, 511, 513, 1021, 1023, 1024, 1025}) Ps.push_back(P);
+    for (int P : Ps) {
+        Plan plan = make_plan("rd", P);
+        require_valid(plan);
+        int p2 = 1, k = 0;
+        while (p2 * 2 <= P) p2 *= 2, ++k;
+        // log2 P pairwise steps on 2^k ranks; fold + ⌊log2 P⌋ + unfold otherwise.
+        CHECK(plan.max_steps() == (P == 1 ? 0 : (p2 == P ? k : k + 2)));
+        CHECK(plan.nblocks == 1);
+        // Every step of every rank talks to one peer at most, both ways the
+        // same one: the pairwise property rd exists for.
+        for (const Program& prog : plan.programs)
+            for (const Step& st : prog.steps) {
+                CHECK(st.sends.size() + st.recvs.size() >= 1);
+                CHECK(st.sends.size() <= 1);
+                CHECK(st.recvs.size() <= 1);
+                if (!st.sends.empty() && !st.recvs.empty())
+                    CHECK(st.sends[0].peer == st.recvs[0].peer);
+            }
+    }
+}
+
+TEST_CASE("rd folds as tuned's recursive doubling does and equals butterfly xor on 2^k", "[families]") {
+    // P = 6: fold 0->1, 2->3; new ranks 1:0 3:1 4:2 5:3; d=1: 1<->3, 4<->5;
+    // d=2: 1<->4, 3<->5; unfold 1->0, 3->2 (Open MPI's
+    // ompi_coll_base_allreduce_intra_recursivedoubling pairs the same ranks).
+    Plan p6 = make_plan("rd", 6);
+    for (int x : {0, 2}) {
+        REQUIRE(p6.programs[x].steps.size() == 2);
+        CHECK(p6.programs[x].steps[0].sends.at(0).peer == x + 1);
+        CHECK(p6.programs[x].steps[1].recvs.at(0).peer == x + 1);
+    }
+    auto peers = [&](int x) {
+        std::vector<int> v;
+        for (const Step& st : p6.programs[x].steps)
+            v.push_back(st.sends.empty() ? st.recvs.at(0).peer : st.sends.at(0).peer);
+        return v;
+    };
+    CHECK(peers(1) == std::vector<int>{0, 3, 4, 0});
+    CHECK(peers(3) == std::vector<int>{2, 1, 5, 2});
+    CHECK(peers(4) == std::vector<int>{5, 1});
+    CHECK(peers(5) == std::vector<int>{4, 3});
+    // On 2^k ranks it is the butterfly over (Z_2)^k with no distribution
+    // phase: the same partner at every step and the whole vector each time.
+    for (int P : {2, 4, 8, 16, 32}) {
+        Plan rd = make_plan("rd", P);
+        int k = 0;
+        while ((1 << k) < P) ++k;
+        Plan bf = make_plan("butterfly", P, "group=xor,r=" + std::to_string(k));
+        REQUIRE(rd.max_steps() == bf.max_steps());
+        for (int x = 0; x < P; ++x)
+            for (size_t s = 0; s < rd.programs[x].steps.size(); ++s) {
+                const Step& a = rd.programs[x].steps[s];
+                const Step& b = bf.programs[x].steps[s];
+                REQUIRE(a.sends.size() == 1);
+                REQUIRE(b.sends.size() == 1);
+                CHECK(a.sends[0].peer == b.sends[0].peer);
+                CHECK(b.sends[0].blocks.size() == static_cast<size_t>(bf.nblocks));
+            }
+    }
+    // Candidates: only where no butterfly group is pairwise.
+    CandidateContext ctx;
+    std::vector<std::string> c;
+    ctx.nranks = 8;
+    rd_candidates(ctx, &c);
+    CHECK(c.empty());
+    ctx.nranks = 6;
+    rd_candidates(ctx, &c);
+    CHECK(c == std::vector<std::string>{""});
+}
+
 TEST_CASE("family parameters are validated", "[families]") {
     Plan plan;
     ParamMap pm;
@@ -162,6 +237,7 @@ TEST_CASE("the families compute sums on the loopback transport", "[families][loo
     // Every ordered factorisation up to P = 16 and a few larger shapes;
     // counts below, at and above P, uneven, and segmented messages.
     std::vector<std::pair<std::string, std::string>> runs;
+    for (int P = 2; P <= 16; ++P) runs.emplace_back("rd:" + std::to_string(P), "");
     for (int P = 2; P <= 16; ++P)
         for (const std::vector<int>& f : ordered_factorizations(P))
             if (f.size() >= 2)
@@ -169,6 +245,7 @@ TEST_CASE("the families compute sums on the loopback transport", "[families][loo
     for (int P : {17, 24, 31, 33}) {
         runs.emplace_back("cps:" + std::to_string(P), "");
         runs.emplace_back("rhd:" + std::to_string(P), "");
+        runs.emplace_back("rd:" + std::to_string(P), "");
         runs.emplace_back("hcps:" + std::to_string(P), "");
         runs.emplace_back("rb:" + std::to_string(P), "root=" + std::to_string(P / 3));
     }

@@ -193,6 +193,7 @@ TEST_CASE("payload-free runs post the real run's transfers and reduces, every fa
     const std::vector<Variant> variants = {
         {"ring", ""},         {"butterfly", ""}, {"butterfly", "r=1"}, {"rb", "root=0"},
         {"cps", ""},          {"hcps", ""},      {"rhd", ""},          {"gentree", ""},
+        {"rd", ""},
     };
     ExecOptions segmented;
     segmented.segment_bytes = 256;

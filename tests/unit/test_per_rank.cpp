@@ -22,7 +22,8 @@ namespace {
 // Every family with a few parameter choices, at P.
 std::vector<std::pair<std::string, std::string>> variants(int P) {
     std::vector<std::pair<std::string, std::string>> v = {
-        {"ring", ""}, {"rb", ""}, {"cps", ""}, {"hcps", ""}, {"rhd", ""}, {"butterfly", "r=0"}};
+        {"ring", ""}, {"rb", ""}, {"cps", ""}, {"hcps", ""}, {"rhd", ""}, {"rd", ""},
+        {"butterfly", "r=0"}};
     int L = 0;
     while ((1 << L) < P) ++L;
     if (L >= 1) v.push_back({"butterfly", "r=1"});
