@@ -2,6 +2,7 @@
 #include "plan/gentree.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -39,6 +40,9 @@ struct GNode {
     std::vector<int> pre_owner;
     std::vector<int> owner;       // internal: owner rank of each block (after any rearrangement)
     std::vector<int> owner_child; // internal: child index of the owner its sub-plan delivers to
+    // A datacenter's local side (build_tree): the children of a switch that
+    // do not reach it over a cross-DC link, grouped under a node of their own.
+    bool local_side = false;
     bool is_leaf() const { return rank >= 0; }
 };
 
@@ -47,6 +51,14 @@ struct GTree {
     std::vector<GNode> nodes;     // nodes[0] is the root
     std::vector<int> leaf_of_rank;
     std::vector<int> order;       // internal nodes, children before parents
+    // Global round numbering (pipelined plans, number_rounds()): the nodes
+    // of one height share rounds, so that a round index means the same
+    // moment on every rank.  round0[g]: g's first sub-plan round;
+    // move_round[g]: the round in which g's children's blocks are
+    // rearranged (before g's sub-plan; -1 when no node of g's height has a
+    // rearranged child); total_rounds: the reduce-scatter's length.
+    std::vector<int> round0, move_round;
+    int total_rounds = 0;
 
     int holder(int g, int b) const {
         const GNode& n = nodes[static_cast<size_t>(g)];
@@ -129,6 +141,55 @@ Chosen choose_factors(const std::vector<int>& child_servers, int child_class, do
     return best;
 }
 
+bool cross_dc_class(const TopologyView& view, int cls) {
+    return cls >= 0 && static_cast<size_t>(cls) < view.link_classes.size() &&
+           view.link_classes[static_cast<size_t>(cls)].cross_dc;
+}
+
+// A switch that joins its own datacenter's sub-trees and, over a cross-DC
+// link, another datacenter (the emulated 2dc: a-root holds a-leaf0,
+// a-leaf1 and b-root) would run one sub-plan over all of them, and every
+// local sub-tree's partial sums would cross the slow link separately.  Its
+// local children are grouped under a node of their own (the datacenter's
+// local side, up link: the cross-DC class), so that the datacenter reduces
+// first and the cross-DC link carries one partial per block, as between
+// two datacenter roots.
+void group_local_side(const TopologyView& view, int g, GTree* t) {
+    std::vector<int> local, remote;
+    for (int ch : t->nodes[static_cast<size_t>(g)].children)
+        (cross_dc_class(view, t->nodes[static_cast<size_t>(ch)].link_class) ? remote : local)
+            .push_back(ch);
+    if (remote.empty() || local.size() < 2) return;
+    const int v = static_cast<int>(t->nodes.size());
+    t->nodes.emplace_back();
+    GNode& side = t->nodes.back();
+    side.view_node = t->nodes[static_cast<size_t>(g)].view_node;
+    side.parent = g;
+    side.link_class = t->nodes[static_cast<size_t>(remote[0])].link_class;
+    side.local_side = true;
+    for (int ch : local) {
+        GNode& c = t->nodes[static_cast<size_t>(ch)];
+        c.parent = v;
+        c.child_index = static_cast<int>(t->nodes[static_cast<size_t>(v)].children.size());
+        t->nodes[static_cast<size_t>(v)].children.push_back(ch);
+        const std::vector<int>& cs = c.servers;
+        std::vector<int>& vs = t->nodes[static_cast<size_t>(v)].servers;
+        vs.insert(vs.end(), cs.begin(), cs.end());
+    }
+    t->order.push_back(v);
+    GNode& a = t->nodes[static_cast<size_t>(g)];
+    a.children.clear();
+    a.servers.clear();
+    std::vector<int> kids = {v};
+    kids.insert(kids.end(), remote.begin(), remote.end());
+    for (int ch : kids) {
+        t->nodes[static_cast<size_t>(ch)].child_index = static_cast<int>(a.children.size());
+        a.children.push_back(ch);
+        const std::vector<int>& cs = t->nodes[static_cast<size_t>(ch)].servers;
+        a.servers.insert(a.servers.end(), cs.begin(), cs.end());
+    }
+}
+
 // Builds the tree from the view (ranks where the view places them).
 void build_tree(const TopologyView& view, GTree* t) {
     const int P = view.nranks();
@@ -187,6 +248,7 @@ void build_tree(const TopologyView& view, GTree* t) {
             t->nodes.pop_back();
             return -1;
         }
+        group_local_side(view, g, t);
         t->order.push_back(g);
         return g;
     };
@@ -261,15 +323,60 @@ bool same_low_digits(int a, int b, const std::vector<int>& factors, int i) {
     return a % w == b % w;
 }
 
+int subplan_rounds(const GNode& a) {
+    if (a.factors.empty()) return 0;
+    return a.ring ? static_cast<int>(a.children.size()) - 1 : static_cast<int>(a.factors.size());
+}
+
+// Heights (a rank leaf 0, a node one above its highest child) and the
+// global rounds of GTree::round0 / move_round / total_rounds.
+void number_rounds(GTree* t) {
+    const size_t n = t->nodes.size();
+    std::vector<int> height(n, 0);
+    int top = 0;
+    for (int g : t->order) {
+        int h = 0;
+        for (int ch : t->nodes[static_cast<size_t>(g)].children)
+            h = std::max(h, height[static_cast<size_t>(ch)]);
+        height[static_cast<size_t>(g)] = h + 1;
+        top = std::max(top, h + 1);
+    }
+    std::vector<int> width(static_cast<size_t>(top) + 1, 0), moves(static_cast<size_t>(top) + 1, 0);
+    for (int g : t->order) {
+        const GNode& a = t->nodes[static_cast<size_t>(g)];
+        const size_t h = static_cast<size_t>(height[static_cast<size_t>(g)]);
+        width[h] = std::max(width[h], subplan_rounds(a));
+        for (int ch : a.children)
+            if (!t->nodes[static_cast<size_t>(ch)].pre_owner.empty()) moves[h] = 1;
+    }
+    std::vector<int> start(static_cast<size_t>(top) + 2, 0);
+    for (size_t h = 1; h <= static_cast<size_t>(top); ++h)
+        start[h + 1] = start[h] + moves[h] + width[h];
+    t->round0.assign(n, -1);
+    t->move_round.assign(n, -1);
+    for (int g : t->order) {
+        const size_t h = static_cast<size_t>(height[static_cast<size_t>(g)]);
+        t->move_round[static_cast<size_t>(g)] = moves[h] ? start[h] : -1;
+        t->round0[static_cast<size_t>(g)] = start[h] + moves[h];
+    }
+    t->total_rounds = start[static_cast<size_t>(top) + 1];
+}
+
 // One round of a rank: blocks to send to and receive from each peer.
 struct RoundIo {
     std::map<int, std::vector<int>> sends, recvs;
     bool move = false;  // received blocks replace the result's (no fold)
 };
 
-void emit_rank(const GTree& t, int x, Program* prog) {
+// Rank x's reduce-scatter rounds along its path to the root.  Compact
+// (global = false): the rounds one after the other as the path meets them;
+// global: at GTree's global round indices, total_rounds of them, the ones
+// the rank takes no part in empty.
+void rank_rounds(const GTree& t, int x, bool global, std::vector<RoundIo>* out) {
     const int N = t.nblocks;
-    std::vector<RoundIo> rounds;
+    std::vector<RoundIo>& rounds = *out;
+    rounds.clear();
+    if (global) rounds.resize(static_cast<size_t>(t.total_rounds));
     for (int below = t.leaf_of_rank[static_cast<size_t>(x)];;) {
         const int g = t.nodes[static_cast<size_t>(below)].parent;
         if (g < 0) break;
@@ -290,17 +397,21 @@ void emit_rank(const GTree& t, int x, Program* prog) {
                 if (from == x) io.sends[to].push_back(b);
                 if (to == x) io.recvs[from].push_back(b);
             }
-            rounds.push_back(std::move(io));
+            if (global)
+                rounds[static_cast<size_t>(t.move_round[static_cast<size_t>(g)])] = std::move(io);
+            else
+                rounds.push_back(std::move(io));
         }
         if (a.factors.empty()) continue;
+        const size_t first = global ? static_cast<size_t>(t.round0[static_cast<size_t>(g)])
+                                    : rounds.size();
+        if (!global) rounds.resize(first + static_cast<size_t>(subplan_rounds(a)));
         if (a.ring) {
             // Block b owned in child js starts at child js+1 and travels
             // js+1 -> js+2 -> ... -> js, each holder folding its partial in:
             // child jx sends b in round (jx - js - 1) mod c and receives it
             // one round earlier.
             const int c = static_cast<int>(a.children.size());
-            const size_t first = rounds.size();
-            rounds.resize(first + static_cast<size_t>(c - 1));
             for (int b = 0; b < N; ++b) {
                 if (!mine.is_leaf() && mine.owner[static_cast<size_t>(b)] != x) continue;
                 const int js = a.owner_child[static_cast<size_t>(b)];
@@ -317,8 +428,6 @@ void emit_rank(const GTree& t, int x, Program* prog) {
             continue;
         }
         const int m = static_cast<int>(a.factors.size());
-        const size_t first = rounds.size();
-        rounds.resize(first + static_cast<size_t>(m));
         for (int b = 0; b < N; ++b) {
             if (!mine.is_leaf() && mine.owner[static_cast<size_t>(b)] != x) continue;
             const int js = a.owner_child[static_cast<size_t>(b)];
@@ -342,6 +451,12 @@ void emit_rank(const GTree& t, int x, Program* prog) {
             }
         }
     }
+}
+
+// The unpipelined program: the rounds as steps, then their reverse.
+void emit_rank(const GTree& t, int x, Program* prog) {
+    std::vector<RoundIo> rounds;
+    rank_rounds(t, x, false, &rounds);
     std::vector<Step>& steps = prog->steps;
     for (const RoundIo& io : rounds) {
         if (io.sends.empty() && io.recvs.empty()) continue;
@@ -370,6 +485,70 @@ void emit_rank(const GTree& t, int x, Program* prog) {
         for (const auto& kv : it->recvs) st.sends.push_back(Transfer{kv.first, kv.second, kResult});
         for (const auto& kv : it->sends) st.recvs.push_back(Transfer{kv.first, kv.second, kResult});
         steps.push_back(std::move(st));
+    }
+}
+
+// The pipelined program (gentree.hpp "Pipelining"): the vector in K chunks
+// of N blocks (chunk c's block b is c·N + b); reduce-scatter step s runs
+// global round s - c of every chunk c, then the allgather the same way over
+// the reversed rounds.  Per peer one transfer per direction per step (the
+// chunks' blocks, chunk by chunk), received into the peer's own slot, so
+// that rounds of different chunks with the same peer merge.
+void emit_rank_pipelined(const GTree& t, int x, int K, Program* prog) {
+    std::vector<RoundIo> rounds;
+    rank_rounds(t, x, true, &rounds);
+    const int N = t.nblocks;
+    const int R = static_cast<int>(rounds.size());
+    std::map<int, BufferId> slot_of;  // reduce-scatter senders, by rank
+    for (const RoundIo& io : rounds)
+        for (const auto& kv : io.recvs) slot_of.emplace(kv.first, 0);
+    BufferId next = 0;
+    for (auto& kv : slot_of) kv.second = next++;
+    auto chunk_blocks = [N](const std::vector<int>& blocks, int c, std::vector<int>* out) {
+        for (int b : blocks) out->push_back(c * N + b);
+    };
+    std::vector<Step>& steps = prog->steps;
+    for (int phase = 0; phase < 2; ++phase) {
+        const bool gather = phase == 1;
+        for (int s = 0; s < R + K - 1; ++s) {
+            std::map<int, std::vector<int>> sends, recvs;
+            std::vector<LocalOp> ops;
+            for (int c = 0; c < K; ++c) {
+                const int k = s - c;
+                if (k < 0 || k >= R) continue;
+                const RoundIo& io = rounds[static_cast<size_t>(gather ? R - 1 - k : k)];
+                if (gather) {
+                    for (const auto& kv : io.recvs) chunk_blocks(kv.second, c, &sends[kv.first]);
+                    for (const auto& kv : io.sends) chunk_blocks(kv.second, c, &recvs[kv.first]);
+                    continue;
+                }
+                for (const auto& kv : io.sends) chunk_blocks(kv.second, c, &sends[kv.first]);
+                std::map<int, std::vector<BufferId>> srcs_of_block;
+                for (const auto& kv : io.recvs) {
+                    const BufferId slot = slot_of.at(kv.first);
+                    std::vector<int> cb;
+                    chunk_blocks(kv.second, c, &cb);
+                    if (io.move)
+                        ops.push_back(LocalOp{OpKind::Copy, kResult, {slot}, cb});
+                    else
+                        for (int b : cb) srcs_of_block[b].push_back(slot);
+                    std::vector<int>& r = recvs[kv.first];
+                    r.insert(r.end(), cb.begin(), cb.end());
+                }
+                std::map<std::vector<BufferId>, std::vector<int>> groups;
+                for (const auto& kv : srcs_of_block) groups[kv.second].push_back(kv.first);
+                for (auto& kv : groups)
+                    ops.push_back(LocalOp{OpKind::Reduce, kResult, kv.first, std::move(kv.second)});
+            }
+            if (sends.empty() && recvs.empty()) continue;
+            Step st;
+            for (auto& kv : sends) st.sends.push_back(Transfer{kv.first, std::move(kv.second), kResult});
+            for (auto& kv : recvs)
+                st.recvs.push_back(
+                    Transfer{kv.first, std::move(kv.second), gather ? kResult : slot_of.at(kv.first)});
+            st.ops = std::move(ops);
+            steps.push_back(std::move(st));
+        }
     }
 }
 
@@ -438,6 +617,7 @@ Status build(const TopologyView& view, double bytes, const GenTreeModel& model, 
         place(t, g, load, quota);
         if (t->nodes[static_cast<size_t>(g)].parent >= 0) maybe_rearrange(t, g, bytes, model);
     }
+    number_rounds(t);
     return Status::ok();
 }
 
@@ -509,7 +689,7 @@ Status gentree_choices(const TopologyView& view, double bytes, const GenTreeMode
         const Chosen c = choose_factors(cs, t.nodes[static_cast<size_t>(a.children[0])].link_class, bytes, model);
         GenTreeNodeChoice nc;
         nc.view_node = a.view_node;
-        nc.name = view.nodes[static_cast<size_t>(a.view_node)].name;
+        nc.name = view.nodes[static_cast<size_t>(a.view_node)].name + (a.local_side ? " (local side)" : "");
         nc.children = static_cast<int>(a.children.size());
         nc.symmetric = c.symmetric;
         nc.factors = c.factors;
@@ -547,6 +727,23 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
     else
         return Status::invalid("gentree: model '" + model_name +
                                "' is unknown (expected view or paper)");
+    int chunks = 1;
+    it = req.params.find("pipeline");
+    if (it != req.params.end()) {
+        const std::string& v = it->second;
+        if (v.empty() || v.size() > 4 ||
+            !std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }) ||
+            std::stoi(v) < 1 || std::stoi(v) > kGenTreeMaxPipeline)
+            return Status::invalid("gentree: pipeline '" + v + "' is not a chunk count 1.." +
+                                   std::to_string(kGenTreeMaxPipeline));
+        chunks = std::stoi(v);
+    }
+    if (chunks > 1 && static_cast<long long>(chunks) * req.nranks > kGenTreeMaxPipelineBlocks)
+        return Status::invalid("gentree: pipeline=" + std::to_string(chunks) + " on " +
+                               std::to_string(req.nranks) + " ranks makes " +
+                               std::to_string(static_cast<long long>(chunks) * req.nranks) +
+                               " blocks, more than " + std::to_string(kGenTreeMaxPipelineBlocks) +
+                               " (use fewer chunks)");
     auto tree = std::make_shared<GTree>();
     GENX_RETURN_IF_ERROR(build(view, static_cast<double>(bytes), model, tree.get()));
 
@@ -555,11 +752,15 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
     ParamMap canon;
     canon["bytes"] = std::to_string(bytes);
     canon["model"] = model_name;
+    if (chunks > 1) canon["pipeline"] = std::to_string(chunks);
     g.header.params = format_params(canon);
     g.header.nranks = req.nranks;
-    g.header.nblocks = tree->nblocks;
+    g.header.nblocks = tree->nblocks * chunks;
     std::shared_ptr<const GTree> ct = tree;
-    g.emit = [ct](int r, Program* prog) { emit_rank(*ct, r, prog); };
+    if (chunks > 1)
+        g.emit = [ct, chunks](int r, Program* prog) { emit_rank_pipelined(*ct, r, chunks, prog); };
+    else
+        g.emit = [ct](int r, Program* prog) { emit_rank(*ct, r, prog); };
     *out = std::move(g);
     return Status::ok();
 }

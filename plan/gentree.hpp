@@ -55,6 +55,34 @@
 // Allgather: every reduce-scatter transfer of every node, in reverse order
 // of nodes and rounds, is sent back the other way into the result buffer.
 //
+// Datacenters.  A switch whose children include both sub-trees of its own
+// datacenter and, over a cross-DC link, another datacenter (a DC root that
+// is also the tree's root, as in the emulated 2dc) gets its local children
+// grouped under a node of their own, "SWITCH (local side)", whose up link
+// is the cross-DC class: the datacenter reduces first, and the slow link
+// carries one partial sum per block (S/2 each way in the reduce-scatter on
+// two equal datacenters, against a ring's (P-1)/P·S), instead of one per
+// local sub-tree.
+//
+// Pipelining (pipeline=K).  Unpipelined, the levels run one after the
+// other: while a datacenter reduces inside, the cross-DC link idles, and
+// the other way round.  With pipeline=K the vector is cut into K chunks
+// (nblocks = K·P; chunk c's block b is c·P + b) and chunk c runs global
+// round s - c in step s, so that the rounds of different levels (on
+// different links) run at once on different chunks: R + K - 1 steps per
+// phase instead of R, each moving a K-th of the data, the same bytes per
+// rank in all.  Rounds are numbered globally (nodes of one height share
+// rounds, so a round index is the same moment on every rank and transfers
+// of different chunks with one peer merge into one per step); every
+// reduce-scatter receive goes into a slot of its own peer (Copy out of it
+// for rearranged blocks), so merged receives never need two buffers.  The
+// reduce-scatter and the allgather are pipelined separately (an allgather
+// receive goes to the result, a reduce-scatter one to a slot).  Worth it
+// where the levels' links differ and the latency is small against a
+// chunk's transfer (docs/model.md "GenTree pipelining"); genx's cost model
+// does not price per-level links yet, so the selector does not offer it:
+// force it, or name it in a rules file.
+//
 // Cost at a node A with children of m servers each, for S bytes (GenModel,
 // per round i of factors f, V_0 = S/m, V_i = V_0/(f0·…·f_{i-1}),
 // out_i = (f_i-1)/f_i·V_i):
@@ -148,12 +176,16 @@ Status gentree_choices(const TopologyView& view, double bytes, const GenTreeMode
                        std::vector<GenTreeNodeChoice>* out);
 
 // Params: bytes=SIZE (K/M/G suffixes; the message size the per-switch
-// choices are priced for, default 64M), model=view|paper.  Needs
+// choices are priced for, default 64M), model=view|paper, pipeline=K
+// (chunks, 1..kGenTreeMaxPipeline, default 1: unpipelined).  Needs
 // GenRequest::topology.
 Status prepare_gentree(const GenRequest& req, RankGenerator* out);
 // Offers the default (bytes chosen by the selector's size class are not
 // known here) when a view with 2..kGenTreeMaxOfferedRanks ranks is given.
 constexpr int kGenTreeMaxOfferedRanks = 4096;
+// pipeline=K: at most this many chunks, and K·P blocks at most.
+constexpr int kGenTreeMaxPipeline = 256;
+constexpr long long kGenTreeMaxPipelineBlocks = 1 << 20;
 void gentree_candidates(const CandidateContext& ctx, std::vector<std::string>* out);
 
 }  // namespace genx

@@ -136,7 +136,7 @@ const std::vector<GeneratorInfo>& generators() {
         {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L, group=...)",
          {"r", "group"}, prepare_butterfly, butterfly_candidates},
         {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",
-         {"bytes", "model"}, prepare_gentree, gentree_candidates, true},
+         {"bytes", "model", "pipeline"}, prepare_gentree, gentree_candidates, true},
         {"multitree", "MultiTree: one tree per root, contention-free per step on the network graph",
          {"order"}, prepare_multitree, multitree_candidates, true},
         {"ring2d", "2D-ring (Ying et al.): rings along x and y of a torus or mesh, both orders at once, 2(X+Y-2) steps",
