@@ -170,10 +170,18 @@ struct genx_comm {
         if (log != nullptr && verbose >= level) log(log_ctx, level, msg.c_str());
     }
 
+    // Finished iallreduce / persistent requests kept for the next call (their
+    // executor's arrays, transport adapter and a small scratch area), so that
+    // an MPI_Iallreduce allocates nothing in the steady state: at most
+    // kRequestPool, filled by genx_request_free, under request_mu (requests
+    // are freed from the progress engine, possibly on another thread).
+    std::mutex request_mu;
+    std::vector<genx_request*> request_pool;
+
     genx_comm() = default;
     genx_comm(const genx_comm&) = delete;
     genx_comm& operator=(const genx_comm&) = delete;
-    ~genx_comm() { release_device(); }
+    ~genx_comm();  // after genx_request's definition (it frees the pool)
 
     void release_device() {
         if (device == nullptr || dev.ordinal < 0) return;
@@ -652,6 +660,34 @@ struct genx_request {
     size_t stranded = 0;
 };
 
+genx_comm::~genx_comm() {
+    for (genx_request* r : request_pool) delete r;
+    release_device();
+}
+
+namespace {
+
+// Pooled requests per communicator, and the largest scratch area a pooled
+// request keeps (a larger one is freed and allocated again when needed).
+constexpr size_t kRequestPool = 8;
+constexpr size_t kPooledScratchBytes = size_t{1} << 20;
+
+// A request for the next call: a pooled one (reset by genx_request_free)
+// or a new one.
+std::unique_ptr<genx_request> acquire_request(genx_comm* comm) {
+    {
+        std::lock_guard<std::mutex> lk(comm->request_mu);
+        if (!comm->request_pool.empty()) {
+            std::unique_ptr<genx_request> r(comm->request_pool.back());
+            comm->request_pool.pop_back();
+            return r;
+        }
+    }
+    return std::make_unique<genx_request>();
+}
+
+}  // namespace
+
 namespace {
 
 // Where a call's buffers live, asked once per call (sendbuf NULL, in
@@ -696,9 +732,14 @@ void bind_request(genx_request* req, genx_comm* comm, const Call& call, const vo
     req->recvbuf = recvbuf;
     if (call.sched == nullptr) return;  // count 0: nothing to run
     req->kernel = call.kernel;
-    req->transport = std::make_unique<genx::OpsTransport>(req->ops);
+    // A pooled request keeps its adapter (it reads req->ops, rebound above)
+    // and a scratch area that is large enough.
+    if (!req->transport) req->transport = std::make_unique<genx::OpsTransport>(req->ops);
     const size_t n = std::max<size_t>(kScratchAlign, (req->sched->scratch_bytes + kScratchAlign - 1) /
                                                          kScratchAlign * kScratchAlign);
+    if (req->scratch && req->scratch_len >= n) return;
+    req->scratch.reset();
+    req->scratch_len = 0;
     void* p = std::aligned_alloc(kScratchAlign, n);
     if (p == nullptr) throw std::bad_alloc();
     req->scratch.reset(static_cast<unsigned char*>(p));
@@ -726,7 +767,7 @@ size_t abandon_execution(genx::Execution& execution, std::string* note) {
 genx::Status start_request(genx_request* req) {
     req->started = true;
     req->done = false;
-    if (!req->transport) {  // count 0
+    if (!req->sched) {  // count 0
         req->done = true;
         return genx::Status::ok();
     }
@@ -1022,7 +1063,7 @@ int genx_iallreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t 
     if (refuse_device_request(comm, sendbuf, recvbuf, "genx_iallreduce", why, whylen))
         return GENX_ERROR_BUFFER;
     try {
-        auto req = std::make_unique<genx_request>();
+        std::unique_ptr<genx_request> req = acquire_request(comm);
         Call call;
         const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
                               &req->sched, why, whylen, "iallreduce");
@@ -1062,7 +1103,7 @@ int genx_allreduce_init(genx_comm* comm, const void* sendbuf, void* recvbuf, siz
     if (refuse_device_request(comm, sendbuf, recvbuf, "genx_allreduce_init", why, whylen))
         return GENX_ERROR_BUFFER;
     try {
-        auto req = std::make_unique<genx_request>();
+        std::unique_ptr<genx_request> req = acquire_request(comm);
         Call call;
         const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
                               &req->sched, why, whylen, "persistent allreduce");
@@ -1157,9 +1198,29 @@ void genx_request_free(genx_request* req) {
     // active request, but a finalizing library may).  Requests abandon()
     // could not drain may still write into the scratch area: it stays
     // allocated.
-    if (req->started && !req->done && req->error.is_ok() && req->transport)
+    if (req->started && !req->done && req->error.is_ok() && req->sched)
         req->stranded = req->execution.abandon(kAbandonBudget);
     if (req->stranded != 0) (void)req->scratch.release();
+    genx_comm* comm = req->comm;
+    if (comm != nullptr && req->stranded == 0 && req->error.is_ok()) {
+        // Back to the communicator's pool, as a fresh request would be but
+        // for its buffers.
+        req->sched.reset();
+        req->sendbuf = nullptr;
+        req->recvbuf = nullptr;
+        req->bytes = 0;
+        req->done = false;
+        req->started = false;
+        if (req->scratch_len > kPooledScratchBytes) {
+            req->scratch.reset();
+            req->scratch_len = 0;
+        }
+        std::lock_guard<std::mutex> lk(comm->request_mu);
+        if (comm->request_pool.size() < kRequestPool) {
+            comm->request_pool.push_back(req);
+            return;
+        }
+    }
     delete req;
 }
 

@@ -357,6 +357,62 @@ TEST_CASE("iallreduce and persistent allreduce: exact results, restarts, misuse 
     }
 }
 
+TEST_CASE("iallreduce requests are pooled per communicator and reused exactly", "[capi]") {
+    // Counts that grow and shrink past the pooled scratch limit, count 0, a
+    // persistent request between them, on P = 3; every result exact, and a
+    // freed request is the next call's (no allocation in the steady state).
+    // One call in flight at a time: the loopback transport has no tags to
+    // keep two apart (the glue gives each request its own).
+    const int P = 3;
+    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_config cfg = config("ring", "", 0, nullptr);
+        char err[256];
+        genx_comm* comm = genx_comm_create(rank, P, &cfg, err, sizeof err);
+        if (comm == nullptr) return Status::internal(err);
+        const genx_transport_ops ops = transport_ops_for(&t);
+        char why[256] = "";
+        Status result;
+        genx_request* last_freed = nullptr;
+        int reused = 0;
+        const std::vector<size_t> counts = {1001, 0, 7, 300000, 5, 64, 0, 2, 300001};
+        for (size_t k = 0; k < counts.size() && result.is_ok(); ++k) {
+            const size_t n = counts[k];
+            std::vector<int64_t> in(n), out(n, -1);
+            for (size_t i = 0; i < n; ++i) in[i] = rank * 7 + static_cast<int64_t>(i + k);
+            genx_request* req = nullptr;
+            const bool persistent = k == 4;
+            const int rc = persistent
+                               ? genx_allreduce_init(comm, in.data(), out.data(), n, GENX_DT_INT64, 8,
+                                                     GENX_OP_SUM, 1, nullptr, &ops, &req, why, sizeof why)
+                               : genx_iallreduce(comm, in.data(), out.data(), n, GENX_DT_INT64, 8,
+                                                 GENX_OP_SUM, 1, nullptr, &ops, &req, why, sizeof why);
+            if (rc != GENX_OK) {
+                result = Status::internal(std::string("call: ") + why);
+                break;
+            }
+            reused += req == last_freed;
+            if (persistent && genx_request_start(req, why, sizeof why) != GENX_OK)
+                result = Status::internal(std::string("start: ") + why);
+            for (int done = 0; !done && result.is_ok();)
+                if (genx_request_progress(req, &done, why, sizeof why) != GENX_OK)
+                    result = Status::internal(std::string("progress: ") + why);
+            for (size_t i = 0; i < n && result.is_ok(); ++i)
+                if (out[i] != 21 + 3 * static_cast<int64_t>(i + k))
+                    result = Status::internal("count " + std::to_string(n) + ": wrong sum at " +
+                                              std::to_string(i));
+            genx_request_free(req);
+            last_freed = req;
+        }
+        genx_comm_destroy(comm);
+        if (result.is_ok() && reused != static_cast<int>(counts.size()) - 1)
+            result = Status::internal("pooled requests reused " + std::to_string(reused) + " times, not " +
+                                      std::to_string(counts.size() - 1));
+        return result;
+    });
+    INFO(st.message());
+    CHECK(st.is_ok());
+}
+
 TEST_CASE("declines send nothing and say why", "[capi]") {
     const int P = 3;
     LoopbackFabric fabric(P);
