@@ -146,12 +146,16 @@ void genx_request_free(genx_request *req);
  * explanation, valid while the communicator lives.  0 before a successful
  * genx_comm_prepare and for forced algorithms. */
 int genx_comm_defers(const genx_comm *comm, size_t bytes, const char **reason);
+/* The same for MPI_Iallreduce and persistent allreduce, whose decisions
+ * differ where a rules file names a "call" (docs/rules.md). */
+int genx_comm_defers_nb(const genx_comm *comm, size_t bytes, const char **reason);
 
-/* Whether every message size defers (e.g. the built-in defaults on one
- * node): the glue then hands the communicator's allreduce back to the
- * displaced component for good.  *reason (may be NULL) gets the first
- * interval's explanation.  0 before a successful genx_comm_prepare, for
- * forced algorithms and where any size runs a genx plan. */
+/* Whether every message size defers, blocking and non-blocking (e.g. the
+ * built-in defaults on one node): the glue then hands the communicator's
+ * allreduce, iallreduce and persistent allreduce back to the displaced
+ * components for good.  *reason (may be NULL) gets the first interval's
+ * explanation.  0 before a successful genx_comm_prepare, for forced
+ * algorithms and where any size runs a genx plan. */
 int genx_comm_defers_all(const genx_comm *comm, const char **reason);
 
 /* MPI_Allreduce.  sendbuf == NULL means in place (recvbuf holds the input).

@@ -237,7 +237,7 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
         return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
                               "the ranks' genx decisions differ (reported at the first call)");
     }
-    if (genx_comm_defers(module->core, bytes, &reason)) {
+    if (genx_comm_defers_nb(module->core, bytes, &reason)) {
         return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes, reason);
     }
     reason = mca_coll_genx_layout_problem(dtype, count);
@@ -367,7 +367,7 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
         return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
                               "the ranks' genx decisions differ (reported at the first call)");
     }
-    if (genx_comm_defers(module->core, bytes, &reason)) {
+    if (genx_comm_defers_nb(module->core, bytes, &reason)) {
         return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
                               reason);
     }

@@ -53,6 +53,10 @@ struct TableOptions {
     // hcps factors that do not multiply to its size): false = warn and treat
     // the rule as not matching; true = fail.
     bool strict = false;
+    // The table for non-blocking and persistent calls: rules whose "call"
+    // is "blocking" are left out (and "nonblocking" ones kept), and the
+    // other way round when false.
+    bool nonblocking = false;
 };
 
 struct Decision {

@@ -16,6 +16,11 @@
 //    ring's 92-95 %;
 //  * the same on 3, 5, 6 or 7 nodes from 16 KiB: Rabenseifner's extra
 //    half-vector step for a non-power-of-two size costs it most there;
+//  * MPI_Iallreduce and persistent allreduce ("call": "nonblocking") on
+//    5-7 nodes, one rank each, below 8 KiB: rd.  The displaced libnbc
+//    runs a binomial reduce then broadcast there (2⌈log2 P⌉ = 6 steps at 5-7
+//    ranks), rd ⌊log2 P⌋ + 2 = 4; measured 0.62-0.86x libnbc at 8 B-4 KiB
+//    on 6 emulated hosts, parity at 8 KiB;
 //  * everything else, including one node (shared memory) and unknown
 //    placement, defers: genx's small-message plans are at best even with
 //    tuned's recursive doubling per step, larger communicators were not
@@ -56,6 +61,8 @@ const std::string& builtin_rules_text() {
      "comment": "non-power-of-two size: tuned's Rabenseifner needs an extra half-vector step"},
     {"comm_size": "5-7", "ppn": 1, "bytes": "16K-128K", "algorithm": "ring",
      "comment": "measured: ring 0.52-0.78x tuned's default on 6 and 7 emulated hosts"},
+    {"call": "nonblocking", "comm_size": "5-7", "ppn": 1, "bytes": "0-8K", "algorithm": "rd",
+     "comment": "measured: rd 0.62-0.86x libnbc's iallreduce at 8 B-4 KiB on 6 emulated hosts"},
     {"algorithm": "fallback",
      "comment": "no measured advantage without a fitted rules file (genx-tune)"}
   ]

@@ -264,11 +264,23 @@ class Parser {
     Status rule(const json& j, int index, AllreduceRule* out) const {
         const std::string field = "allreduce[" + std::to_string(index) + "]";
         GENX_RETURN_IF_ERROR(check_keys(j, field,
-                                        {"comm_size", "nodes", "ppn", "bytes", "algorithm",
+                                        {"call", "comm_size", "nodes", "ppn", "bytes", "algorithm",
                                          "params", "families", "comment"}));
         AllreduceRule r;
         r.index = index;
         r.line = index_.line_of(dotted_to_pointer(field));
+        std::string call;
+        GENX_RETURN_IF_ERROR(string_field(j, field, "call", false, &call));
+        if (j.contains("call")) {
+            if (call == "blocking")
+                r.call = CallKind::Blocking;
+            else if (call == "nonblocking")
+                r.call = CallKind::Nonblocking;
+            else
+                return error(field + ".call", "expected \"blocking\" (MPI_Allreduce) or "
+                                              "\"nonblocking\" (MPI_Iallreduce and persistent "
+                                              "allreduce), got \"" + call + "\"");
+        }
         GENX_RETURN_IF_ERROR(count_range(j, field, "comm_size", &r.comm_size));
         GENX_RETURN_IF_ERROR(count_range(j, field, "nodes", &r.nodes));
         GENX_RETURN_IF_ERROR(count_range(j, field, "ppn", &r.ppn));
@@ -616,6 +628,8 @@ json rules_to_json(const RulesFile& rules) {
     json list = json::array();
     for (const AllreduceRule& r : rules.allreduce) {
         json o = json::object();
+        if (r.call != CallKind::Any)
+            o["call"] = r.call == CallKind::Blocking ? "blocking" : "nonblocking";
         if (!r.comm_size.any) o["comm_size"] = format_count_range(r.comm_size);
         if (!r.nodes.any) o["nodes"] = format_count_range(r.nodes);
         if (!r.ppn.any) o["ppn"] = format_count_range(r.ppn);

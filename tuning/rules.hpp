@@ -37,6 +37,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <memory>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,7 +74,12 @@ struct ByteRange {
     bool contains(size_t v) const { return v >= lo && (hi == kNoLimit || v < hi); }
 };
 
+// Which calls a rule applies to ("call" key): both (absent), blocking
+// MPI_Allreduce only, or non-blocking and persistent ones only.
+enum class CallKind : uint8_t { Any, Blocking, Nonblocking };
+
 struct AllreduceRule {
+    CallKind call = CallKind::Any;
     CountRange comm_size;
     CountRange nodes;
     CountRange ppn;
@@ -87,6 +93,10 @@ struct AllreduceRule {
 
     bool by_model() const { return algorithm == kModelAlgorithm; }
     bool defers() const { return algorithm == kFallbackAlgorithm; }
+    // Whether it applies to non-blocking (true) or blocking (false) calls.
+    bool applies_to(bool nonblocking) const {
+        return call == CallKind::Any || (call == CallKind::Nonblocking) == nonblocking;
+    }
 };
 
 struct Provenance {
@@ -104,6 +114,12 @@ struct RulesFile {
     bool has_model = false;  // false: "model" rules use the built-in defaults' model
     ModelParams model;
     std::vector<AllreduceRule> allreduce;
+    // Some rule names a "call": non-blocking calls get a table of their own.
+    bool splits_calls() const {
+        for (const AllreduceRule& r : allreduce)
+            if (r.call != CallKind::Any) return true;
+        return false;
+    }
 };
 
 // What the caller knows about the cluster it runs on, for the checks that

@@ -238,6 +238,55 @@ TEST_CASE("auto uses the built-in rules; verbose 2 logs on every rank", "[capi]"
     }
 }
 
+TEST_CASE("non-blocking calls read their own decisions", "[capi]") {
+    // 6 nodes of one rank, built-in defaults: MPI_Allreduce defers below
+    // 16 KiB, MPI_Iallreduce runs rd below 8 KiB (and iallreduce itself
+    // runs it on the loopback transport: exact sums).
+    const int P = 6;
+    std::vector<LogSink> logs(P);
+    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_config cfg = config("auto", "", 1, &logs[static_cast<size_t>(rank)]);
+        genx_comm* comm = genx_comm_create_on(rank, P, P, 1, &cfg, nullptr, 0);
+        if (comm == nullptr) return Status::internal("create");
+        char err[256] = "";
+        if (genx_comm_prepare(comm, err, sizeof err) != GENX_OK) return Status::internal(err);
+        Status result;
+        const char* reason = nullptr;
+        if (!genx_comm_defers(comm, 64, &reason) || genx_comm_defers_nb(comm, 64, &reason) ||
+            !genx_comm_defers_nb(comm, 8192, &reason) || genx_comm_defers_nb(comm, 1 << 20, &reason) ||
+            genx_comm_defers_all(comm, &reason))
+            result = Status::internal("blocking/non-blocking deferral not as the defaults say");
+        const genx_transport_ops ops = transport_ops_for(&t);
+        std::vector<int64_t> in(8, rank + 1), out(8, 0);
+        genx_request* req = nullptr;
+        char why[256] = "";
+        if (result.is_ok() &&
+            genx_iallreduce(comm, in.data(), out.data(), 8, GENX_DT_INT64, 8, GENX_OP_SUM, 1, nullptr,
+                            &ops, &req, why, sizeof why) != GENX_OK)
+            result = Status::internal(std::string("iallreduce: ") + why);
+        for (int done = 0; result.is_ok() && !done;)
+            if (genx_request_progress(req, &done, why, sizeof why) != GENX_OK)
+                result = Status::internal(std::string("progress: ") + why);
+        for (int64_t v : out)
+            if (result.is_ok() && v != 21) result = Status::internal("wrong sum " + std::to_string(v));
+        genx_request_free(req);
+        // The blocking call of the same size declines (the glue would hand
+        // it to tuned).
+        if (result.is_ok() &&
+            genx_allreduce(comm, in.data(), out.data(), 8, GENX_DT_INT64, 8, GENX_OP_SUM, 1, nullptr,
+                           &ops, why, sizeof why) != GENX_DECLINE)
+            result = Status::internal("a blocking 64 B allreduce did not decline");
+        genx_comm_destroy(comm);
+        return result;
+    });
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    bool named = false;
+    for (const auto& l : logs[0].lines)
+        named = named || (l.find("iallreduce 64 B") != std::string::npos && l.find("rd") != std::string::npos);
+    CHECK(named);
+}
+
 TEST_CASE("genx_comm_defers_all: the glue steps aside only where no size runs a plan", "[capi]") {
     // nodes, ranks per node -> does every size defer under the built-in
     // defaults?  One node: yes; 4 nodes of one rank: ring from 128 KiB;

@@ -125,6 +125,72 @@ TEST_CASE("the built-in defaults take over only where measured", "[rules]") {
     }
 }
 
+TEST_CASE("non-blocking calls: rd below 8 KiB on 5-7 nodes, the blocking decisions elsewhere", "[rules]") {
+    TableOptions nb;
+    nb.nonblocking = true;
+    for (const CommShape& shape : {CommShape{5, 5, 1}, CommShape{6, 6, 1}, CommShape{7, 7, 1}}) {
+        CAPTURE(shape.size);
+        DecisionTable blocking, nonblocking;
+        REQUIRE(DecisionTable::build(builtin_rules(), shape, TableOptions(), &blocking, nullptr).is_ok());
+        REQUIRE(DecisionTable::build(builtin_rules(), shape, nb, &nonblocking, nullptr).is_ok());
+        for (size_t bytes : {size_t{0}, size_t{8}, size_t{4096}, size_t{8191}}) {
+            CHECK(blocking.lookup(bytes).defers());
+            CHECK(nonblocking.lookup(bytes).algorithm == "rd");
+        }
+        CHECK(nonblocking.lookup(8192).defers());  // parity measured at 8 KiB
+        for (size_t bytes : {size_t{16} << 10, size_t{1} << 20})
+            CHECK(nonblocking.lookup(bytes).algorithm == blocking.lookup(bytes).algorithm);
+    }
+    // Elsewhere the two tables decide alike (every size defers on one node).
+    for (const CommShape& shape : {CommShape{4, 4, 1}, CommShape{8, 8, 1}, CommShape{6, 1, 6}}) {
+        DecisionTable blocking, nonblocking;
+        REQUIRE(DecisionTable::build(builtin_rules(), shape, TableOptions(), &blocking, nullptr).is_ok());
+        REQUIRE(DecisionTable::build(builtin_rules(), shape, nb, &nonblocking, nullptr).is_ok());
+        for (size_t bytes : {size_t{8}, size_t{4096}, size_t{1} << 20})
+            CHECK(nonblocking.lookup(bytes).algorithm == blocking.lookup(bytes).algorithm);
+    }
+}
+
+TEST_CASE("\"call\": blocking or nonblocking, round-tripped, errors named", "[rules]") {
+    const std::string head = R"({"format": "genx-rules", "version": 1, "allreduce": [)";
+    RulesFile f;
+    REQUIRE(parse(head + R"({"call": "nonblocking", "bytes": "0-1K", "algorithm": "rd"},
+                            {"call": "blocking", "bytes": "0-1K", "algorithm": "ring"},
+                            {"algorithm": "fallback"}]})",
+                  &f));
+    REQUIRE(f.allreduce.size() == 3);
+    CHECK(f.allreduce[0].call == CallKind::Nonblocking);
+    CHECK(f.allreduce[1].call == CallKind::Blocking);
+    CHECK(f.allreduce[2].call == CallKind::Any);
+    CHECK(f.splits_calls());
+    CHECK(f.allreduce[0].applies_to(true));
+    CHECK_FALSE(f.allreduce[0].applies_to(false));
+    CHECK(f.allreduce[2].applies_to(true));
+    CHECK(f.allreduce[2].applies_to(false));
+    RulesFile again;
+    REQUIRE(parse(format_rules(f), &again));
+    REQUIRE(again.allreduce.size() == 3);
+    CHECK(again.allreduce[0].call == CallKind::Nonblocking);
+    CHECK(again.allreduce[1].call == CallKind::Blocking);
+    // The tables: each call kind sees its own first match.
+    TableOptions nb;
+    nb.nonblocking = true;
+    DecisionTable b, n;
+    REQUIRE(DecisionTable::build(f, CommShape{4, 4, 1}, TableOptions(), &b, nullptr).is_ok());
+    REQUIRE(DecisionTable::build(f, CommShape{4, 4, 1}, nb, &n, nullptr).is_ok());
+    CHECK(b.lookup(8).algorithm == "ring");
+    CHECK(n.lookup(8).algorithm == "rd");
+    CHECK(b.lookup(4096).defers());
+    CHECK(n.lookup(4096).defers());
+    const Status st = parse(head + "\n{\"call\": \"iallreduce\", \"algorithm\": \"ring\"}]}", &f);
+    CHECK(st.code() == Code::InvalidArgument);
+    CHECK(st.message().find("test.json:2: allreduce[0].call") != std::string::npos);
+    CHECK(st.message().find("\"nonblocking\"") != std::string::npos);
+    RulesFile plain;
+    REQUIRE(parse(head + R"({"algorithm": "ring"}]})", &plain));
+    CHECK_FALSE(plain.splits_calls());
+}
+
 TEST_CASE("\"fallback\" rules: parsed, no params, decided as declines", "[rules]") {
     RulesFile f;
     const std::string head = "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [";
