@@ -77,6 +77,19 @@ run_tests() {
     err=$(sed -n 's/^# ERROR: *//p' "$log" | head -n 1)
     [ "$rc" -eq 0 ] || cat "$log" >&2
     echo "check: ${pass:-0} passed, $(( ${fail:-0} + ${err:-0} )) failed, ${skip:-0} skipped"
+    # The release tarball must carry every file git tracks (make dist's
+    # dist-hook names any it lacks): checked here so that CI catches a new
+    # file left out of Makefile.am.
+    if [ "$rc" -eq 0 ] && [ -e "$top/.git" ]; then
+        say "checking the release tarball (make dist)"
+        if ! make -C "$build" dist > "$build/dist-check.log" 2>&1; then
+            grep -A50 "missing from the tarball" "$build/dist-check.log" >&2 ||
+                tail -n 30 "$build/dist-check.log" >&2
+            echo "make dist failed (log: $build/dist-check.log)" >&2
+            rc=1
+        fi
+        rm -f "$build"/genx-*.tar.gz
+    fi
     return "$rc"
 }
 
