@@ -1251,20 +1251,30 @@ void genx_request_free(genx_request* req) {
     delete req;
 }
 
-int genx_comm_defers(const genx_comm* comm, size_t bytes, const char** reason) {
-    if (comm == nullptr || comm->forced || !comm->table) return 0;
-    const genx::Decision& d = comm->table->lookup(bytes);
+}  // extern "C"
+
+namespace {
+
+// genx_comm_defers(_nb) on one of the communicator's tables.
+int defers_in(const genx_comm* comm, const genx::DecisionTable* table, size_t bytes,
+              const char** reason) {
+    if (comm == nullptr || comm->forced || table == nullptr) return 0;
+    const genx::Decision& d = table->lookup(bytes);
     if (!d.defers()) return 0;
     if (reason != nullptr) *reason = d.why.c_str();
     return 1;
 }
 
+}  // namespace
+
+extern "C" {
+
+int genx_comm_defers(const genx_comm* comm, size_t bytes, const char** reason) {
+    return defers_in(comm, comm != nullptr ? comm->table.get() : nullptr, bytes, reason);
+}
+
 int genx_comm_defers_nb(const genx_comm* comm, size_t bytes, const char** reason) {
-    if (comm == nullptr || comm->forced || !comm->nb_table) return 0;
-    const genx::Decision& d = comm->nb_table->lookup(bytes);
-    if (!d.defers()) return 0;
-    if (reason != nullptr) *reason = d.why.c_str();
-    return 1;
+    return defers_in(comm, comm != nullptr ? comm->nb_table.get() : nullptr, bytes, reason);
 }
 
 int genx_comm_defers_all(const genx_comm* comm, const char** reason) {

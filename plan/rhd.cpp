@@ -1,6 +1,8 @@
 // Recursive halving/doubling generator (description and cost in rhd.hpp).
 #include "plan/rhd.hpp"
 
+#include "plan/fold.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,50 +23,26 @@ Status prepare_rhd(const GenRequest& req, RankGenerator* out) {
     const int P = req.nranks;
     if (P < 1)
         return Status::invalid("rhd: number of ranks must be >= 1, got " + std::to_string(P));
-    int p2 = 1;
-    while (p2 * 2 <= P) p2 *= 2;
-    const int extra = P - p2;
-
+    const Fold fold(P);
+    const int p2 = fold.p2;
     RankGenerator g;
     g.header.algorithm = "rhd";
     g.header.nranks = P;
     g.header.nblocks = p2;
-    if (extra == 0) {
-        // Partners are rank XOR d: invariant under the group (Z_2)^k.
-        int k = 0;
-        while ((1 << k) < P) ++k;
-        g.header.symmetry.assign(static_cast<size_t>(k), 2);
-        g.header.representatives = {0};
-    } else {
-        // A rank that hands its vector over, one that folds it in, and
-        // (when there is one) a rank that does neither.
-        g.header.representatives = {0, 1};
-        if (2 * extra < P) g.header.representatives.push_back(2 * extra);
-    }
-    g.emit = [P, p2, extra](int x, Program* prog) {
-        if (P == 1) return;
-        auto old_rank = [extra](int n) { return n < extra ? 2 * n + 1 : n + extra; };
+    fold.describe(&g.header);
+    g.emit = [fold, p2](int x, Program* prog) {
+        if (fold.P == 1) return;
         std::vector<Step>& steps = prog->steps;
         const std::vector<int> all = run(0, p2);
-        if (x < 2 * extra && x % 2 == 0) {
-            Step give, take;
-            give.sends.push_back(Transfer{x + 1, all, kResult});
-            take.recvs.push_back(Transfer{x + 1, all, kResult});
-            steps.push_back(std::move(give));
-            steps.push_back(std::move(take));
+        if (fold.gives(x)) {
+            fold.emit_give(x, all, &steps);
             return;
         }
-        const bool folds = x < 2 * extra;
-        if (folds) {
-            Step st;
-            st.recvs.push_back(Transfer{x - 1, all, 0});
-            st.ops.push_back(LocalOp{OpKind::Reduce, kResult, {0}, all});
-            steps.push_back(std::move(st));
-        }
-        const int n = folds ? x / 2 : x - extra;
+        if (fold.folds(x)) fold.emit_fold_in(x, all, &steps);
+        const int n = fold.new_rank(x);
         int lo = 0, len = p2;
         for (int d = p2 / 2; d >= 1; d /= 2) {
-            const int peer = old_rank(n ^ d);
+            const int peer = fold.old_rank(n ^ d);
             const int half = len / 2;
             const bool upper = (n & d) != 0;
             const int keep_lo = upper ? lo + half : lo;
@@ -78,7 +56,7 @@ Status prepare_rhd(const GenRequest& req, RankGenerator* out) {
             len = half;
         }
         for (int d = 1; d < p2; d *= 2) {
-            const int peer = old_rank(n ^ d);
+            const int peer = fold.old_rank(n ^ d);
             const int peer_lo = lo ^ d;  // runs of length d are d-aligned
             Step st;
             st.recvs.push_back(Transfer{peer, run(peer_lo, d), kResult});
@@ -86,11 +64,7 @@ Status prepare_rhd(const GenRequest& req, RankGenerator* out) {
             steps.push_back(std::move(st));
             lo = lo < peer_lo ? lo : peer_lo;
         }
-        if (folds) {
-            Step st;
-            st.sends.push_back(Transfer{x - 1, all, kResult});
-            steps.push_back(std::move(st));
-        }
+        if (fold.folds(x)) fold.emit_unfold(x, all, &steps);
     };
     *out = std::move(g);
     return Status::ok();
