@@ -83,7 +83,7 @@ run_tests() {
     if [ "$rc" -eq 0 ] && [ -e "$top/.git" ]; then
         say "checking the release tarball (make dist)"
         if ! make -C "$build" dist > "$build/dist-check.log" 2>&1; then
-            grep -A50 "missing from the tarball" "$build/dist-check.log" >&2 ||
+            grep -A50 "^make dist:" "$build/dist-check.log" >&2 ||
                 tail -n 30 "$build/dist-check.log" >&2
             echo "make dist failed (log: $build/dist-check.log)" >&2
             rc=1

@@ -45,18 +45,30 @@ bool read_line(const std::string& path, std::string* out) {
     return true;
 }
 
-// The PCI bus id a sysfs `device` link points to, if it is a PCI device.
-std::string pci_of(const std::string& link) {
+bool is_pci_busid(const std::string& s) {  // dddd:bb:dd.f
+    return s.size() == 12 && s[4] == ':' && s[7] == ':' && s[10] == '.';
+}
+
+// The PCI bus id of a sysfs `device` (a link to the device's directory):
+// its uevent's PCI_SLOT_NAME, which every PCI device's directory has, else
+// the last component of the link's target.  "" for a non-PCI device.
+std::string pci_of(const std::string& device) {
+    std::ifstream uevent(device + "/uevent");
+    for (std::string line; std::getline(uevent, line);) {
+        const std::string key = "PCI_SLOT_NAME=";
+        if (line.compare(0, key.size(), key) == 0) {
+            const std::string id = trim(line.substr(key.size()));
+            if (is_pci_busid(id)) return id;
+        }
+    }
     char buf[4096];
-    const ssize_t n = readlink(link.c_str(), buf, sizeof buf - 1);
+    const ssize_t n = readlink(device.c_str(), buf, sizeof buf - 1);
     if (n <= 0) return "";
     buf[n] = 0;
     std::string target(buf);
     const size_t slash = target.find_last_of('/');
     const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
-    // dddd:bb:dd.f
-    if (base.size() == 12 && base[4] == ':' && base[7] == ':' && base[10] == '.') return base;
-    return "";
+    return is_pci_busid(base) ? base : "";
 }
 
 }  // namespace

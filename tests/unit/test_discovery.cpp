@@ -68,6 +68,22 @@ TEST_CASE("[discovery] sysfs: netdev speeds in Mb/s, InfiniBand port rates, unkn
     std::vector<NicInfo> none;
     CHECK(SysfsNicSource(fixture("no-such-dir")).list(&none).is_ok());
     CHECK(none.empty());
+    // A `device` link with no uevent behind it (dangling here): the bus id
+    // is the last component of its target.
+    char tmpl[] = "/tmp/genx-sysfs-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const std::string root = tmpl;
+    const std::string dev = root + "/class/net/eth9";
+    REQUIRE(std::system(("mkdir -p '" + dev + "' && echo 40000 > '" + dev + "/speed' && echo 1 > '" +
+                         dev + "/type' && ln -s ../../../devices/pci0000:00/0000:05:00.0 '" + dev +
+                         "/device'")
+                            .c_str()) == 0);
+    std::vector<NicInfo> linked;
+    REQUIRE(SysfsNicSource(root).list(&linked).is_ok());
+    REQUIRE(linked.size() == 1);
+    CHECK(linked[0].pci_busid == "0000:05:00.0");
+    CHECK(linked[0].rate == Approx(5e9));
+    REQUIRE(std::system(("rm -rf '" + root + "'").c_str()) == 0);
 }
 
 TEST_CASE("[discovery] InfiniBand rate strings", "[discovery]") {
