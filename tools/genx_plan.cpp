@@ -63,6 +63,7 @@ struct Options {
     std::string rank_map;
     bool candidates = false;
     bool decisions = false;
+    bool nonblocking = false;  // --nonblocking: the table of MPI_Iallreduce / persistent calls
     std::string rules;  // --rules FILE for --decisions
     int ppn = 0;        // --ppn K for --decisions
     std::string topology;  // --topology FILE: a Slurm topology.conf
@@ -289,6 +290,9 @@ void add_options(CLI::App& app, Options& o) {
                  "print the decision table a communicator of --ranks gets (no --algorithm): "
                  "the built-in defaults, or --rules FILE");
     app.add_option("--rules", o.rules, "with --decisions: a rules file (docs/rules.md)");
+    app.add_flag("--nonblocking", o.nonblocking,
+                 "with --decisions: the table MPI_Iallreduce and persistent allreduce use "
+                 "(rules with \"call\": \"nonblocking\")");
     app.add_option("--ppn", o.ppn,
                    "with --decisions or --topology: ranks per node (consecutive ranks fill a "
                    "node); default one rank per node");
@@ -366,10 +370,13 @@ int main(int argc, char** argv) {
         shape.nodes = opt.ppn > 0 ? (opt.ranks + opt.ppn - 1) / opt.ppn : 0;
         std::shared_ptr<const DecisionTable> table;
         std::vector<std::string> warnings;
-        if (Status s = selector_table(rules, shape, TableOptions{}, &table, &warnings); !s)
+        TableOptions topt;
+        topt.nonblocking = opt.nonblocking;
+        if (Status s = selector_table(rules, shape, topt, &table, &warnings); !s)
             return bad_input(s.message());
         for (const std::string& w : warnings) std::cerr << "genx-plan: " << w << "\n";
-        std::cout << "# decisions for " << opt.ranks << " ranks"
+        std::cout << "# " << (opt.nonblocking ? "non-blocking " : "") << "decisions for "
+                  << opt.ranks << " ranks"
                   << (opt.ppn > 0 ? ", " + std::to_string(opt.ppn) + " per node" : "") << ", "
                   << (opt.rules.empty() ? "built-in defaults" : opt.rules)
                   << (table->unpriced() > 0

@@ -78,6 +78,11 @@ expect 2 '--sample needs --check' -a ring -P 7 --sample 3
 expect 0 '^# decisions for 4096 ranks, 8 per node, built-in defaults' -P 4096 --ppn 8 --decisions
 expect 0 '^0-1 ' -P 1000 --decisions
 expect 2 'cannot open' -P 8 --decisions --rules "$dir/missing.json"
+# MPI_Iallreduce's table: rd below 8 KiB on 6 nodes of one rank, where
+# MPI_Allreduce's defers to tuned.
+expect 0 '^# non-blocking decisions for 6 ranks, 1 per node' -P 6 --ppn 1 --decisions --nonblocking
+expect 0 '^4K-8K +rd +\[rule built-in defaults' -P 6 --ppn 1 --decisions --nonblocking
+expect 0 '^4K-8K +fallback ' -P 6 --ppn 1 --decisions
 
 # --topology FILE: a Slurm topology.conf the ranks sit on (one per host in
 # the file's order, --ppn K per host, or --hosts); errors name file and line,
