@@ -608,6 +608,17 @@ struct Call {
     genx::ReduceKernel kernel;
 };
 
+// The calls decide() serves: the name genx's log gives each (a static
+// string, the key of log_decision's once-per-size-class record) and the
+// decision table it reads (rules with "call", rules.hpp CallKind).
+struct CallSite {
+    const char* name;
+    bool nonblocking;
+};
+constexpr CallSite kBlockingCall{"allreduce", false};
+constexpr CallSite kIallreduceCall{"iallreduce", true};
+constexpr CallSite kPersistentCall{"persistent allreduce", true};
+
 // The decisions both entry points share.  GENX_OK with *call filled (or
 // nothing to do: call->sched == nullptr for count 0), GENX_DECLINE with
 // why filled, or GENX_ERROR.  `keep`: the schedule's ownership, for a call
@@ -615,7 +626,7 @@ struct Call {
 int decide(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size, genx_op op,
            int commutative, const genx_reduce_cb* cb, const genx_transport_ops* transport,
            Call* call, std::shared_ptr<const genx::RankSchedule>* keep, char* why, size_t whylen,
-           const char* what = "allreduce") {
+           const CallSite& site = kBlockingCall) {
     if (comm == nullptr || transport == nullptr || transport->isend == nullptr ||
         transport->irecv == nullptr || transport->test == nullptr) {
         fill(why, whylen, "genx: NULL communicator or incomplete transport ops");
@@ -638,12 +649,10 @@ int decide(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size, ge
     const genx::Decision* decision = nullptr;
     const genx::RankPlan* plan = comm->forced_plan.get();
     if (!comm->forced) {
-        // MPI_Allreduce reads the blocking table, the others the non-blocking one.
-        const bool nb = std::strcmp(what, "allreduce") != 0;
-        const genx::DecisionTable& table = nb ? *comm->nb_table : *comm->table;
+        const genx::DecisionTable& table = site.nonblocking ? *comm->nb_table : *comm->table;
         const size_t i = table.index(bytes);
         decision = &table.decision(i);
-        plan = (nb ? comm->nb_decision_plans : comm->decision_plans)[i].get();
+        plan = (site.nonblocking ? comm->nb_decision_plans : comm->decision_plans)[i].get();
         if (decision->defers()) return comm->decline(bytes, decision->why, why, whylen);
     }
     if (!plan->status.is_ok())
@@ -658,7 +667,7 @@ int decide(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size, ge
     st = comm->schedule_for(*plan, count, elem_size, &call->sched, keep);
     if (!st.is_ok()) return comm->decline(bytes, st.message(), why, whylen);
     call->plan = plan;
-    comm->log_decision(*plan, bytes, decision != nullptr ? &decision->why : nullptr, what);
+    comm->log_decision(*plan, bytes, decision != nullptr ? &decision->why : nullptr, site.name);
     return GENX_OK;
 }
 
@@ -1093,7 +1102,7 @@ int genx_iallreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t 
         std::unique_ptr<genx_request> req = acquire_request(comm);
         Call call;
         const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
-                              &req->sched, why, whylen, "iallreduce");
+                              &req->sched, why, whylen, kIallreduceCall);
         if (rc != GENX_OK) return rc;
         bind_request(req.get(), comm, call, sendbuf, recvbuf, transport);
         const genx::Status st = start_request(req.get());
@@ -1133,7 +1142,7 @@ int genx_allreduce_init(genx_comm* comm, const void* sendbuf, void* recvbuf, siz
         std::unique_ptr<genx_request> req = acquire_request(comm);
         Call call;
         const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
-                              &req->sched, why, whylen, "persistent allreduce");
+                              &req->sched, why, whylen, kPersistentCall);
         if (rc != GENX_OK) return rc;
         bind_request(req.get(), comm, call, sendbuf, recvbuf, transport);
         *out = req.release();
@@ -1281,7 +1290,8 @@ int genx_comm_defers_all(const genx_comm* comm, const char** reason) {
     if (comm == nullptr || comm->forced || !comm->table) return 0;
     // Both tables: the glue hands the blocking and the non-blocking slots
     // back together.
-    for (const genx::DecisionTable* t : {comm->table.get(), comm->nb_table.get()}) {
+    const genx::DecisionTable* nb = comm->nb_table != comm->table ? comm->nb_table.get() : nullptr;
+    for (const genx::DecisionTable* t : {comm->table.get(), nb}) {
         if (t == nullptr) continue;
         const size_t n = t->intervals();
         if (n == 0) return 0;
