@@ -220,7 +220,7 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
     // explicit plan does not generate for it.
     std::vector<const AllreduceRule*> live;
     for (const AllreduceRule& r : rules.allreduce) {
-        if (!r.applies_to(options.nonblocking) || !rule_applies(r, shape)) continue;
+        if (!rule_applies(r, shape, options.nonblocking)) continue;
         if (!r.by_model() && !r.defers()) {
             ParamMap all, gen;
             Status st = parse_params(r.params, &all);

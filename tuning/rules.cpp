@@ -599,16 +599,18 @@ Status load_rules_or_defaults(const std::string& path, bool strict, const RulesC
     return Status::ok();
 }
 
-bool rule_applies(const AllreduceRule& r, const CommShape& shape) {
+bool rule_applies(const AllreduceRule& r, const CommShape& shape, bool nonblocking) {
+    if (!r.applies_to(nonblocking)) return false;
     if (!r.comm_size.contains(shape.size)) return false;
     if (!r.nodes.any && (shape.nodes <= 0 || !r.nodes.contains(shape.nodes))) return false;
     if (!r.ppn.any && (shape.ppn <= 0 || !r.ppn.contains(shape.ppn))) return false;
     return true;
 }
 
-const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes) {
+const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes,
+                                bool nonblocking) {
     for (const AllreduceRule& r : rules.allreduce)
-        if (rule_applies(r, shape) && r.bytes.contains(bytes)) return &r;
+        if (rule_applies(r, shape, nonblocking) && r.bytes.contains(bytes)) return &r;
     return nullptr;
 }
 

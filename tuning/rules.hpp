@@ -171,12 +171,14 @@ const RulesFile& builtin_rules();
 Status load_rules_or_defaults(const std::string& path, bool strict, const RulesCheck& check,
                               RulesFile* out, std::string* warning);
 
-// Whether a rule's count keys (comm_size, nodes, ppn) admit the shape; an
-// unknown placement (0) matches only rules without nodes/ppn keys.
-bool rule_applies(const AllreduceRule& rule, const CommShape& shape);
+// Whether a rule applies to the kind of call (its "call" key) and its count
+// keys (comm_size, nodes, ppn) admit the shape; an unknown placement (0)
+// matches only rules without nodes/ppn keys.
+bool rule_applies(const AllreduceRule& rule, const CommShape& shape, bool nonblocking = false);
 // First rule that matches, or nullptr (the decision table applies the same
 // order per size interval, after dropping rules whose plan cannot run).
-const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes);
+const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes,
+                                bool nonblocking = false);
 
 // Text forms, as written in files: "64K-1M", "0-inf", "2-8", "4", "".
 std::string format_byte_range(const ByteRange& r);

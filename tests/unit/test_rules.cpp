@@ -182,6 +182,10 @@ TEST_CASE("\"call\": blocking or nonblocking, round-tripped, errors named", "[ru
     CHECK(n.lookup(8).algorithm == "rd");
     CHECK(b.lookup(4096).defers());
     CHECK(n.lookup(4096).defers());
+    // The matcher the table applies, per kind of call.
+    CHECK(match_rule(f, CommShape{4, 4, 1}, 8) == &f.allreduce[1]);
+    CHECK(match_rule(f, CommShape{4, 4, 1}, 8, true) == &f.allreduce[0]);
+    CHECK(match_rule(f, CommShape{4, 4, 1}, 4096, true) == &f.allreduce[2]);
     const Status st = parse(head + "\n{\"call\": \"iallreduce\", \"algorithm\": \"ring\"}]}", &f);
     CHECK(st.code() == Code::InvalidArgument);
     CHECK(st.message().find("test.json:2: allreduce[0].call") != std::string::npos);
