@@ -11,7 +11,6 @@
 #include "plan/symmetry.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -452,10 +451,8 @@ Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
 
     auto rit = params.find("r");
     const std::string r_text = rit == params.end() ? "0" : rit->second;
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(r_text.c_str(), &end, 10);
-    if (r_text.empty() || errno != 0 || *end != '\0' || v < 0 || v > L)
+    long v = 0;
+    if (!parse_int_in(r_text, 0, L, &v))
         return Status::invalid("butterfly: r='" + r_text + "' must be an integer 0.." +
                                std::to_string(L) + " for P=" + std::to_string(P) +
                                " with group=" + group_name +

@@ -2,7 +2,6 @@
 #include "plan/gentree.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -453,6 +452,16 @@ void rank_rounds(const GTree& t, int x, bool global, std::vector<RoundIo>* out) 
     }
 }
 
+// One fused reduce per set of slots a block arrives in: every block
+// received from the same peers folds in with one k-ary reduce.
+void append_fused_reduces(const std::map<int, std::vector<BufferId>>& srcs_of_block,
+                          std::vector<LocalOp>* ops) {
+    std::map<std::vector<BufferId>, std::vector<int>> groups;
+    for (const auto& kv : srcs_of_block) groups[kv.second].push_back(kv.first);
+    for (auto& kv : groups)
+        ops->push_back(LocalOp{OpKind::Reduce, kResult, kv.first, std::move(kv.second)});
+}
+
 // The unpipelined program: the rounds as steps, then their reverse.
 void emit_rank(const GTree& t, int x, Program* prog) {
     std::vector<RoundIo> rounds;
@@ -473,10 +482,7 @@ void emit_rank(const GTree& t, int x, Program* prog) {
             for (int b : kv.second) srcs_of_block[b].push_back(slot);
             ++slot;
         }
-        std::map<std::vector<BufferId>, std::vector<int>> groups;
-        for (const auto& kv : srcs_of_block) groups[kv.second].push_back(kv.first);
-        for (auto& kv : groups)
-            st.ops.push_back(LocalOp{OpKind::Reduce, kResult, kv.first, std::move(kv.second)});
+        append_fused_reduces(srcs_of_block, &st.ops);
         steps.push_back(std::move(st));
     }
     for (auto it = rounds.rbegin(); it != rounds.rend(); ++it) {
@@ -535,10 +541,7 @@ void emit_rank_pipelined(const GTree& t, int x, int K, Program* prog) {
                     std::vector<int>& r = recvs[kv.first];
                     r.insert(r.end(), cb.begin(), cb.end());
                 }
-                std::map<std::vector<BufferId>, std::vector<int>> groups;
-                for (const auto& kv : srcs_of_block) groups[kv.second].push_back(kv.first);
-                for (auto& kv : groups)
-                    ops.push_back(LocalOp{OpKind::Reduce, kResult, kv.first, std::move(kv.second)});
+                append_fused_reduces(srcs_of_block, &ops);
             }
             if (sends.empty() && recvs.empty()) continue;
             Step st;
@@ -730,13 +733,11 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
     int chunks = 1;
     it = req.params.find("pipeline");
     if (it != req.params.end()) {
-        const std::string& v = it->second;
-        if (v.empty() || v.size() > 4 ||
-            !std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }) ||
-            std::stoi(v) < 1 || std::stoi(v) > kGenTreeMaxPipeline)
-            return Status::invalid("gentree: pipeline '" + v + "' is not a chunk count 1.." +
+        long v = 0;
+        if (!parse_int_in(it->second, 1, kGenTreeMaxPipeline, &v))
+            return Status::invalid("gentree: pipeline '" + it->second + "' is not a chunk count 1.." +
                                    std::to_string(kGenTreeMaxPipeline));
-        chunks = std::stoi(v);
+        chunks = static_cast<int>(v);
     }
     if (chunks > 1 && static_cast<long long>(chunks) * req.nranks > kGenTreeMaxPipelineBlocks)
         return Status::invalid("gentree: pipeline=" + std::to_string(chunks) + " on " +

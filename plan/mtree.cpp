@@ -593,10 +593,9 @@ Status parse_mtree_params(const ParamMap& params, MTreeParams* out) {
     MTreeParams p;
     for (const auto& [key, value] : params) {
         if (key == "k" || key == "chunks") {
-            char* end = nullptr;
-            const long x = std::strtol(value.c_str(), &end, 10);
             const long hi = key == "k" ? kMTreeMaxK : kMTreeMaxChunks;
-            if (end == value.c_str() || *end != '\0' || x < 1 || x > hi)
+            long x = 0;
+            if (!parse_int_in(value, 1, hi, &x))
                 return Status::invalid("mtree: " + key + " '" + value + "' must be an integer in 1.." +
                                        std::to_string(hi));
             (key == "k" ? p.k : p.chunks) = static_cast<int>(x);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <limits>
 
 #include "plan/butterfly.hpp"
@@ -97,6 +99,15 @@ std::string format_factors(const std::vector<int>& factors) {
     std::string out;
     for (int f : factors) out += (out.empty() ? "" : "x") + std::to_string(f);
     return out;
+}
+
+bool parse_int_in(const std::string& text, long lo, long hi, long* out) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+    *out = v;
+    return true;
 }
 
 Status parse_factors(const std::string& text, std::vector<int>* out) {

@@ -40,6 +40,11 @@ constexpr const char* kSegmentKey = "segment";
 constexpr const char* kWindowKey = "window";
 extern const std::vector<std::string> kExecParamKeys;
 
+// A generator's integer parameter: `text` is a decimal integer in
+// [lo, hi] (strtol's syntax, the whole text); false otherwise, and the
+// caller says what the key means.
+bool parse_int_in(const std::string& text, long lo, long hi, long* out);
+
 // "6x2" <-> {6, 2}: the one spelling of a factor list (hcps factors,
 // butterfly groups).  Factors are positive decimal integers joined by 'x'
 // (or 'X'); range checks belong to the caller.
