@@ -6,19 +6,18 @@
 // small messages want (a shift step, whose two partners differ, costs more
 // on a real network: bench/RESULTS.md "§1 Small messages").
 //
-// Let p' = 2^⌊log2 P⌋ and r = P - p'.  The vector is one block.
-//   fold (only when r > 0): for i < r, rank 2i sends its vector to rank
-//     2i+1, which folds it in; rank 2i then waits.  The p' remaining ranks
-//     take new ranks 0..p'-1 (2i+1 -> i, rank x >= 2r -> x - r), the same
-//     folding as rhd's and tuned's;
+// Let p' = 2^⌊log2 P⌋.  The vector is one block.
+//   fold (P not a power of two): plan/fold.hpp, as rhd and tuned fold;
 //   doubling: at distance d = 1, 2, …, p'/2, new rank n exchanges its whole
 //     partial sum with n XOR d (received into a scratch slot) and adds it;
-//   unfold (r > 0): rank 2i+1 sends the result to rank 2i.
+//   unfold: each folding rank sends the result back to its partner.
 //
 // Steps: log2 P when P = 2^k, ⌊log2 P⌋ + 2 otherwise.  Cost for S bytes
-// (GenModel): steps·α + log2 p'·S (β + γ + δ') + χ·(2S β + S γ ...) with
-// χ = 1 when P is not a power of two; it moves log2 p' times the vector,
-// so it is for small S only (the cost model prices that).  Scratch: one
+// (GenModel), with χ = 1 when P is not a power of two:
+//   (log2 p' + 2χ)·(α + S β) + (log2 p' + χ)·(S γ + 3S δ)
+// (each exchange and the fold reduce S bytes, reading two inputs and
+// writing one); it moves log2 p' times the vector, so it is for small S
+// only (the cost model prices that).  Scratch: one
 // slot of S.  P = 1 is an empty plan.  Not order preserving (each pair
 // adds its two partial sums; IEEE + is commutative, so both partners hold
 // the same bits and every rank ends with the same result).
