@@ -771,6 +771,14 @@ void gentree_candidates(const CandidateContext& ctx, std::vector<std::string>* o
         ctx.nranks < 2 || ctx.nranks > kGenTreeMaxOfferedRanks)
         return;
     out->push_back("");
+    // Pipelined across levels where there are levels to overlap: two or
+    // more switch levels, or one switch with several ranks on a host.
+    bool shared_host = false;
+    for (const TopoNode& n : ctx.topology->nodes) shared_host = shared_host || n.ranks.size() > 1;
+    if (ctx.nranks > kGenTreeMaxPipelinedOfferedRanks ||
+        (ctx.topology->depth() < 2 && !shared_host))
+        return;
+    for (int k : kGenTreeOfferedPipelines) out->push_back("pipeline=" + std::to_string(k));
 }
 
 }  // namespace genx

@@ -183,6 +183,11 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out);
 // Offers the default (bytes chosen by the selector's size class are not
 // known here) when a view with 2..kGenTreeMaxOfferedRanks ranks is given.
 constexpr int kGenTreeMaxOfferedRanks = 4096;
+// Pipelined variants the selector prices beside the unpipelined plan: on
+// trees of two or more levels (or hosts holding several ranks), up to this
+// many ranks (each is priced on every rank's program: K·P blocks).
+constexpr int kGenTreeOfferedPipelines[] = {2, 4, 8, 16};
+constexpr int kGenTreeMaxPipelinedOfferedRanks = 512;
 // pipeline=K: at most this many chunks, and K·P blocks at most.
 constexpr int kGenTreeMaxPipeline = 256;
 constexpr long long kGenTreeMaxPipelineBlocks = 1 << 20;

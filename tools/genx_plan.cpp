@@ -356,6 +356,32 @@ int main(int argc, char** argv) {
     if (opt.ppn < 0 || opt.ppn > opt.ranks)
         return bad_input("--ppn " + std::to_string(opt.ppn) + " is not in 0.." +
                          std::to_string(opt.ranks));
+    std::shared_ptr<const TopologyView> view;
+    if (!opt.topology.empty()) {
+        std::vector<std::string> hosts;
+        if (!opt.hosts.empty()) {
+            if (Status s = expand_host_list(opt.hosts, &hosts); !s)
+                return bad_input("--hosts: " + s.message());
+            if (static_cast<int>(hosts.size()) != opt.ranks)
+                return bad_input("--hosts names " + std::to_string(hosts.size()) + " hosts for " +
+                                 std::to_string(opt.ranks) + " ranks");
+        } else {
+            std::vector<std::string> names;
+            if (Status s = topology_host_names(opt.topology, opt.overlay, &names); !s)
+                return bad_input("--topology: " + s.message());
+            const int per = opt.ppn > 0 ? opt.ppn : 1;
+            if (static_cast<long>(names.size()) * per < opt.ranks)
+                return bad_input("--topology: " + std::to_string(opt.ranks) + " ranks at " +
+                                 std::to_string(per) + " per host need " +
+                                 std::to_string((opt.ranks + per - 1) / per) + " hosts; " +
+                                 opt.topology + " has " + std::to_string(names.size()));
+            for (int r = 0; r < opt.ranks; ++r) hosts.push_back(names[static_cast<size_t>(r / per)]);
+        }
+        if (Status s = place_ranks(opt.topology, opt.overlay, hosts, &view); !s)
+            return bad_input("--topology: " + s.message());
+    } else if (!opt.hosts.empty() || !opt.overlay.empty()) {
+        return bad_input("--hosts and --overlay need --topology FILE");
+    }
     if (opt.decisions) {
         if (opt.ppn < 0 || opt.ppn > opt.ranks)
             return bad_input("--ppn " + std::to_string(opt.ppn) + " is not in 0.." +
@@ -368,6 +394,16 @@ int main(int argc, char** argv) {
         shape.size = opt.ranks;
         shape.ppn = opt.ppn;
         shape.nodes = opt.ppn > 0 ? (opt.ranks + opt.ppn - 1) / opt.ppn : 0;
+        if (view) {
+            // The ranks where --topology (and --hosts or --ppn) put them, as
+            // the component sees a communicator placed by a topology file.
+            shape.topology = view;
+            std::map<int, int> per_host;
+            for (int h : view->host_of_rank()) per_host[h] += 1;
+            shape.nodes = static_cast<int>(per_host.size());
+            shape.ppn = 0;
+            for (const auto& kv : per_host) shape.ppn = std::max(shape.ppn, kv.second);
+        }
         std::shared_ptr<const DecisionTable> table;
         std::vector<std::string> warnings;
         TableOptions topt;
@@ -377,8 +413,11 @@ int main(int argc, char** argv) {
         for (const std::string& w : warnings) std::cerr << "genx-plan: " << w << "\n";
         std::cout << "# " << (opt.nonblocking ? "non-blocking " : "") << "decisions for "
                   << opt.ranks << " ranks"
-                  << (opt.ppn > 0 ? ", " + std::to_string(opt.ppn) + " per node" : "") << ", "
-                  << (opt.rules.empty() ? "built-in defaults" : opt.rules)
+                  << (shape.ppn > 0 ? ", " + std::to_string(shape.ppn) + " per node" : "")
+                  << (view ? ", " + std::to_string(shape.switch_levels()) + " switch levels (" +
+                                 opt.topology + ")"
+                           : std::string())
+                  << ", " << (opt.rules.empty() ? "built-in defaults" : opt.rules)
                   << (table->unpriced() > 0
                           ? "; " + std::to_string(table->unpriced()) +
                                 " candidates not priced (only every rank's program could price "
@@ -416,37 +455,13 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (opt.algorithm.empty()) return bad_input("--algorithm is required (see --list)");
-    std::shared_ptr<const TopologyView> view;
-    if (!opt.topology.empty()) {
-        std::vector<std::string> hosts;
-        if (!opt.hosts.empty()) {
-            if (Status s = expand_host_list(opt.hosts, &hosts); !s)
-                return bad_input("--hosts: " + s.message());
-            if (static_cast<int>(hosts.size()) != opt.ranks)
-                return bad_input("--hosts names " + std::to_string(hosts.size()) + " hosts for " +
-                                 std::to_string(opt.ranks) + " ranks");
-        } else {
-            std::vector<std::string> names;
-            if (Status s = topology_host_names(opt.topology, opt.overlay, &names); !s)
-                return bad_input("--topology: " + s.message());
-            const int per = opt.ppn > 0 ? opt.ppn : 1;
-            if (static_cast<long>(names.size()) * per < opt.ranks)
-                return bad_input("--topology: " + std::to_string(opt.ranks) + " ranks at " +
-                                 std::to_string(per) + " per host need " +
-                                 std::to_string((opt.ranks + per - 1) / per) + " hosts; " +
-                                 opt.topology + " has " + std::to_string(names.size()));
-            for (int r = 0; r < opt.ranks; ++r) hosts.push_back(names[static_cast<size_t>(r / per)]);
-        }
-        if (Status s = place_ranks(opt.topology, opt.overlay, hosts, &view); !s)
-            return bad_input("--topology: " + s.message());
-    } else if (!opt.hosts.empty() || !opt.overlay.empty()) {
-        return bad_input("--hosts and --overlay need --topology FILE");
-    }
     // --model on a topology: ranks on the view's hosts (unless --rank-map
     // says otherwise), a direct network's links one per peer.
     if (view && opt.model && opt.rank_map.empty()) {
         ctx.ranks.node = view->host_of_rank();
         ctx.ranks.direct = direct_network(*view);
+        ctx.ranks.tree = switch_tree(*view);
+        ctx.model = model_for_topology(ctx.model, view.get());
     }
     if (Status s = prepare(opt.algorithm, opt.ranks, params, view.get(), &ctx.gen); !s)
         return bad_input(s.message());

@@ -76,20 +76,28 @@ nlohmann::json link_to_json(const LinkParams& p) {
 }  // namespace
 
 nlohmann::json model_params_to_json(const ModelParams& params) {
-    return {
+    nlohmann::json j = {
         {"links", {{"intra", link_to_json(params.intra)}, {"inter", link_to_json(params.inter)}}},
         {"host", {{"gamma", params.host.gamma}, {"delta", params.host.delta}}}};
+    if (!params.classes.empty()) {
+        nlohmann::json c = nlohmann::json::object();
+        for (const auto& [name, p] : params.classes)
+            c[name] = {{"alpha", p.alpha}, {"beta", p.beta}};
+        j["links"]["classes"] = c;
+    }
+    if (params.topology_rates) j["topology_rates"] = true;
+    return j;
 }
 
 Status model_params_from_json(const nlohmann::json& j, const std::string& where, ModelParams* out) {
     const std::string root = where.empty() ? "model" : where;
-    GENX_RETURN_IF_ERROR(check_keys(j, root, {"links", "host"}));
+    GENX_RETURN_IF_ERROR(check_keys(j, root, {"links", "host", "topology_rates"}));
     if (j.find("links") == j.end())
         return Status::invalid(root + ".links: required field is missing");
     if (j.find("host") == j.end())
         return Status::invalid(root + ".host: required field is missing");
     const nlohmann::json& links = j.at("links");
-    GENX_RETURN_IF_ERROR(check_keys(links, root + ".links", {"intra", "inter"}));
+    GENX_RETURN_IF_ERROR(check_keys(links, root + ".links", {"intra", "inter", "classes"}));
     if (links.find("inter") == links.end())
         return Status::invalid(root + ".links.inter: required field is missing");
     ModelParams p;
@@ -97,10 +105,31 @@ Status model_params_from_json(const nlohmann::json& j, const std::string& where,
     p.intra = p.inter;
     if (links.find("intra") != links.end())
         GENX_RETURN_IF_ERROR(link_from_json(links.at("intra"), root + ".links.intra", &p.intra));
+    if (auto it = links.find("classes"); it != links.end()) {
+        const std::string path = root + ".links.classes";
+        if (!it->is_object())
+            return Status::invalid(path + ": expected an object of link classes by name, got " +
+                                   it->dump());
+        for (auto c = it->begin(); c != it->end(); ++c) {
+            const std::string cpath = path + "." + c.key();
+            if (c.key().empty()) return Status::invalid(path + ": a class name is empty");
+            GENX_RETURN_IF_ERROR(check_keys(c.value(), cpath, {"alpha", "beta"}));
+            LinkParams lp;
+            GENX_RETURN_IF_ERROR(read_number(c.value(), cpath, "alpha", true, &lp.alpha));
+            GENX_RETURN_IF_ERROR(read_number(c.value(), cpath, "beta", true, &lp.beta));
+            p.classes[c.key()] = lp;
+        }
+    }
     const nlohmann::json& host = j.at("host");
     GENX_RETURN_IF_ERROR(check_keys(host, root + ".host", {"gamma", "delta"}));
     GENX_RETURN_IF_ERROR(read_number(host, root + ".host", "gamma", true, &p.host.gamma));
     GENX_RETURN_IF_ERROR(read_number(host, root + ".host", "delta", true, &p.host.delta));
+    if (auto it = j.find("topology_rates"); it != j.end()) {
+        if (!it->is_boolean())
+            return Status::invalid(root + ".topology_rates: expected true or false, got " +
+                                   it->dump());
+        p.topology_rates = it->get<bool>();
+    }
     *out = p;
     return Status::ok();
 }
@@ -199,6 +228,87 @@ std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view) {
                 }
     }
     return d;
+}
+
+double host_link_rate(const TopologyView& view) {
+    std::map<double, int> rates;
+    for (const TopoNode& node : view.nodes)
+        if (node.is_host() && !node.ranks.empty() && node.up_class >= 0 &&
+            static_cast<size_t>(node.up_class) < view.link_classes.size()) {
+            const double r = view.link_classes[static_cast<size_t>(node.up_class)].rate;
+            if (r > 0) rates[r] += 1;
+        }
+    double rate = 0;
+    int best = 0;
+    for (const auto& [r, count] : rates)
+        if (count > best) {
+            best = count;
+            rate = r;
+        }
+    return rate;
+}
+
+ModelParams model_for_topology(const ModelParams& params, const TopologyView* view) {
+    ModelParams p = params;
+    if (!params.topology_rates || view == nullptr || view->direct) return p;
+    const double rate = host_link_rate(*view);
+    if (rate > 0) p.inter.beta = 1.0 / rate;
+    return p;
+}
+
+std::shared_ptr<const SwitchTree> switch_tree(const TopologyView& view) {
+    if (view.direct || view.empty()) return nullptr;
+    auto t = std::make_shared<SwitchTree>();
+    const size_t n = view.nodes.size();
+    t->parent.assign(n, -1);
+    t->depth.assign(n, 0);
+    t->up_class.assign(n, -1);
+    t->classes = view.link_classes;
+    bool above_hosts = false;
+    // Parents come before children in no promised order: depth by walking up.
+    for (size_t i = 0; i < n; ++i) {
+        const TopoNode& node = view.nodes[i];
+        t->parent[i] = node.parent;
+        t->up_class[i] = node.up_class;
+        int d = 0;
+        for (int p = node.parent; p >= 0 && d <= static_cast<int>(n); p = view.nodes[static_cast<size_t>(p)].parent)
+            ++d;
+        t->depth[i] = d;
+        if (!node.is_host() && node.parent >= 0) above_hosts = true;
+    }
+    if (!above_hosts) return nullptr;
+    t->host_rate = host_link_rate(view);
+    return t;
+}
+
+void SwitchTree::route(int host_a, int host_b, std::vector<uint32_t>* out) const {
+    const int n = static_cast<int>(parent.size());
+    if (host_a < 0 || host_b < 0 || host_a >= n || host_b >= n) return;
+    int x = parent[static_cast<size_t>(host_a)], y = parent[static_cast<size_t>(host_b)];
+    std::vector<uint32_t> down;
+    while (x != y && x >= 0 && y >= 0) {
+        if (depth[static_cast<size_t>(x)] >= depth[static_cast<size_t>(y)]) {
+            out->push_back(static_cast<uint32_t>(x) << 1);
+            x = parent[static_cast<size_t>(x)];
+        } else {
+            down.push_back((static_cast<uint32_t>(y) << 1) | 1u);
+            y = parent[static_cast<size_t>(y)];
+        }
+    }
+    out->insert(out->end(), down.rbegin(), down.rend());
+}
+
+LinkParams SwitchTree::class_params(int cls, const ModelParams& params) const {
+    LinkParams p;
+    if (cls < 0 || static_cast<size_t>(cls) >= classes.size()) {
+        p.beta = params.inter.beta;
+        return p;
+    }
+    const TopoLinkClass& c = classes[static_cast<size_t>(cls)];
+    if (auto it = params.classes.find(c.name); it != params.classes.end()) return it->second;
+    p.alpha = c.latency;
+    p.beta = host_rate > 0 && c.rate > 0 ? params.inter.beta * host_rate / c.rate : params.inter.beta;
+    return p;
 }
 
 Status parse_rank_map(const std::string& text, int nranks, RankMap* out) {
@@ -326,6 +436,8 @@ class PlanModel::Builder {
     bool init_quotient() {
         const int P = h_.nranks;
         if (h_.symmetry.empty()) return false;
+        // Switch links are shared by ranks of every node: all are modelled.
+        if (ranks_.tree) return false;
         RankGroup g(h_.symmetry);
         if (g.order != P) return false;
         if (ranks_.node.empty()) {
@@ -394,6 +506,7 @@ class PlanModel::Builder {
         m_->nranks_ = P;
         m_->nblocks_ = h_.nblocks;
         m_->direct_ = ranks_.direct;
+        m_->tree_ = ranks_.tree;
         if (ranks_.direct) {
             m_->direct_node_.resize(static_cast<size_t>(P));
             for (int r = 0; r < P; ++r) m_->direct_node_[static_cast<size_t>(r)] = ranks_.node_of(r);
@@ -459,6 +572,15 @@ Status PlanModel::Builder::add(int mi, const Program& prog) {
                 x.recv = dir == 1;
                 x.src_node = ranks_.node_of(t.peer);
                 x.intra = x.src_node == raw;
+                if (ranks_.tree && !x.intra) {
+                    // Sender's host to receiver's host.
+                    x.first_link = static_cast<uint32_t>(m.route_.size());
+                    if (x.recv)
+                        ranks_.tree->route(x.src_node, raw, &m.route_);
+                    else
+                        ranks_.tree->route(raw, x.src_node, &m.route_);
+                    x.nlinks = static_cast<uint32_t>(m.route_.size()) - x.first_link;
+                }
                 x.first_run = static_cast<uint32_t>(m.runs_.size());
                 x.nruns = append_runs(t.blocks, &m.runs_);
                 (x.recv ? ends.from : ends.to)[t.peer].emplace_back(
@@ -758,6 +880,48 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         }
     }
 
+    // A switch tree: bytes through each link above the hosts, per direction
+    // and sender's step index (sends only: each transfer once).
+    std::unordered_map<uint64_t, double> link_load;
+    std::vector<LinkParams> class_params;
+    if (tree_) {
+        for (size_t c = 0; c < tree_->classes.size(); ++c)
+            class_params.push_back(tree_->class_params(static_cast<int>(c), params));
+        for (const StepRec& rec : steps_)
+            for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
+                const Xfer& x = xfers_[i];
+                if (x.recv || xbytes[i] <= 0) continue;
+                for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j)
+                    link_load[static_cast<uint64_t>(route_[j]) * static_cast<uint64_t>(max_steps_) +
+                              static_cast<uint64_t>(rec.step)] += xbytes[i];
+            }
+    }
+    // Step k's routes through the tree: the largest sum of link latencies
+    // over its transfers, and the busiest link's time.
+    auto tree_price = [&](size_t k, double* latency, double* busiest) {
+        *latency = 0;
+        *busiest = 0;
+        const StepRec& rec = steps_[k];
+        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
+            const Xfer& x = xfers_[i];
+            if (x.nlinks == 0 || xbytes[i] <= 0) continue;
+            const int sender_step = x.recv ? x.peer_step : rec.step;
+            double lat = 0;
+            for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
+                const uint32_t code = route_[j];
+                const int cls = tree_->up_class[code >> 1];
+                const LinkParams& lp = cls >= 0 && static_cast<size_t>(cls) < class_params.size()
+                                           ? class_params[static_cast<size_t>(cls)]
+                                           : params.inter;
+                lat += lp.alpha;
+                auto it = link_load.find(static_cast<uint64_t>(code) * static_cast<uint64_t>(max_steps_) +
+                                         static_cast<uint64_t>(sender_step));
+                if (it != link_load.end()) *busiest = std::max(*busiest, lp.beta * it->second);
+            }
+            *latency = std::max(*latency, lat);
+        }
+    };
+
     // The link part of step k's cost, from its own rank's (and NIC's) load.
     auto link_price = [&](size_t k) {
         const StepRec& rec = steps_[k];
@@ -783,6 +947,17 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
             StepCost e = price_link(params.inter, nic[ni].sent, nic[ni].recv, sources,
                                     std::max(l.nsent[1], l.nrecv[1]),
                                     direct_ ? nic_hops[ni] : 1);
+            if (tree_) {
+                // The NIC or the busiest switch link, whichever is slower,
+                // plus the route's latency.
+                double latency = 0, busiest = 0;
+                tree_price(k, &latency, &busiest);
+                const double excess = std::max(busiest - (e.terms.beta + e.terms.epsilon), 0.0);
+                e.terms.alpha += latency;
+                e.terms.beta += excess;
+                e.cost += latency + excess;
+                e.coeff.tree_seconds = latency + excess;
+            }
             if (best.link == LinkKind::None || e.cost >= best.cost) {
                 best = e;
                 best.link = LinkKind::Inter;
@@ -895,6 +1070,7 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         C.incast_bytes_inter += c.coeff.incast_bytes_inter;
         C.reduce_bytes += c.coeff.reduce_bytes;
         C.memory_bytes += c.coeff.memory_bytes;
+        C.tree_seconds += c.coeff.tree_seconds;
     }
     std::reverse(pred.critical_path.begin(), pred.critical_path.end());
     pred.seconds = end[static_cast<size_t>(last)];

@@ -110,13 +110,20 @@
 //     different steps at the same time;
 //   * intra-node links are per rank (shared memory bandwidth between ranks
 //     of a node is not modelled), γ and δ are per rank;
-//   * the network core is non-blocking (single switch or full bisection);
-//     switch levels and cross-DC links are further link classes to add.
+//   * without a switch tree (RankMap::tree) the network core is
+//     non-blocking (single switch or full bisection).  With one, each link
+//     above the hosts is priced by its class (SwitchTree): shared by the
+//     transfers crossing it in a step, its α added per link on a route.  A
+//     transfer then takes the larger of its NIC time and its busiest link's
+//     time: links in series are not added (a pipelined flow runs at its
+//     bottleneck's rate), and load is counted per step index, so a plan
+//     whose ranks run different steps at once is priced as if in lock step.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -146,12 +153,33 @@ struct ModelParams {
     LinkParams intra;  // ranks on the same node
     LinkParams inter;  // ranks on different nodes, through each node's NIC
     HostParams host;
+    // The links of a switch tree above the hosts' own (RankMap::tree), by
+    // the topology's link class name ("uplink", "root", "xdc", …): α is the
+    // latency a transfer adds for each link of the class on its route, β the
+    // time per byte through one such link, which every transfer crossing it
+    // in the step shares; ε, w_t and α_m are not used.  A class the topology
+    // has and this map does not name is derived from the topology
+    // (SwitchTree::class_params).
+    std::map<std::string, LinkParams> classes;
+    // The NIC's β is a guess, not a measurement (genx's built-in defaults):
+    // where a topology file declares the hosts' link rate, 1/rate replaces
+    // inter.β (model_for_topology).  genx-tune's fitted models leave it false.
+    bool topology_rates = false;
 };
+
+// The most common declared rate of the links from hosts to their switch
+// (bytes/s; 0 when no host link of the view has one).
+double host_link_rate(const TopologyView& view);
+// `params` for ranks placed on `view`: with params.topology_rates and a
+// declared host link rate, inter.β = 1 / that rate; otherwise unchanged.
+ModelParams model_for_topology(const ModelParams& params, const TopologyView* view);
 
 // JSON form (docs/model.md):
 //   {"links": {"intra": {"alpha":…, "beta":…, "epsilon":…, "w_t":…,
 //                        "alpha_msg":…},
-//              "inter": {…}},
+//              "inter": {…},
+//              "classes": {"xdc": {"alpha":…, "beta":…}, …}},
+//    "topology_rates": false,
 //    "host": {"gamma":…, "delta":…}}
 // "inter" and "host" are required; "intra" defaults to a copy of "inter"
 // (a cluster fitted as one switch).  In a link, alpha and beta are required
@@ -176,6 +204,11 @@ struct RankMap {
     // link units: what every transfer's path adds, spread evenly), and its
     // latency by the farthest peer's hops.  No fan-in on a link.
     std::shared_ptr<const struct DirectNetwork> direct;
+    // A switch tree above the hosts (null: a non-blocking core, the
+    // paper's case).  Node ids are then the view's host nodes.  A transfer
+    // between hosts under different switches also crosses the uplinks from
+    // each host's switch up to their lowest common switch (SwitchTree).
+    std::shared_ptr<const struct SwitchTree> tree;
 
     // A node id; ranks without an entry get a distinct negative id.
     int node_of(int rank) const;
@@ -204,6 +237,37 @@ struct DirectNetwork {
 // tree or empty); RankMap node ids are the view's node indices
 // (TopologyView::host_of_rank()).
 std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view);
+
+// The switches of a topology view as the cost model prices them.  Each
+// link above a host (switch to parent switch) is a shared resource of its
+// class: in a step, the bytes of every inter-node transfer whose route
+// crosses it in that direction (transfers of all ranks in their step of the
+// same index, as the NIC loads are aggregated) go through it at the class's
+// β, and each link on a route adds the class's α.  The hosts' own links are
+// the NICs, priced by ModelParams::inter as without a tree.
+struct SwitchTree {
+    std::vector<int> parent;    // per view node (-1: the root)
+    std::vector<int> depth;     // per view node (root 0)
+    std::vector<int> up_class;  // per view node: class of its link to the parent
+    std::vector<TopoLinkClass> classes;  // the view's link classes
+    // Rate of the hosts' own links (bytes/s; the most common known host
+    // class rate, 0 when no host link has one).
+    double host_rate = 0;
+
+    // Links a transfer from host a to host b crosses above the hosts, each
+    // as (child node << 1) | 1 when crossed downwards, child node << 1
+    // upwards; appended to `out`.
+    void route(int host_a, int host_b, std::vector<uint32_t>* out) const;
+    // The parameters of class `cls`: params.classes[name] when named there;
+    // else α = the class latency and β = inter.β · host_rate / class rate
+    // (inter.β when either rate is unknown), so a fitted NIC β carries over
+    // to slower or faster links in the ratio the topology declares.
+    LinkParams class_params(int cls, const ModelParams& params) const;
+};
+
+// The switch tree of a topology view; null when the view is empty, direct,
+// or has no switch above another (every route is then two NICs).
+std::shared_ptr<const SwitchTree> switch_tree(const TopologyView& view);
 
 // "nodes=N", "ppn=K", or an explicit list of node ids "0,0,1,1" (one per
 // rank); "" is the single-switch map.  Errors name the text and what is
@@ -234,6 +298,11 @@ struct ModelCoefficients {
     double incast_bytes_intra = 0, incast_bytes_inter = 0;
     double reduce_bytes = 0;
     double memory_bytes = 0;
+    // Seconds from the switch tree's links (their latency, and their bytes
+    // beyond what the NIC term already holds), at the parameters priced:
+    // constant for a fit of the other columns (genx-tune does not fit the
+    // tree's classes; docs/model.md).
+    double tree_seconds = 0;
 };
 
 // Which of GenModel's two link classes (ModelParams::intra, inter) a step's
@@ -335,6 +404,7 @@ class PlanModel {
         int peer_step = -1;  // the step of the matched transfer on `peer`
         int src_node = -1;   // the real peer's node (RankMap id), for fan-in
         uint32_t first_run = 0, nruns = 0;
+        uint32_t first_link = 0, nlinks = 0;  // route_ entries (tree_ only)
         bool recv = false, intra = false;
     };
     struct StepRec {
@@ -349,6 +419,8 @@ class PlanModel {
     std::string algorithm_, params_;
     int nranks_ = 0, nblocks_ = 1, max_steps_ = 0, nnodes_ = 0;
     std::shared_ptr<const DirectNetwork> direct_;  // RankMap::direct
+    std::shared_ptr<const SwitchTree> tree_;       // RankMap::tree
+    std::vector<uint32_t> route_;                  // with tree_: SwitchTree::route codes, by Xfer
     std::vector<int> direct_node_;                 // with direct_: RankMap node of each rank
     std::vector<int> model_rank_;            // real rank of each model index
     std::vector<uint32_t> rank_first_step_;  // model ranks + 1 offsets into steps_

@@ -21,8 +21,10 @@ RankMap rank_map_for(const CommShape& shape) {
     if (shape.topology && shape.topology->nranks() == shape.size) {
         RankMap m;
         m.node = shape.topology->host_of_rank();
-        // A direct network's hosts talk over links of their own.
+        // A direct network's hosts talk over links of their own; a switch
+        // tree's uplinks are shared by the transfers crossing them.
         m.direct = direct_network(*shape.topology);
+        m.tree = switch_tree(*shape.topology);
         return m;
     }
     if (shape.ppn > 1) return RankMap::by_slot(shape.size, shape.ppn);
@@ -37,15 +39,13 @@ struct Line {
     double slope = 0;
 };
 
-Line line_of(const Prediction& p, const ModelParams& m, double bytes) {
-    const ModelCoefficients& c = p.coefficients;
+// The latency terms are fixed, the rest grows with the size (for this
+// critical path): α·steps + α_m·messages + the switch links' latency, and
+// β, ε, γ, δ per byte.
+Line line_of(const Prediction& p, double bytes) {
     Line l;
-    l.fixed = c.steps_intra * m.intra.alpha + c.steps_inter * m.inter.alpha +
-              c.extra_msgs_intra * m.intra.alpha_msg + c.extra_msgs_inter * m.inter.alpha_msg;
-    const double var = c.bytes_intra * m.intra.beta + c.bytes_inter * m.inter.beta +
-                       c.incast_bytes_intra * m.intra.epsilon +
-                       c.incast_bytes_inter * m.inter.epsilon + c.reduce_bytes * m.host.gamma +
-                       c.memory_bytes * m.host.delta;
+    l.fixed = p.terms.alpha;
+    const double var = p.terms.total() - p.terms.alpha;
     l.slope = bytes > 0 ? var / bytes : 0;
     return l;
 }
@@ -195,7 +195,7 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
                 if (!p.status)
                     return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
                                             p.status.message());
-                lines.push_back(line_of(p, params, static_cast<double>(n)));
+                lines.push_back(line_of(p, static_cast<double>(n)));
             }
             for (size_t s : sizes) {
                 double t = 0;
@@ -265,7 +265,8 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
             std::vector<PricedCandidate> v;
             int skipped = 0;
             GENX_RETURN_IF_ERROR(
-                price_candidates(rules.model, shape, families, at, options, &v, &skipped));
+                price_candidates(model_for_topology(rules.model, shape.topology.get()), shape,
+                                 families, at, options, &v, &skipped));
             t.unpriced_ = std::max(t.unpriced_, skipped);
             it = priced.emplace(families, std::move(v)).first;
         }

@@ -10,6 +10,14 @@
 // (docs/model.md, "Built-in defaults", has the measurements and the
 // reasoning):
 //
+//  * one rank per node on 3-64 nodes placed by a topology file with two or
+//    more switch levels (coll_genx_topology_file), from 128 KiB: the model
+//    chooses between ring and GenTree (pipelined or not), pricing every
+//    switch link by its class with the file's declared rates
+//    ("topology_rates").  On the emulated clusters it picks what measured
+//    fastest: pipelined GenTree across 2dc's slow link and on tree:2x4 with
+//    4:1 uplinks and round-robin ranks, the ring on tree:2x4 in rank order
+//    and on asym;
 //  * one rank per node on 3-8 nodes, from 128 KiB: ring.  tuned runs
 //    Rabenseifner there (recursive doubling for 2-3 ranks up to 256 KiB),
 //    which reached 32-59 % of the wire on the emulated clusters against
@@ -50,11 +58,15 @@ const std::string& builtin_rules_text() {
       "intra": {"alpha": 1e-6, "beta": 2e-10, "epsilon": 0, "w_t": 0, "alpha_msg": 3e-7},
       "inter": {"alpha": 3e-6, "beta": 1e-10, "epsilon": 1e-11, "w_t": 8, "alpha_msg": 1e-6}
     },
-    "host": {"gamma": 5e-11, "delta": 1e-10}
+    "host": {"gamma": 5e-11, "delta": 1e-10},
+    "topology_rates": true
   },
   "allreduce": [
     {"nodes": 1, "algorithm": "fallback",
      "comment": "one node: no measurement shows genx ahead of tuned on shared memory"},
+    {"switch_levels": "2-inf", "comm_size": "3-64", "ppn": 1, "bytes": "128K-inf",
+     "algorithm": "model", "families": ["ring", "gentree"],
+     "comment": "a topology file shows switch levels: ring or GenTree (pipelined), priced per link class"},
     {"comm_size": "3-8", "ppn": 1, "bytes": "128K-inf", "algorithm": "ring",
      "comment": "measured: ring 0.34-0.74x tuned's default on 4-8 emulated hosts"},
     {"comm_size": 3, "ppn": 1, "bytes": "16K-128K", "algorithm": "ring",

@@ -264,8 +264,8 @@ class Parser {
     Status rule(const json& j, int index, AllreduceRule* out) const {
         const std::string field = "allreduce[" + std::to_string(index) + "]";
         GENX_RETURN_IF_ERROR(check_keys(j, field,
-                                        {"call", "comm_size", "nodes", "ppn", "bytes", "algorithm",
-                                         "params", "families", "comment"}));
+                                        {"call", "comm_size", "nodes", "ppn", "switch_levels", "bytes",
+                                         "algorithm", "params", "families", "comment"}));
         AllreduceRule r;
         r.index = index;
         r.line = index_.line_of(dotted_to_pointer(field));
@@ -284,6 +284,7 @@ class Parser {
         GENX_RETURN_IF_ERROR(count_range(j, field, "comm_size", &r.comm_size));
         GENX_RETURN_IF_ERROR(count_range(j, field, "nodes", &r.nodes));
         GENX_RETURN_IF_ERROR(count_range(j, field, "ppn", &r.ppn));
+        GENX_RETURN_IF_ERROR(count_range(j, field, "switch_levels", &r.switch_levels));
         std::string bytes;
         GENX_RETURN_IF_ERROR(string_field(j, field, "bytes", false, &bytes));
         if (j.contains("bytes")) {
@@ -604,7 +605,12 @@ bool rule_applies(const AllreduceRule& r, const CommShape& shape, bool nonblocki
     if (!r.comm_size.contains(shape.size)) return false;
     if (!r.nodes.any && (shape.nodes <= 0 || !r.nodes.contains(shape.nodes))) return false;
     if (!r.ppn.any && (shape.ppn <= 0 || !r.ppn.contains(shape.ppn))) return false;
+    if (!r.switch_levels.any && !r.switch_levels.contains(shape.switch_levels())) return false;
     return true;
+}
+
+int CommShape::switch_levels() const {
+    return topology && !topology->direct ? topology->depth() : 0;
 }
 
 const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes,
@@ -635,6 +641,7 @@ json rules_to_json(const RulesFile& rules) {
         if (!r.comm_size.any) o["comm_size"] = format_count_range(r.comm_size);
         if (!r.nodes.any) o["nodes"] = format_count_range(r.nodes);
         if (!r.ppn.any) o["ppn"] = format_count_range(r.ppn);
+        if (!r.switch_levels.any) o["switch_levels"] = format_count_range(r.switch_levels);
         if (r.bytes.lo != 0 || r.bytes.hi != ByteRange::kNoLimit)
             o["bytes"] = format_byte_range(r.bytes);
         o["algorithm"] = r.algorithm;

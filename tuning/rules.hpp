@@ -83,6 +83,9 @@ struct AllreduceRule {
     CountRange comm_size;
     CountRange nodes;
     CountRange ppn;
+    // Switch levels between the hosts and the top of the topology file's
+    // tree (CommShape::switch_levels: 0 without a topology file).
+    CountRange switch_levels;
     ByteRange bytes;
     std::string algorithm;              // a registered generator, "model" or "fallback"
     std::string params;                 // canonical "k=v,..." (generator + executor keys)
@@ -142,6 +145,12 @@ struct CommShape {
     // The network the ranks sit on, when a topology file placed them
     // (plan/topology_view.hpp); null = hosts grouped by name only.
     std::shared_ptr<const TopologyView> topology;
+
+    // Levels of switches above the hosts in `topology` (its depth: 1 for a
+    // single switch, 2 for leaves under a root, 3 for 2dc's leaves, root and
+    // the other datacenter's root); 0 without a topology file or for a
+    // direct network (torus, mesh, graph).
+    int switch_levels() const;
 };
 
 // Parses rules text; `source` names it in messages.  Errors:

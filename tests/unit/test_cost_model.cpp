@@ -11,6 +11,8 @@
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
 #include "tuning/cost_model.hpp"
+#include "tuning/decision_table.hpp"
+#include "tuning/rules.hpp"
 
 using namespace genx;
 
@@ -666,4 +668,272 @@ TEST_CASE("Figure 10's ordering of the memory, latency and incast terms at N = 1
     // The optimum of the trade-off among these is 6x2, as in Fig. 10.
     for (size_t i = 0; i < rows.size(); ++i)
         if (i != 1) CHECK(rows[1].prediction.seconds < rows[i].prediction.seconds);
+}
+
+// ------------------------------------------------------------ switch trees
+
+namespace {
+
+// A switch tree by hand: classes by name with a rate (B/s) and latency (s),
+// nodes under a parent, hosts with one rank each, ranks given to hosts in
+// the order of `order` (host creation index per rank; identity when empty).
+struct TreeBuilder {
+    TopologyView v;
+    std::vector<int> hosts;
+    int cls(const std::string& name, double rate, double latency = 0, bool xdc = false) {
+        v.link_classes.push_back({name, rate, latency, xdc});
+        return static_cast<int>(v.link_classes.size() - 1);
+    }
+    int node(int parent, int up_class, const std::string& name) {
+        const int id = static_cast<int>(v.nodes.size());
+        TopoNode n;
+        n.name = name;
+        n.parent = parent;
+        n.up_class = up_class;
+        v.nodes.push_back(n);
+        if (parent >= 0) v.nodes[static_cast<size_t>(parent)].children.push_back(id);
+        return id;
+    }
+    void host(int parent, int up_class) {
+        hosts.push_back(node(parent, up_class, "h" + std::to_string(hosts.size())));
+    }
+    TopologyView place(const std::vector<int>& order = {}) {
+        TopologyView out = v;
+        for (size_t r = 0; r < hosts.size(); ++r) {
+            const int h = order.empty() ? static_cast<int>(r) : order[r];
+            out.nodes[static_cast<size_t>(hosts[static_cast<size_t>(h)])].ranks.push_back(
+                static_cast<int>(r));
+        }
+        return out;
+    }
+};
+
+constexpr double kMbit = 1e6 / 8;
+
+// The emulated 2dc (bench/genx-cluster): a-root over a-leaf0, a-leaf1 and,
+// across a 50 Mbit/s link with 2 ms delay, b-root over b-leaf0, b-leaf1;
+// two hosts per leaf; hosts and leaf uplinks 200 Mbit/s.
+TopologyView two_dc() {
+    TreeBuilder b;
+    const int leaf = b.cls("leaf", 200 * kMbit), up = b.cls("uplink", 200 * kMbit);
+    const int xdc = b.cls("xdc", 50 * kMbit, 2e-3, true);
+    const int a = b.node(-1, -1, "a-root");
+    std::vector<int> leaves = {b.node(a, up, "a-leaf0"), b.node(a, up, "a-leaf1")};
+    const int broot = b.node(a, xdc, "b-root");
+    leaves.push_back(b.node(broot, up, "b-leaf0"));
+    leaves.push_back(b.node(broot, up, "b-leaf1"));
+    for (int l : leaves)
+        for (int i = 0; i < 2; ++i) b.host(l, leaf);
+    return b.place();
+}
+
+// The emulated tree:2x4: two leaves of four 200 Mbit/s hosts under a root,
+// leaf uplinks of `uplink_mbit`.
+TopologyView tree_2x4(double uplink_mbit, const std::vector<int>& order = {}) {
+    TreeBuilder b;
+    const int leaf = b.cls("leaf", 200 * kMbit), up = b.cls("uplink", uplink_mbit * kMbit);
+    const int root = b.node(-1, -1, "root");
+    for (int l = 0; l < 2; ++l) {
+        const int s = b.node(root, up, "leaf" + std::to_string(l));
+        for (int i = 0; i < 4; ++i) b.host(s, leaf);
+    }
+    return b.place(order);
+}
+
+ModelParams tree_params(double a, double b) {
+    ModelParams m;
+    m.inter = LinkParams{a, b, 0, 0};
+    m.intra = LinkParams{a / 10, b / 10, 0, 0};
+    m.host = HostParams{0, 0};
+    return m;
+}
+
+RankMap on_tree(const TopologyView& v) {
+    RankMap m;
+    m.node = v.host_of_rank();
+    m.tree = switch_tree(v);
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("switch tree: a ring across two datacenters pays the slow link every step",
+          "[cost_model][tree]") {
+    const TopologyView v = two_dc();
+    const RankMap ranks = on_tree(v);
+    REQUIRE(ranks.tree != nullptr);
+    CHECK(ranks.tree->host_rate == 200 * kMbit);
+    const Plan ring = make_plan("ring", 8);
+    const double a = 3e-5, b = 1 / (200 * kMbit);
+    const ModelParams m = tree_params(a, b);
+    for (size_t count : {size_t{8}, size_t{8} << 10, size_t{8} << 20}) {
+        const double block = static_cast<double>(count) / 8;
+        // Ranks 3 -> 4 and 7 -> 0 cross the 50 Mbit/s link (4x the NIC's
+        // β, derived from the declared rates) and its 2 ms latency in each
+        // of the 14 steps; the ring can go no faster than they do.
+        CHECK(predict(ring, count, 1, m, ranks).seconds ==
+              Approx(14 * (a + 2e-3 + 4 * b * block)).epsilon(1e-12));
+        // Without the tree: a non-blocking core, the NIC alone.
+        RankMap flat;
+        flat.node = ranks.node;
+        CHECK(predict(ring, count, 1, m, flat).seconds == Approx(14 * (a + b * block)).epsilon(1e-12));
+    }
+    // A class named in the model overrides the derived one.
+    ModelParams named = m;
+    named.classes["xdc"] = LinkParams{1e-3, 2 * b, 0, 0};
+    CHECK(predict(ring, 8 << 20, 1, named, ranks).seconds ==
+          Approx(14 * (a + 1e-3 + 2 * b * (1 << 20))).epsilon(1e-12));
+    // The latency is in the breakdown's latency column, and the terms add up.
+    const Prediction p = predict(ring, 8 << 20, 1, m, ranks);
+    CHECK(p.terms.alpha == Approx(14 * (a + 2e-3)).epsilon(1e-12));
+    CHECK(p.terms.total() == Approx(p.seconds).epsilon(1e-12));
+    CHECK(p.coefficients.tree_seconds == Approx(14 * (2e-3 + 3 * b * (1 << 20))).epsilon(1e-12));
+    // Every rank is modelled: the uplinks are shared by all nodes' traffic.
+    CHECK_FALSE(PlanModel::quotient_applies(ring, ranks));
+}
+
+TEST_CASE("switch tree: transfers crossing one uplink in a step share it", "[cost_model][tree]") {
+    // Uplinks as fast as a host: in rank order the ring crosses each uplink
+    // once per direction and step (the NIC sets the pace); round-robin
+    // (ranks 0 2 4 6 on leaf 0) every hop crosses, four flows share each
+    // uplink direction.
+    const Plan ring = make_plan("ring", 8);
+    const double a = 3e-5, b = 1 / (200 * kMbit);
+    const ModelParams m = tree_params(a, b);
+    const size_t count = 8 << 20;
+    const double block = static_cast<double>(count) / 8;
+    const RankMap in_order = on_tree(tree_2x4(200));
+    CHECK(predict(ring, count, 1, m, in_order).seconds ==
+          Approx(14 * (a + b * block)).epsilon(1e-12));
+    const RankMap rr = on_tree(tree_2x4(200, {0, 4, 1, 5, 2, 6, 3, 7}));
+    CHECK(predict(ring, count, 1, m, rr).seconds ==
+          Approx(14 * (a + 4 * b * block)).epsilon(1e-12));
+    // 2:1 uplinks (the emulated default, 400 Mbit/s): the four flows get
+    // half a host link each.
+    CHECK(predict(ring, count, 1, m, on_tree(tree_2x4(400, {0, 4, 1, 5, 2, 6, 3, 7}))).seconds ==
+          Approx(14 * (a + 2 * b * block)).epsilon(1e-12));
+}
+
+TEST_CASE("switch tree: no tree where no switch sits above another", "[cost_model][tree]") {
+    TreeBuilder b;
+    const int leaf = b.cls("leaf", 200 * kMbit);
+    const int root = b.node(-1, -1, "sw");
+    for (int i = 0; i < 4; ++i) b.host(root, leaf);
+    const TopologyView flat = b.place();
+    CHECK(switch_tree(flat) == nullptr);
+    CHECK(host_link_rate(flat) == 200 * kMbit);
+    CHECK(switch_tree(TopologyView{}) == nullptr);
+    // Routes: up from the sender's leaf to the lowest common switch, down
+    // to the receiver's leaf.
+    const TopologyView v = two_dc();
+    const auto t = switch_tree(v);
+    REQUIRE(t != nullptr);
+    std::vector<uint32_t> route;
+    const std::vector<int> host = v.host_of_rank();
+    t->route(host[3], host[4], &route);  // a-leaf1 up, b-root down, b-leaf0 down
+    REQUIRE(route.size() == 3);
+    CHECK(v.nodes[route[0] >> 1].name == "a-leaf1");
+    CHECK((route[0] & 1) == 0);
+    CHECK(v.nodes[route[1] >> 1].name == "b-root");
+    CHECK((route[1] & 1) == 1);
+    CHECK(v.nodes[route[2] >> 1].name == "b-leaf0");
+    route.clear();
+    t->route(host[0], host[1], &route);  // one leaf: no switch link
+    CHECK(route.empty());
+}
+
+TEST_CASE("topology_rates: a declared host rate replaces a guessed NIC beta", "[cost_model][tree]") {
+    ModelParams m = tree_params(3e-6, 1e-10);
+    const TopologyView v = two_dc();
+    CHECK(model_for_topology(m, &v).inter.beta == 1e-10);  // fitted models keep theirs
+    m.topology_rates = true;
+    CHECK(model_for_topology(m, &v).inter.beta == Approx(1 / (200 * kMbit)));
+    CHECK(model_for_topology(m, nullptr).inter.beta == 1e-10);
+    // JSON: classes and the flag round-trip; errors name the field.
+    m.classes["xdc"] = LinkParams{2e-3, 1.6e-7, 0, 0};
+    ModelParams back;
+    REQUIRE(model_params_from_json(model_params_to_json(m), "x", &back).is_ok());
+    CHECK(back.topology_rates);
+    REQUIRE(back.classes.count("xdc") == 1);
+    CHECK(back.classes["xdc"].alpha == 2e-3);
+    CHECK(back.classes["xdc"].beta == 1.6e-7);
+    auto err = [](const char* text) {
+        ModelParams out;
+        return model_params_from_json(nlohmann::json::parse(text), "m.json", &out).message();
+    };
+    CHECK(err(R"({"links":{"inter":{"alpha":1,"beta":2},"classes":{"xdc":{"alpha":1}}},)"
+              R"("host":{"gamma":3,"delta":4}})") ==
+          "m.json.links.classes.xdc.beta: required field is missing");
+    CHECK(err(R"({"links":{"inter":{"alpha":1,"beta":2},"classes":{"xdc":{"alpha":1,"beta":1,)"
+              R"("w_t":3}}},"host":{"gamma":3,"delta":4}})")
+              .find("m.json.links.classes.xdc: unknown field 'w_t'") == 0);
+    CHECK(err(R"({"links":{"inter":{"alpha":1,"beta":2},"classes":[1]},"host":{"gamma":3,"delta":4}})")
+              .find("m.json.links.classes: expected an object") == 0);
+    CHECK(err(R"({"links":{"inter":{"alpha":1,"beta":2}},"host":{"gamma":3,"delta":4},)"
+              R"("topology_rates":1})") == "m.json.topology_rates: expected true or false, got 1");
+}
+
+TEST_CASE("built-in defaults on a topology file: ring or pipelined GenTree, as measured",
+          "[cost_model][tree]") {
+    // What the emulated clusters measured (bench/RESULTS.md, issue 11):
+    // pipelined GenTree 1.4-1.6x faster than the best Open MPI algorithm
+    // across 2dc's slow link and 2.2-3.3x on tree:2x4 with 4:1 uplinks and
+    // round-robin ranks; the ring where GenTree has nothing to gain.
+    auto table = [](const TopologyView& v) {
+        auto view = std::make_shared<const TopologyView>(v);
+        DecisionTable t;
+        std::vector<std::string> warnings;
+        REQUIRE(DecisionTable::build(builtin_rules(), CommShape{v.nranks(), v.nranks(), 1, view},
+                                     TableOptions{}, &t, &warnings)
+                    .is_ok());
+        CHECK(warnings.empty());
+        return t;
+    };
+    auto pipelined = [](const Decision& d) {
+        return d.algorithm == "gentree" && d.params.find("pipeline=") != std::string::npos;
+    };
+    const DecisionTable dc = table(two_dc());
+    for (size_t bytes : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
+        INFO(bytes << " bytes on 2dc: " << dc.lookup(bytes).why);
+        CHECK(pipelined(dc.lookup(bytes)));
+        CHECK(dc.lookup(bytes).by_model);
+    }
+    CHECK(dc.lookup(64 << 10).defers());  // below the rule: as without a topology file
+    const DecisionTable rr = table(tree_2x4(200, {0, 4, 1, 5, 2, 6, 3, 7}));
+    for (size_t bytes : {size_t{1} << 20, size_t{4} << 20}) CHECK(pipelined(rr.lookup(bytes)));
+    const DecisionTable in_order = table(tree_2x4(400));
+    for (size_t bytes : {size_t{256} << 10, size_t{1} << 20, size_t{4} << 20})
+        CHECK(in_order.lookup(bytes).algorithm == "ring");
+    // Without a topology file the rule does not apply: the plain ring rule.
+    DecisionTable plain;
+    REQUIRE(DecisionTable::build(builtin_rules(), CommShape{8, 8, 1}, TableOptions{}, &plain, nullptr)
+                .is_ok());
+    CHECK(plain.lookup(4 << 20).algorithm == "ring");
+    CHECK_FALSE(plain.lookup(4 << 20).by_model);
+}
+
+TEST_CASE("rules: switch_levels matches the topology file's depth", "[cost_model][tree]") {
+    RulesFile f;
+    REQUIRE(parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [
+        {"switch_levels": "2-inf", "algorithm": "ring"}]})",
+                        "t.json", RulesCheck{}, &f)
+                .is_ok());
+    const AllreduceRule& r = f.allreduce.at(0);
+    CHECK(rule_applies(r, CommShape{8, 8, 1, std::make_shared<const TopologyView>(two_dc())}, false));
+    CHECK(CommShape{8, 8, 1, std::make_shared<const TopologyView>(two_dc())}.switch_levels() == 3);
+    CHECK(CommShape{8, 8, 1, std::make_shared<const TopologyView>(tree_2x4(400))}.switch_levels() ==
+          2);
+    CHECK_FALSE(rule_applies(r, CommShape{8, 8, 1}, false));  // no topology file: 0 levels
+    TreeBuilder b;
+    const int leaf = b.cls("leaf", 0);
+    const int root = b.node(-1, -1, "sw");
+    for (int i = 0; i < 4; ++i) b.host(root, leaf);
+    CHECK_FALSE(rule_applies(r, CommShape{4, 4, 1, std::make_shared<const TopologyView>(b.place())},
+                             false));
+    // The key round-trips and is checked like the other counts.
+    CHECK(rules_to_json(f)["allreduce"][0]["switch_levels"] == "2-inf");
+    const Status bad = parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [
+        {"switch_levels": 0, "algorithm": "ring"}]})",
+                                   "t.json", RulesCheck{}, &f);
+    CHECK(bad.message() == "t.json:2: allreduce[0].switch_levels: a count must be >= 1, got 0");
 }

@@ -57,9 +57,9 @@ std::vector<Measurement> synthetic(const ModelParams& p, double amp, bool with_i
     };
     auto pp = std::make_shared<Plan>(exchange_plan());
     for (size_t bytes = 8; bytes <= (size_t{16} << 20); bytes *= 4) {
-        add("p2p-intra", "p2p intra " + std::to_string(bytes), pp, RankMap{{0, 0}, nullptr}, bytes);
+        add("p2p-intra", "p2p intra " + std::to_string(bytes), pp, RankMap{{0, 0}, nullptr, nullptr}, bytes);
         if (with_inter)
-            add("p2p-inter", "p2p inter " + std::to_string(bytes), pp, RankMap{{0, 1}, nullptr}, bytes);
+            add("p2p-inter", "p2p inter " + std::to_string(bytes), pp, RankMap{{0, 1}, nullptr, nullptr}, bytes);
     }
     for (int x = 2; x <= 12; ++x) {
         auto cps = plan_of("cps", x);
@@ -144,9 +144,9 @@ TEST_CASE("benchmark plans cost what the papers say", "[fit]") {
     const Plan pp = exchange_plan();
     const size_t n = 1 << 20;
     // A full-duplex swap: α + nβ; w = 2 < w_t, no incast.
-    CHECK(predict(pp, n, 1, p, RankMap{{0, 0}, nullptr}).seconds ==
+    CHECK(predict(pp, n, 1, p, RankMap{{0, 0}, nullptr, nullptr}).seconds ==
           Approx(p.intra.alpha + n * p.intra.beta).epsilon(1e-12));
-    CHECK(predict(pp, n, 1, p, RankMap{{0, 1}, nullptr}).seconds ==
+    CHECK(predict(pp, n, 1, p, RankMap{{0, 1}, nullptr, nullptr}).seconds ==
           Approx(p.inter.alpha + n * p.inter.beta).epsilon(1e-12));
     // Eq. (5): T(k) = (k+1)Sδ + (k−1)Sγ.
     for (int k = 2; k <= 9; ++k) {

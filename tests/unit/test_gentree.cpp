@@ -485,10 +485,26 @@ TEST_CASE("the selector is offered gentree only where a topology is known", "[ge
     std::vector<std::string> out;
     g->candidates(ctx, &out);
     CHECK(out.empty());
+    // Two switch levels: unpipelined and every offered pipeline.
     const TopologyView v = two_level({4, 4});
     ctx.topology = &v;
     g->candidates(ctx, &out);
-    CHECK(out.size() == 1);
+    std::vector<std::string> expected = {""};
+    for (int k : kGenTreeOfferedPipelines) expected.push_back("pipeline=" + std::to_string(k));
+    CHECK(out == expected);
+    // One switch, one rank per host: nothing to overlap, unpipelined only.
+    const TopologyView flat = single_switch(8);
+    ctx.topology = &flat;
+    out.clear();
+    g->candidates(ctx, &out);
+    CHECK(out == std::vector<std::string>{""});
+    // Beyond kGenTreeMaxPipelinedOfferedRanks: unpipelined only.
+    const TopologyView wide = two_level(repeat(2, kGenTreeMaxPipelinedOfferedRanks / 2 + 1));
+    ctx.nranks = wide.nranks();
+    ctx.topology = &wide;
+    out.clear();
+    g->candidates(ctx, &out);
+    CHECK(out == std::vector<std::string>{""});
     // Beyond kGenTreeMaxOfferedRanks the placement tables would cost too
     // much memory per communicator: not offered.
     const TopologyView big = two_level(repeat(2, kGenTreeMaxOfferedRanks / 2 + 1));
