@@ -246,6 +246,11 @@ int main(int argc, char** argv) {
         // Node ids of a direct network are the view's host nodes.
         ranks.node = view.host_of_rank();
         ranks.direct = direct;
+    } else if (std::shared_ptr<const SwitchTree> tree = switch_tree(view)) {
+        // A switch tree: its uplinks priced per class, from the same links
+        // the platform simulates (docs/model.md).
+        ranks.node = view.host_of_rank();
+        ranks.tree = std::move(tree);
     }
 
     Status built = PlanModel::build(gen, ranks, &pm, P > kWholePlanMaxRanks);
