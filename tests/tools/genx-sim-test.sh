@@ -63,6 +63,11 @@ expect 0 '^ratio      1 \(simulated / model\)$' --preset tree:2x4/4 --hosts h0,h
 # while in the simulation some ranks run ahead and share the uplinks less.
 expect 0 '^ratio      0\.9[0-9]* \(simulated / model\)$' --preset tree:2x4/4 --hosts h0,h4,h1,h5,h2,h6,h3,h7 \
     -a gentree -p pipeline=8 --bytes 1M --network-model CM02
+# At scale, on the paper's cross-datacenter tree (384 ranks, Table 5's links):
+# the ring's every step crosses the 6.58 ms cross-DC link, and the model says
+# so (a model without the tree's links predicted 1/6 of the simulated time).
+expect 0 '^ratio      1 \(simulated / model\)$' --preset CDC384 -a ring -p segment=0 --bytes 40000000 \
+    --network-model CM02
 expect 0 '"model_source": ".*example-model\.json"' --preset switch:4 -a ring --bytes 1M \
     --model "$src/docs/example-model.json" --json
 # Incast: on when --model's inter epsilon is above 0 (example-model.json:
