@@ -311,13 +311,33 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
             if (best == nullptr)
                 return Status::internal("decision table: no candidate for " +
                                         std::to_string(shape.size) + " ranks");
+            // A margin keeps the incumbent (the first family listed) unless
+            // another family's best is predicted that much faster.
+            std::string kept;
+            if (rule != nullptr && rule->margin > 0 && !rule->families.empty() &&
+                best->candidate.algorithm != rule->families[0]) {
+                const PricedCandidate* inc = nullptr;
+                for (const PricedCandidate& c : *v)
+                    if (c.candidate.algorithm == rule->families[0] &&
+                        (inc == nullptr || c.seconds[i] < inc->seconds[i]))
+                        inc = &c;
+                if (inc != nullptr && best->seconds[i] > (1 - rule->margin) * inc->seconds[i]) {
+                    char pct[32];
+                    std::snprintf(pct, sizeof pct, "%g", rule->margin * 100);
+                    kept = "; kept " + rule->families[0] + ": " +
+                           describe(best->candidate.algorithm, best->candidate.params) + " " +
+                           seconds_text(best->seconds[i]) + " is not " + pct + " % faster";
+                    second = best;
+                    best = inc;
+                }
+            }
             d.by_model = true;
             d.algorithm = best->candidate.algorithm;
             d.params = best->candidate.params;
             d.predicted = best->seconds[i];
             d.why = where + "; model predicts " + seconds_text(d.predicted) + " at " +
-                    size_text(at[i]) + " B";
-            if (second != nullptr) {
+                    size_text(at[i]) + " B" + kept;
+            if (second != nullptr && kept.empty()) {
                 d.runner_up = second->candidate.algorithm;
                 d.runner_up_params = second->candidate.params;
                 d.runner_up_predicted = second->seconds[i];

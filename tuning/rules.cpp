@@ -265,7 +265,7 @@ class Parser {
         const std::string field = "allreduce[" + std::to_string(index) + "]";
         GENX_RETURN_IF_ERROR(check_keys(j, field,
                                         {"call", "comm_size", "nodes", "ppn", "switch_levels", "bytes",
-                                         "algorithm", "params", "families", "comment"}));
+                                         "algorithm", "params", "families", "margin", "comment"}));
         AllreduceRule r;
         r.index = index;
         r.line = index_.line_of(dotted_to_pointer(field));
@@ -340,6 +340,16 @@ class Parser {
                                         algorithm_names() + ")");
                 r.families.push_back(v.get<std::string>());
             }
+        }
+        if (auto m = j.find("margin"); m != j.end()) {
+            if (!r.by_model() || r.families.size() < 2)
+                return error(field + ".margin",
+                             "only a rule with \"algorithm\": \"model\" and two or more "
+                             "\"families\" has a margin (the first family is the incumbent)");
+            if (!m->is_number() || m->get<double>() < 0 || m->get<double>() >= 1)
+                return error(field + ".margin",
+                             "expected a fraction in [0, 1) such as 0.2, got " + m->dump());
+            r.margin = m->get<double>();
         }
         *out = std::move(r);
         return Status::ok();
@@ -647,6 +657,7 @@ json rules_to_json(const RulesFile& rules) {
         o["algorithm"] = r.algorithm;
         if (!r.params.empty()) o["params"] = r.params;
         if (!r.families.empty()) o["families"] = r.families;
+        if (r.margin > 0) o["margin"] = r.margin;
         if (!r.comment.empty()) o["comment"] = r.comment;
         list.push_back(o);
     }

@@ -90,6 +90,10 @@ struct AllreduceRule {
     std::string algorithm;              // a registered generator, "model" or "fallback"
     std::string params;                 // canonical "k=v,..." (generator + executor keys)
     std::vector<std::string> families;  // "model" only: candidate families, empty = all
+    // "model" only, with families: the first family listed is the incumbent;
+    // the model's best candidate of another family replaces the incumbent's
+    // best only when predicted at least this fraction faster (0 = any gain).
+    double margin = 0;
     std::string comment;
     int index = 0;  // position in the "allreduce" list
     int line = 0;   // line of the rule in its file

@@ -937,3 +937,49 @@ TEST_CASE("rules: switch_levels matches the topology file's depth", "[cost_model
                                    "t.json", RulesCheck{}, &f);
     CHECK(bad.message() == "t.json:2: allreduce[0].switch_levels: a count must be >= 1, got 0");
 }
+
+TEST_CASE("rules: a model rule's margin keeps the first family unless another is that much faster",
+          "[cost_model][tree]") {
+    auto rules = [](const std::string& margin) {
+        RulesFile f;
+        const Status st = parse_rules(
+            R"({"format": "genx-rules", "version": 1, "allreduce": [
+            {"algorithm": "model", "families": ["ring", "gentree"])" +
+                (margin.empty() ? std::string() : ", \"margin\": " + margin) + "}]}",
+            "m.json", RulesCheck{}, &f);
+        REQUIRE(st.is_ok());
+        f.model = builtin_rules().model;  // as load_rules_or_defaults gives a file without one
+        f.has_model = true;
+        return f;
+    };
+    auto decide = [](const RulesFile& f, size_t bytes) {
+        DecisionTable t;
+        REQUIRE(DecisionTable::build(f, CommShape{8, 8, 1, std::make_shared<const TopologyView>(two_dc())},
+                                     TableOptions{}, &t, nullptr)
+                    .is_ok());
+        return t.lookup(bytes);
+    };
+    // On 2dc at 1 MiB pipelined GenTree is predicted about 0.65 of the ring:
+    // chosen with no margin or 20 %, the ring kept with 50 %.
+    CHECK(decide(rules(""), 1 << 20).algorithm == "gentree");
+    CHECK(decide(rules("0.2"), 1 << 20).algorithm == "gentree");
+    const Decision kept = decide(rules("0.5"), 1 << 20);
+    CHECK(kept.algorithm == "ring");
+    CHECK(kept.by_model);
+    CHECK(kept.why.find("kept ring: gentree (pipeline=") != std::string::npos);
+    CHECK(kept.why.find("is not 50 % faster") != std::string::npos);
+    CHECK(rules_to_json(rules("0.2"))["allreduce"][0]["margin"] == 0.2);
+    // Errors name the field and say what is allowed.
+    auto err = [](const std::string& rule) {
+        RulesFile f;
+        return parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [)" + rule + "]}",
+                           "m.json", RulesCheck{}, &f)
+            .message();
+    };
+    CHECK(err(R"({"algorithm": "ring", "margin": 0.2})").find("allreduce[0].margin: only a rule with") !=
+          std::string::npos);
+    CHECK(err(R"({"algorithm": "model", "families": ["ring"], "margin": 0.2})")
+              .find("two or more \"families\"") != std::string::npos);
+    CHECK(err(R"({"algorithm": "model", "families": ["ring", "gentree"], "margin": 1})")
+              .find("expected a fraction in [0, 1) such as 0.2, got 1") != std::string::npos);
+}
