@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <memory>
 
 #include "sim/sim_transport.hpp"
 
@@ -316,7 +318,8 @@ std::vector<std::string> Simulation::host_of_rank() const {
     return out;
 }
 
-Status Simulation::run_ranks(const RankFn& fn, bool payload, RunResult* out) {
+Status Simulation::run_ranks(const RankFn& fn, bool payload, RunResult* out,
+                             const ProgressFn& progress, double interval) {
     if (ran_) return Status::invalid("sim: run_ranks called twice on one simulation");
     ran_ = true;
     const int n = ranks();
@@ -324,6 +327,26 @@ Status Simulation::run_ranks(const RankFn& fn, bool payload, RunResult* out) {
     std::vector<Status> status(static_cast<size_t>(n));
     std::vector<char> finished(static_cast<size_t>(n), 0);
     std::vector<double> end(static_cast<size_t>(n), 0);
+    int nfinished = 0;
+    if (progress) {
+        // One engine per process, one run_ranks per engine: the signal is
+        // connected once for this run.
+        using clock = std::chrono::steady_clock;
+        const clock::time_point t0 = clock::now();
+        auto last = std::make_shared<clock::time_point>(t0);
+        s4u::Engine::on_time_advance_cb([&, t0, last, interval](double) {
+            const clock::time_point now = clock::now();
+            if (std::chrono::duration<double>(now - *last).count() < interval) return;
+            *last = now;
+            Progress p;
+            p.simulated = s4u::Engine::get_clock();
+            p.messages = fabric.messages();
+            p.finished = nfinished;
+            p.ranks = n;
+            p.wall = std::chrono::duration<double>(now - t0).count();
+            progress(p);
+        });
+    }
     for (int r = 0; r < n; ++r) {
         s4u::Host* host = hosts_[static_cast<size_t>(host_index(r))];
         s4u::Actor::create("rank" + std::to_string(r), host, [&, r] {
@@ -337,6 +360,7 @@ Status Simulation::run_ranks(const RankFn& fn, bool payload, RunResult* out) {
             }
             status[static_cast<size_t>(r)] = st;
             finished[static_cast<size_t>(r)] = 1;
+            ++nfinished;
             end[static_cast<size_t>(r)] = s4u::Engine::get_clock();
         });
     }

@@ -153,9 +153,21 @@ class Simulation {
         uint64_t messages = 0;
         uint64_t bytes = 0;
     };
+    // Where a long simulation stands: simulated seconds so far, messages
+    // sent, ranks finished, wall seconds since run_ranks started.
+    struct Progress {
+        double simulated = 0;
+        uint64_t messages = 0;
+        int finished = 0, ranks = 0;
+        double wall = 0;
+    };
+    using ProgressFn = std::function<void(const Progress&)>;
     // One actor per rank (ranks() of them) running fn; returns the first
-    // error (prefixed with its rank) or fills *out.  Call once.
-    Status run_ranks(const RankFn& fn, bool payload, RunResult* out);
+    // error (prefixed with its rank) or fills *out.  Call once.  With
+    // `progress`, it is called from the engine as simulated time advances,
+    // at most once per `interval` wall seconds.
+    Status run_ranks(const RankFn& fn, bool payload, RunResult* out,
+                     const ProgressFn& progress = nullptr, double interval = 2.0);
 
   private:
     Simulation() = default;

@@ -14,8 +14,16 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +34,7 @@
 #include "sim/op_cost.hpp"
 #include "sim/platform.hpp"
 #include "topology/slurm_topology.hpp"
+#include "tools/plot.hpp"
 #include "topology/topology.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/rules.hpp"
@@ -49,6 +58,9 @@ struct Options {
     std::string model_file;
     bool json = false;
     bool no_incast = false;
+    bool progress = false;
+    std::string sweep;  // MIN:MAX bytes, doubling
+    std::string out;    // --sweep: a folder for table.md, results.json, plot.svg
 };
 
 int bad_input(const std::string& message) {
@@ -76,7 +88,10 @@ void add_options(CLI::App& app, Options& o) {
                    "rank r's host, as a hostlist of the platform's host names "
                    "(n[0-3],n7,n6,n5,n4,...): any placement, e.g. a snake order on a torus; "
                    "the number of names is the number of ranks (instead of --ranks-per-host)");
-    app.add_option("-a,--algorithm", o.algorithm, "generator name (genx-plan --list)");
+    app.add_option("-a,--algorithm", o.algorithm,
+                   "generator name (genx-plan --list); with --sweep a comma list, each NAME or "
+                   "NAME:key=value,... (a key=value after a comma belongs to the algorithm "
+                   "before it)");
     app.add_option("-p,--param", o.params,
                    "generator or executor parameter key=value (repeatable, or a comma list; "
                    "segment and window are the executor's)")
@@ -101,6 +116,16 @@ void add_options(CLI::App& app, Options& o) {
                  "do not simulate incast: without it, --model's inter-node epsilon > 0 slows "
                  "the link into each host as GenModel's epsilon term (fan-in above w_t)");
     app.add_flag("--json", o.json, "print one JSON object on stdout");
+    app.add_flag("--progress", o.progress,
+                 "on standard error every 2 s of wall time: simulated time so far, messages "
+                 "sent, ranks finished (with --sweep: one line per simulation)");
+    app.add_option("--sweep", o.sweep,
+                   "MIN:MAX bytes, doubling: simulate every --algorithm at every size, one "
+                   "simulation per process, and print a Markdown table (simulated, GenModel, "
+                   "ratio)");
+    app.add_option("--out", o.out,
+                   "with --sweep: also write table.md, results.json (every run's JSON) and "
+                   "plot.svg (markers: simulated, lines: GenModel) into this folder");
 }
 
 // GenModel's parameters read off the platform when no --model is given:
@@ -138,6 +163,212 @@ std::string seconds(double s) {
     return b;
 }
 
+// --sweep: one child genx-sim per (algorithm, size), since SimGrid allows
+// one simulation per process; their --json objects make the table.
+struct SweepAlg {
+    std::string name;
+    std::string params;  // "k=v,k=v"
+};
+
+// bench/compare's convention: "ring,gentree:pipeline=8,bytes=4M,cps".
+Status parse_sweep_algorithms(const std::string& text, std::vector<SweepAlg>* out) {
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        if (item.empty()) continue;
+        const size_t colon = item.find(':');
+        if (colon != std::string::npos) {
+            out->push_back({item.substr(0, colon), item.substr(colon + 1)});
+        } else if (item.find('=') != std::string::npos) {
+            if (out->empty())
+                return Status::invalid("'" + item + "' comes before any algorithm name");
+            out->back().params += (out->back().params.empty() ? "" : ",") + item;
+        } else {
+            out->push_back({item, ""});
+        }
+    }
+    if (out->empty()) return Status::invalid("no algorithm named in '" + text + "'");
+    return Status::ok();
+}
+
+// Runs `args` (argv[0] is this program) with stdout captured; returns its
+// exit status (or -1 when it could not run).
+int run_child(const std::vector<std::string>& args, std::string* stdout_text) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        return -1;
+    }
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0) stdout_text->append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int run_sweep(const Options& opt, const char* argv0) {
+    const size_t colon = opt.sweep.find(':');
+    size_t lo = 0, hi = 0;
+    if (colon == std::string::npos || !parse_size(opt.sweep.substr(0, colon), &lo) ||
+        !parse_size(opt.sweep.substr(colon + 1), &hi) || lo == 0 || hi < lo)
+        return bad_input("--sweep '" + opt.sweep + "': expected MIN:MAX bytes with 0 < MIN <= MAX "
+                         "(K/M/G suffixes), e.g. 1M:64M");
+    std::vector<SweepAlg> algs;
+    if (Status s = parse_sweep_algorithms(opt.algorithm, &algs); !s)
+        return bad_input("--algorithm: " + s.message());
+    if (opt.json) return bad_input("--sweep prints a table; --json is for one simulation");
+    std::vector<size_t> sizes;
+    for (size_t b = lo; b <= hi; b *= 2) {
+        if (b % opt.dtype_size != 0)
+            return bad_input("--sweep: " + std::to_string(b) + " bytes is not a multiple of --dtype-size " +
+                             std::to_string(opt.dtype_size));
+        sizes.push_back(b);
+        if (b > hi / 2) break;
+    }
+    // The child's arguments: everything but the sweep's own.
+    std::vector<std::string> common = {argv0};
+    auto add = [&](const char* flag, const std::string& v) {
+        if (!v.empty()) {
+            common.push_back(flag);
+            common.push_back(v);
+        }
+    };
+    add("--topology", opt.topology);
+    add("--overlay", opt.overlay);
+    add("--preset", opt.preset);
+    add("--hosts", opt.hosts);
+    for (const std::string& p : opt.params) add("-p", p);
+    add("--dtype-size", std::to_string(opt.dtype_size));
+    if (opt.hosts.empty()) add("--ranks-per-host", std::to_string(opt.ranks_per_host));
+    add("--network-model", opt.network);
+    add("--model", opt.model_file);
+    if (opt.no_incast) common.push_back("--no-incast");
+    common.push_back("--json");
+
+    struct Cell {
+        bool ok = false;
+        double sim = 0, model = 0;
+        nlohmann::json j;
+    };
+    std::vector<std::vector<Cell>> cells(algs.size(), std::vector<Cell>(sizes.size()));
+    const size_t total = algs.size() * sizes.size();
+    size_t done = 0;
+    int failures = 0;
+    std::string platform_line;
+    for (size_t a = 0; a < algs.size(); ++a)
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            std::vector<std::string> args = common;
+            args.insert(args.end(), {"-a", algs[a].name, "--bytes", std::to_string(sizes[i])});
+            if (!algs[a].params.empty()) args.insert(args.end(), {"-p", algs[a].params});
+            const auto t0 = std::chrono::steady_clock::now();
+            std::string text;
+            const int rc = run_child(args, &text);
+            const double wall =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            Cell& c = cells[a][i];
+            ++done;
+            if (rc == 2 && done == 1) return 2;  // bad input: the child said why
+            if (rc == 0) {
+                try {
+                    c.j = nlohmann::json::parse(text);
+                    c.sim = c.j.at("simulated_s").get<double>();
+                    c.model = c.j.at("model_s").get<double>();
+                    c.ok = true;
+                    if (platform_line.empty())
+                        platform_line = std::to_string(c.j.at("ranks").get<int>()) + " ranks on " +
+                                        std::to_string(c.j.at("hosts").get<int>()) + " hosts of " +
+                                        c.j.at("platform").get<std::string>() + ", " +
+                                        c.j.at("network_model").get<std::string>() +
+                                        (c.j.at("incast").get<bool>() ? ", incast" : "");
+                } catch (const std::exception& e) {
+                    c.ok = false;
+                }
+            }
+            if (!c.ok) ++failures;
+            if (opt.progress || !c.ok)
+                std::fprintf(stderr, "genx-sim: sweep %zu/%zu: %s%s%s %zu B: %s (%.1f s wall)\n", done,
+                             total, algs[a].name.c_str(), algs[a].params.empty() ? "" : " ",
+                             algs[a].params.c_str(), sizes[i],
+                             c.ok ? ("simulated " + seconds(c.sim) + ", GenModel " + seconds(c.model)).c_str()
+                                  : ("failed (exit " + std::to_string(rc) + ")").c_str(),
+                             wall);
+        }
+
+    auto label = [](const SweepAlg& a) { return a.params.empty() ? a.name : a.name + " " + a.params; };
+    std::ostringstream t;
+    t << "### genx-sim --sweep " << opt.sweep << ": " << platform_line << "\n\n"
+      << "Each cell: simulated / GenModel (ratio simulated / GenModel), seconds.\n\n| bytes |";
+    for (const SweepAlg& a : algs) t << " " << label(a) << " |";
+    t << "\n|---:|";
+    for (size_t a = 0; a < algs.size(); ++a) t << "---|";
+    t << "\n";
+    char buf[128];
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        t << "| " << sizes[i] << " |";
+        for (size_t a = 0; a < algs.size(); ++a) {
+            const Cell& c = cells[a][i];
+            if (!c.ok) {
+                t << " failed |";
+                continue;
+            }
+            std::snprintf(buf, sizeof buf, " %.4g / %.4g (%.3f) |", c.sim, c.model,
+                          c.model > 0 ? c.sim / c.model : 0.0);
+            t << buf;
+        }
+        t << "\n";
+    }
+    std::cout << t.str();
+    if (!opt.out.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(opt.out, ec);
+        if (ec) return bad_input("--out " + opt.out + ": " + ec.message());
+        auto write = [&](const std::string& name, const std::string& text) {
+            std::ofstream f(opt.out + "/" + name);
+            f << text;
+            return static_cast<bool>(f);
+        };
+        if (!write("table.md", t.str())) return bad_input("--out " + opt.out + ": cannot write table.md");
+        nlohmann::json all = nlohmann::json::array();
+        std::vector<tools::PlotPoint> pts;
+        for (size_t a = 0; a < algs.size(); ++a)
+            for (size_t i = 0; i < sizes.size(); ++i) {
+                const Cell& c = cells[a][i];
+                if (!c.ok) continue;
+                all.push_back(c.j);
+                tools::PlotPoint p;
+                p.panel = platform_line;
+                p.series = label(algs[a]);
+                p.x = static_cast<double>(sizes[i]);
+                p.marker = c.sim;
+                p.line = c.model;
+                p.tip = label(algs[a]) + " " + std::to_string(sizes[i]) + " B: simulated " +
+                        seconds(c.sim) + ", GenModel " + seconds(c.model);
+                pts.push_back(std::move(p));
+            }
+        tools::PlotLabels labels;
+        labels.title = "genx-sim --sweep";
+        labels.legend = "(markers: simulated, lines: GenModel)";
+        if (!write("results.json", all.dump(1) + "\n") ||
+            !write("plot.svg", tools::plot_svg(pts, labels)))
+            return bad_input("--out " + opt.out + ": cannot write results.json or plot.svg");
+    }
+    return failures > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,6 +390,8 @@ int main(int argc, char** argv) {
     if (!opt.overlay.empty() && opt.topology.empty())
         return bad_input("--overlay needs --topology FILE");
     if (opt.algorithm.empty()) return bad_input("--algorithm is required (genx-plan --list)");
+    if (!opt.out.empty() && opt.sweep.empty()) return bad_input("--out needs --sweep MIN:MAX");
+    if (!opt.sweep.empty()) return run_sweep(opt, argv[0]);
     if (opt.ranks_per_host < 1)
         return bad_input("--ranks-per-host must be at least 1, got " +
                          std::to_string(opt.ranks_per_host));
@@ -271,11 +504,22 @@ int main(int argc, char** argv) {
             GENX_RETURN_IF_ERROR(ex.start_payload_free(sched, t, &cost));
             return ex.run();
         },
-        false, &res);
+        false, &res,
+        opt.progress ? Simulation::ProgressFn([](const Simulation::Progress& p) {
+            std::fprintf(stderr,
+                         "genx-sim: %.1f s wall: simulated %.6g s, %llu messages, %d of %d "
+                         "ranks done\n",
+                         p.wall, p.simulated, static_cast<unsigned long long>(p.messages),
+                         p.finished, p.ranks);
+        })
+                     : Simulation::ProgressFn());
     if (!ran) {
         std::cerr << "genx-sim: simulation failed: " << ran.message() << "\n";
         return 1;
     }
+    if (opt.progress)
+        std::fprintf(stderr, "genx-sim: done: simulated %.6g s, %llu messages, %d ranks\n",
+                     res.seconds, static_cast<unsigned long long>(res.messages), P);
 
     const double ratio = pred.seconds > 0 ? res.seconds / pred.seconds : 0;
     const PlanHeader& h = gen.header;

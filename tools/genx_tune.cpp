@@ -65,6 +65,7 @@
 #include "tuning/cost_model.hpp"
 #include "tuning/decision_table.hpp"
 #include "tuning/fit.hpp"
+#include "tools/plot.hpp"
 #include "tuning/rules.hpp"
 
 #ifndef PACKAGE_VERSION
@@ -430,123 +431,37 @@ std::string csv_field(const std::string& s) {
     return out + "\"";
 }
 
-std::string xml_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '<')
-            out += "&lt;";
-        else if (c == '>')
-            out += "&gt;";
-        else if (c == '&')
-            out += "&amp;";
-        else if (c == '\'')
-            out += "&apos;";
-        else
-            out += c;
-    }
-    return out;
-}
-
 // Measured vs predicted, one panel per benchmark kind (the paper's Figure 8
 // for this cluster): a marker per measurement and a line per series through
 // the model's predictions; time on a log axis against message bytes (log),
 // or for the reduce benchmark against the fan-in k (linear, the paper's
 // Figure 4), one series per vector size.
 std::string make_svg(const std::vector<Record>& records, const std::string& title) {
-    struct Pt {
-        const Record* r;
-        double x;
-        std::string series;
-    };
-    auto point = [](const Record& r) {
-        if (r.kind == "reduce" && r.params.compare(0, 2, "k=") == 0)
-            return Pt{&r, std::atof(r.params.c_str() + 2), "vectors of " + size_text(r.bytes)};
-        return Pt{&r, static_cast<double>(r.bytes), r.series};
-    };
-    std::vector<std::string> kinds;
-    for (const Record& r : records)
-        if (std::find(kinds.begin(), kinds.end(), r.kind) == kinds.end()) kinds.push_back(r.kind);
-    const int pw = 520, ph = 360, margin = 60, legend = 240;
-    const int cols = 2;
-    const int rows = static_cast<int>((kinds.size() + cols - 1) / cols);
-    const int width = cols * (pw + legend), height = 40 + rows * (ph + 30);
-    const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-                             "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
-    std::ostringstream o;
-    o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
-      << "' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' "
-         "fill='white'/>\n<text x='10' y='22' font-size='15'>"
-      << xml_escape(title) << " (markers: measured, lines: GenModel prediction)</text>\n";
-    for (size_t k = 0; k < kinds.size(); ++k) {
-        const int ox = static_cast<int>(k % cols) * (pw + legend);
-        const int oy = 40 + static_cast<int>(k / cols) * (ph + 30);
-        const bool logx = kinds[k] != "reduce";
-        double xlo = 1e300, xhi = 0, ylo = 1e300, yhi = 0;
-        std::vector<Pt> pts;
-        for (const Record& r : records)
-            if (r.kind == kinds[k] && r.measured > 0 && r.predicted > 0) {
-                pts.push_back(point(r));
-                xlo = std::min(xlo, pts.back().x);
-                xhi = std::max(xhi, pts.back().x);
-                ylo = std::min({ylo, r.measured, r.predicted});
-                yhi = std::max({yhi, r.measured, r.predicted});
-            }
-        if (pts.empty()) continue;
-        const double x0 = logx ? std::floor(std::log10(xlo)) : 0;
-        const double x1 = logx ? std::ceil(std::log10(xhi) + 1e-9) : xhi + 1;
-        const double ly0 = std::floor(std::log10(ylo)), ly1 = std::ceil(std::log10(yhi) + 1e-9);
-        auto X = [&](double v) {
-            const double u = logx ? std::log10(v) : v;
-            return ox + margin + (u - x0) / std::max(x1 - x0, 1.0) * (pw - margin - 10);
-        };
-        auto Y = [&](double v) {
-            return oy + ph - 40 - (std::log10(v) - ly0) / std::max(ly1 - ly0, 1.0) * (ph - 60);
-        };
-        o << "<text x='" << ox + margin << "' y='" << oy + 12 << "' font-size='13'>" << kinds[k]
-          << "</text>\n";
-        o << "<rect x='" << ox + margin << "' y='" << oy + 20 << "' width='" << pw - margin - 10
-          << "' height='" << ph - 60 << "' fill='none' stroke='#888'/>\n";
-        if (logx) {
-            for (double e = x0; e <= x1; e += 1)
-                o << "<text x='" << X(std::pow(10, e)) - 10 << "' y='" << oy + ph - 25 << "'>1e"
-                  << e << "</text>\n";
-        } else {
-            for (double v = 2; v <= x1; v += 2)
-                o << "<text x='" << X(v) - 4 << "' y='" << oy + ph - 25 << "'>" << v
-                  << "</text>\n";
+    std::vector<tools::PlotPoint> pts;
+    for (const Record& r : records) {
+        if (r.measured <= 0 || r.predicted <= 0) continue;
+        tools::PlotPoint p;
+        p.panel = r.kind;
+        p.series = r.series;
+        p.x = static_cast<double>(r.bytes);
+        if (r.kind == "reduce" && r.params.compare(0, 2, "k=") == 0) {
+            p.x = std::atof(r.params.c_str() + 2);
+            p.series = "vectors of " + size_text(r.bytes);
         }
-        for (double e = ly0; e <= ly1; e += 1)
-            o << "<text x='" << ox + 8 << "' y='" << Y(std::pow(10, e)) + 4 << "'>1e" << e
-              << " s</text>\n";
-        o << "<text x='" << ox + margin + 130 << "' y='" << oy + ph - 8 << "'>"
-          << (logx ? "message bytes" : "fan-in k (vectors reduced in one pass)") << "</text>\n";
-        std::vector<std::string> series;
-        for (const Pt& p : pts)
-            if (std::find(series.begin(), series.end(), p.series) == series.end())
-                series.push_back(p.series);
-        for (size_t s = 0; s < series.size(); ++s) {
-            const char* color = palette[s % 10];
-            std::vector<const Pt*> line;
-            for (const Pt& p : pts)
-                if (p.series == series[s]) line.push_back(&p);
-            std::sort(line.begin(), line.end(), [](const Pt* a, const Pt* b) { return a->x < b->x; });
-            o << "<polyline fill='none' stroke='" << color << "' points='";
-            for (const Pt* p : line) o << X(p->x) << "," << Y(p->r->predicted) << " ";
-            o << "'/>\n";
-            for (const Pt* p : line)
-                o << "<circle cx='" << X(p->x) << "' cy='" << Y(p->r->measured) << "' r='3' fill='"
-                  << (p->r->held_out ? "white" : color) << "' stroke='" << color << "'><title>"
-                  << xml_escape(p->r->series) << " " << p->r->bytes << " B: measured "
-                  << time_text(p->r->measured) << ", predicted " << time_text(p->r->predicted)
-                  << (p->r->held_out ? " (held out)" : "") << "</title></circle>\n";
-            if (s < 24)
-                o << "<text x='" << ox + pw + 5 << "' y='" << oy + 30 + 13 * static_cast<int>(s)
-                  << "' fill='" << color << "'>" << xml_escape(series[s]) << "</text>\n";
-        }
+        p.marker = r.measured;
+        p.line = r.predicted;
+        p.open = r.held_out;
+        p.tip = r.series + " " + std::to_string(r.bytes) + " B: measured " + time_text(r.measured) +
+                ", predicted " + time_text(r.predicted) + (r.held_out ? " (held out)" : "");
+        pts.push_back(std::move(p));
     }
-    o << "<text x='10' y='" << height - 6
-      << "'>open markers: held out of the fit (and every verify run)</text>\n</svg>\n";
-    return o.str();
+    tools::PlotLabels labels;
+    labels.title = title;
+    labels.legend = "(markers: measured, lines: GenModel prediction)";
+    labels.footer = "open markers: held out of the fit (and every verify run)";
+    labels.linear_panels = {"reduce"};
+    labels.linear_x_label = "fan-in k (vectors reduced in one pass)";
+    return tools::plot_svg(pts, labels);
 }
 
 // Whether two plans are the same schedule (same transfers, ops and blocks

@@ -130,6 +130,32 @@ expect 2 "link class '[a-z0-9-]+' \(the link from '.*' up\) has no rate: give it
 expect 2 "^genx-sim: --topology: .*bad-both\.conf:3: " --topology "$fx/bad-both.conf" -a ring
 expect 2 '^genx-sim: --model: ' --preset switch:2 -a ring --model /nonexistent/model.json
 
+# --sweep: one simulation per process, a Markdown table of every algorithm at
+# every size (per-algorithm parameters after a colon), and with --out the
+# table, every run's JSON and the plot; --progress adds a line per run.
+expect 0 '^\| 2097152 \| [0-9.e-]+ / [0-9.e-]+ \(1\.000\) \| [0-9.e-]+ / [0-9.e-]+ \(0\.9[0-9]+\) \|$' \
+    --preset tree:2x2 -a ring,gentree:pipeline=2 --sweep 1M:2M --network-model CM02
+expect 0 '^\| bytes \| ring \| gentree pipeline=2,bytes=4M \|$' --preset tree:2x2 \
+    -a ring,gentree:pipeline=2,bytes=4M --sweep 1M:1M
+expect 0 'sweep 2/2: cps 65536 B: simulated ' --preset switch:3 -a cps --sweep 32K:64K --progress
+swdir=$(mktemp -d)
+expect 0 '4 ranks on 4 hosts of switch:4' --preset switch:4 -a ring,rhd --sweep 64K:256K --out "$swdir/o"
+for f in table.md results.json plot.svg; do
+    [ -s "$swdir/o/$f" ] || { echo "FAIL: --sweep --out wrote no $f"; fails=$((fails + 1)); }
+done
+[ "$(grep -o '"simulated_s"' "$swdir/o/results.json" | wc -l)" -eq 6 ] ||
+    { echo "FAIL: results.json should hold 6 runs"; fails=$((fails + 1)); }
+[ "$(grep -c '<circle' "$swdir/o/plot.svg")" -eq 6 ] ||
+    { echo "FAIL: plot.svg should mark 6 simulations"; fails=$((fails + 1)); }
+rm -rf "$swdir"
+expect 0 '^genx-sim: done: simulated [0-9.e-]+ s, [0-9]+ messages, 4 ranks$' --preset switch:4 -a ring \
+    --bytes 1M --progress
+expect 2 "--sweep '1M': expected MIN:MAX bytes" --preset switch:2 -a ring --sweep 1M
+expect 2 "--sweep '2M:1M': expected MIN:MAX bytes" --preset switch:2 -a ring --sweep 2M:1M
+expect 2 '--out needs --sweep MIN:MAX' --preset switch:2 -a ring --out x
+expect 2 "--algorithm: 'r=2' comes before any algorithm name" --preset switch:2 -a r=2,ring --sweep 1K:2K
+expect 2 'unknown algorithm' --preset switch:2 -a nosuch --sweep 1K:2K
+
 # Only genx-sim and the [sim] tests may need SimGrid.
 if command -v readelf >/dev/null 2>&1; then
     for f in "$builddir/.libs/mca_coll_genx.so" "$builddir/genx-plan" "$builddir/genx-topo" \
