@@ -11,6 +11,9 @@
 //                                       NIC rates from sysfs and libfabric
 //   genx-topo --sysfs-root DIR --hwloc-xml FILE --binding 2-3 --no-libfabric
 //                                       the same from fixtures (tests)
+//   mpirun --map-by node genx-topo --probe [--out FILE] [--overlay-out JSON]
+//                                       measure the hosts of the job and write
+//                                       a topology.conf (and overlay) to review
 //
 // Why a tool: a topology file is written by hand and read by every rank of
 // every job; a mistake should be found once, by its author, with the file
@@ -30,6 +33,7 @@
 #include "topology/nic_rates.hpp"
 #include "topology/graph.hpp"
 #include "topology/slurm_topology.hpp"
+#include "tools/topo_probe.hpp"
 #include "topology/topology.hpp"
 
 namespace {
@@ -48,6 +52,8 @@ struct Options {
     std::string binding;
     std::string host_name;
     bool no_libfabric = false;
+    bool probe = false;
+    tools::ProbeArgs probe_args;
 };
 
 int bad_input(const std::string& m) {
@@ -165,6 +171,17 @@ int main(int argc, char** argv) {
     app.add_option("--host-name", o.host_name,
                    "name of this host (default: SLURMD_NODENAME, else the hostname)");
     app.add_flag("--no-libfabric", o.no_libfabric, "do not ask libfabric for NIC rates");
+    app.add_flag("--probe", o.probe,
+                 "under mpirun, one rank per host or more: measure round-trip times and link "
+                 "rates between the job's hosts, group them into switches, and print a "
+                 "topology.conf to review (rank 0 prints; progress on stderr)");
+    app.add_option("--out", o.probe_args.out, "with --probe: write the topology.conf here");
+    app.add_option("--overlay-out", o.probe_args.overlay_out,
+                   "with --probe: write the measured rates and latencies as an overlay (JSON)");
+    app.add_option("--pings", o.probe_args.pings,
+                   "with --probe: ping-pongs per host pair (the minimum is kept)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -173,6 +190,15 @@ int main(int argc, char** argv) {
         app.exit(e);
         return 2;
     }
+    if (o.probe) {
+        if (!o.file.empty() || !o.check_file.empty() || o.json || !o.svg_file.empty() ||
+            !o.overlay.empty() || !o.ranks.empty())
+            return bad_input("--probe measures the network; it takes no topology file and prints "
+                             "a topology.conf (--out, --overlay-out)");
+        return tools::run_probe(o.probe_args);
+    }
+    if (!o.probe_args.out.empty() || !o.probe_args.overlay_out.empty())
+        return bad_input("--out and --overlay-out need --probe");
     if (!o.check_file.empty() && !o.file.empty())
         return bad_input("give the file either with --check or alone");
     const bool file_mode = !o.file.empty() || !o.check_file.empty();

@@ -3,7 +3,8 @@
 #
 # tree:2x2 with host links of 50 Mbit/s and --oversub 2: each leaf has 2 x 50
 # Mbit/s of hosts over a 50 Mbit/s uplink.  Two flows that cross from leaf0
-# to leaf1 at once share that uplink (together at most the uplink rate, each
+# to leaf1 at once share that uplink (together at most the uplink rate, 5 %
+# allowed for the two 4 s measurements not starting at the same instant; each
 # well below its own link's rate); two flows that stay inside their leaves
 # each get their full link rate.
 set -u
@@ -32,9 +33,9 @@ for attempt in 1 2; do
     read -r x1 x2 <<< "$(flows h0:h2 h1:h3)"
     read -r l1 l2 <<< "$(flows h0:h1 h2:h3)"
     echo "cross-leaf flows: $x1 $x2 bit/s; same-leaf flows: $l1 $l2 bit/s (attempt $attempt)"
-    if python3 -c "import sys; sys.exit(0 if (0.8*$uplink <= $x1+$x2 <= 1.0*$uplink and max($x1,$x2) <= 0.7*50e6
+    if python3 -c "import sys; sys.exit(0 if (0.8*$uplink <= $x1+$x2 <= 1.05*$uplink and max($x1,$x2) <= 0.7*50e6
                     and min($l1,$l2) >= 0.85*50e6) else 1)"; then
-        echo "ok: two cross-leaf flows share the 50 Mbit/s uplink (sum within [0.8, 1.0] x uplink, each <= 0.7 x host link)"
+        echo "ok: two cross-leaf flows share the 50 Mbit/s uplink (sum within [0.8, 1.05] x uplink, each <= 0.7 x host link)"
         echo "ok: same-leaf flows each get >= 0.85 x their 50 Mbit/s links"
         echo "PASS"
         exit 0

@@ -327,3 +327,114 @@ TEST_CASE("[slurm_topology] SLURM_TOPOLOGY_ADDR: the tree from the ranks' addres
           "SLURM_TOPOLOGY_ADDR 'a.b': 'a' is both a switch and a node");
     CHECK(build_from_topology_addrs({}, {}, &t).message() == "no SLURM_TOPOLOGY_ADDR was given");
 }
+
+// ------------------------------------------------------ genx-topo --probe
+
+#include <random>
+
+#include "topology/probe.hpp"
+
+namespace {
+
+// Hosts h0..h{n-1}, RTT from a function of the two hosts, with a few
+// percent of deterministic noise; then the tree built back from the
+// topology.conf (and overlay) the probe writes.
+struct Probed {
+    genx::ProbeTree tree;
+    genx::Topology topo;
+};
+
+template <typename F>
+Probed probe(int n, F rtt_of, double noise = 0.05) {
+    std::vector<std::string> hosts;
+    for (int i = 0; i < n; ++i) hosts.push_back("h" + std::to_string(i));
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(1 - noise, 1 + noise);
+    std::vector<double> rtt(static_cast<size_t>(n) * static_cast<size_t>(n), 0);
+    for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b)
+            if (a != b) rtt[static_cast<size_t>(a * n + b)] = rtt_of(a, b) * u(rng);
+    Probed p;
+    REQUIRE(genx::group_by_rtt(hosts, rtt, genx::ProbeOptions{}, &p.tree).is_ok());
+    p.tree.host_rate = 25e6;
+    for (size_t i = 1; i < p.tree.switches.size(); ++i) p.tree.switches[i].rate = 50e6;
+    std::vector<genx::SlurmSwitch> sw;
+    const std::string conf = genx::probe_topology_conf(p.tree, {"test"});
+    INFO(conf);
+    REQUIRE(genx::parse_slurm_topology(conf, "probe.conf", &sw).is_ok());
+    REQUIRE(genx::build_slurm_topology(sw, "probe.conf", &p.topo).is_ok());
+    const genx::Status ov = genx::apply_overlay(genx::probe_overlay_json(p.tree), "probe.json", &p.topo);
+    INFO(ov.message());
+    REQUIRE(ov.is_ok());
+    REQUIRE(p.topo.validate() == "");
+    return p;
+}
+
+std::string parent_of(const genx::Topology& t, const std::string& node) {
+    const genx::Node& n = t.nodes[static_cast<size_t>(t.find(node))];
+    return n.parent < 0 ? "" : t.nodes[static_cast<size_t>(n.parent)].name;
+}
+
+}  // namespace
+
+TEST_CASE("[probe] two leaves found by round-trip time (tree:2x4)", "[slurm_topology][probe]") {
+    const Probed p = probe(8, [](int a, int b) { return a / 4 == b / 4 ? 100e-6 : 300e-6; });
+    REQUIRE(p.tree.switches.size() == 3);
+    for (int h = 0; h < 8; ++h) {
+        CHECK(parent_of(p.topo, "h" + std::to_string(h)) ==
+              parent_of(p.topo, "h" + std::to_string(h / 4 * 4)));
+        CHECK(parent_of(p.topo, parent_of(p.topo, "h" + std::to_string(h))) == "probe-root");
+    }
+    CHECK(parent_of(p.topo, "h0") != parent_of(p.topo, "h4"));
+    // The overlay's measured rates land on the links.
+    const genx::Node& h0 = p.topo.nodes[static_cast<size_t>(p.topo.find("h0"))];
+    CHECK(p.topo.classes[static_cast<size_t>(h0.up_class)].rate == Approx(25e6));
+    const genx::Node& leaf = p.topo.nodes[static_cast<size_t>(h0.parent)];
+    CHECK(p.topo.classes[static_cast<size_t>(leaf.up_class)].rate == Approx(50e6));
+    CHECK(leaf.oversubscription == Approx(2.0));
+}
+
+TEST_CASE("[probe] two datacenters: three levels", "[slurm_topology][probe]") {
+    // Leaves of 2 hosts, two leaves per datacenter, a 4 ms link between.
+    const Probed p = probe(8, [](int a, int b) {
+        if (a / 2 == b / 2) return 100e-6;
+        if (a / 4 == b / 4) return 200e-6;
+        return 4100e-6;
+    });
+    REQUIRE(p.tree.switches.size() == 7);  // root, 2 datacenters, 4 leaves
+    CHECK(p.tree.level_rtt.size() == 3);
+    const std::string leaf0 = parent_of(p.topo, "h0"), dc0 = parent_of(p.topo, leaf0);
+    CHECK(parent_of(p.topo, "h1") == leaf0);
+    CHECK(parent_of(p.topo, parent_of(p.topo, "h2")) == dc0);
+    CHECK(parent_of(p.topo, parent_of(p.topo, "h4")) != dc0);
+    CHECK(parent_of(p.topo, dc0) == "probe-root");
+}
+
+TEST_CASE("[probe] one switch, and a host alone behind a slower path", "[slurm_topology][probe]") {
+    // Noise below the break: everything on one switch.
+    const Probed flat = probe(6, [](int, int) { return 100e-6; }, 0.1);
+    CHECK(flat.tree.switches.size() == 1);
+    for (int h = 0; h < 6; ++h) CHECK(parent_of(flat.topo, "h" + std::to_string(h)) == "probe-root");
+    // asym: leaves {0-3}, {4, 5}, and h6 alone under a leaf of its own.
+    const Probed asym = probe(7, [](int a, int b) {
+        auto leaf = [](int h) { return h < 4 ? 0 : h < 6 ? 1 : 2; };
+        return leaf(a) == leaf(b) ? 100e-6 : 300e-6;
+    });
+    CHECK(asym.tree.switches.size() == 4);
+    CHECK(parent_of(asym.topo, parent_of(asym.topo, "h6")) == "probe-root");
+    CHECK(parent_of(asym.topo, "h6") != parent_of(asym.topo, "h4"));
+    CHECK(parent_of(asym.topo, "h4") == parent_of(asym.topo, "h5"));
+    CHECK(parent_of(asym.topo, "h4") != parent_of(asym.topo, "h0"));
+    // Small absolute differences are not levels (abs_gap 20 us).
+    const Probed near = probe(4, [](int a, int b) { return a / 2 == b / 2 ? 10e-6 : 20e-6; }, 0);
+    CHECK(near.tree.switches.size() == 1);
+}
+
+TEST_CASE("[probe] malformed measurements are refused", "[slurm_topology][probe]") {
+    genx::ProbeTree t;
+    CHECK(genx::group_by_rtt({"a", "b"}, {0, 1e-4, 1e-4}, {}, &t).message() ==
+          "probe: 3 round-trip times for 2 hosts (expected 4)");
+    CHECK(genx::group_by_rtt({"a", "b"}, {0, 0, 0, 0}, {}, &t).message() ==
+          "probe: round-trip time between a and b is not a positive number");
+    CHECK(genx::group_by_rtt({}, {}, {}, &t).message() == "probe: no hosts");
+}
