@@ -62,6 +62,9 @@ Status parse_network_model(const std::string& text, NetworkModel* out);
 // Host speed in flop/s.  Compute time is charged as seconds × this speed
 // (SimGrid executions), so the number only sets the unit.
 constexpr double kHostSpeed = 1e9;
+// Switch trees with more nodes (hosts and switches) are routed by Dijkstra
+// (cached per source) instead of Floyd's all-pairs table (platform.cpp).
+constexpr size_t kFloydMaxNodes = 1024;
 
 // "simgrid 3.32": the SimGrid library this process runs (its patch level
 // when not 0).
