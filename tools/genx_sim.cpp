@@ -157,6 +157,10 @@ ModelParams platform_model(const Topology& topo) {
     return m;
 }
 
+// Beyond this many ranks GenModel prices a switch tree's platform by its
+// hosts' links only (the one-node quotient), not link by link.
+constexpr int kTreeModelMaxRanks = 16384;
+
 std::string seconds(double s) {
     char b[64];
     std::snprintf(b, sizeof b, "%.6g s", s);
@@ -479,11 +483,18 @@ int main(int argc, char** argv) {
         // Node ids of a direct network are the view's host nodes.
         ranks.node = view.host_of_rank();
         ranks.direct = direct;
-    } else if (std::shared_ptr<const SwitchTree> tree = switch_tree(view)) {
+    } else if (P <= kTreeModelMaxRanks) {
         // A switch tree: its uplinks priced per class, from the same links
-        // the platform simulates (docs/model.md).
-        ranks.node = view.host_of_rank();
-        ranks.tree = std::move(tree);
+        // the platform simulates (docs/model.md).  That needs every rank's
+        // program (the one-node quotient does not see shared links), which
+        // beyond kTreeModelMaxRanks costs more than the simulation.
+        if (std::shared_ptr<const SwitchTree> tree = switch_tree(view)) {
+            ranks.node = view.host_of_rank();
+            ranks.tree = std::move(tree);
+        }
+    } else if (switch_tree(view)) {
+        model_source += "; the switch tree's links not priced above " +
+                        std::to_string(kTreeModelMaxRanks) + " ranks";
     }
 
     Status built = PlanModel::build(gen, ranks, &pm, P > kWholePlanMaxRanks);
