@@ -189,8 +189,7 @@ class SimFabric::RankTransport final : public Transport {
 };
 
 SimFabric::SimFabric(int nranks, bool payload)
-    : nranks_(nranks), payload_(payload),
-      mailboxes_(static_cast<size_t>(nranks) * static_cast<size_t>(nranks), nullptr) {
+    : nranks_(nranks), payload_(payload) {
     for (int r = 0; r < nranks; ++r) transports_.push_back(std::make_unique<RankTransport>(this, r));
 }
 
@@ -199,8 +198,8 @@ SimFabric::~SimFabric() = default;
 Transport& SimFabric::transport(int rank) { return *transports_.at(static_cast<size_t>(rank)); }
 
 s4u::Mailbox* SimFabric::mailbox(int from, int to) {
-    s4u::Mailbox*& m = mailboxes_[static_cast<size_t>(from) * static_cast<size_t>(nranks_) +
-                                  static_cast<size_t>(to)];
+    s4u::Mailbox*& m = mailboxes_[static_cast<uint64_t>(from) * static_cast<uint64_t>(nranks_) +
+                                  static_cast<uint64_t>(to)];
     if (m == nullptr) m = s4u::Mailbox::by_name("genx:" + std::to_string(from) + ">" + std::to_string(to));
     return m;
 }

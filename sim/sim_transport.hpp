@@ -25,6 +25,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.hpp"
@@ -62,7 +63,9 @@ class SimFabric {
     class RankTransport;
     int nranks_;
     bool payload_;
-    std::vector<simgrid::s4u::Mailbox*> mailboxes_;  // from * nranks + to
+    // By from * nranks + to, created on first use: a plan's pairs, not P²
+    // (10⁵ ranks would need 80 GB of pointers).
+    std::unordered_map<uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
     std::vector<std::unique_ptr<RankTransport>> transports_;
     uint64_t messages_ = 0;
     uint64_t bytes_ = 0;
