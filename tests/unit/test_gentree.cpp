@@ -480,39 +480,31 @@ TEST_CASE("the selector is offered gentree only where a topology is known", "[ge
     const GeneratorInfo* g = find_generator("gentree");
     REQUIRE(g != nullptr);
     CHECK(g->uses_topology);
-    CandidateContext ctx;
-    ctx.nranks = 8;
-    std::vector<std::string> out;
-    g->candidates(ctx, &out);
-    CHECK(out.empty());
+    // The candidates offered for `view` (none: no view) on 8 ranks or the view's.
+    auto offered = [g](const TopologyView* view) {
+        CandidateContext ctx;
+        ctx.nranks = view != nullptr ? view->nranks() : 8;
+        ctx.topology = view;
+        std::vector<std::string> out;
+        g->candidates(ctx, &out);
+        return out;
+    };
+    CHECK(offered(nullptr).empty());
     // Two switch levels: unpipelined and every offered pipeline.
-    const TopologyView v = two_level({4, 4});
-    ctx.topology = &v;
-    g->candidates(ctx, &out);
     std::vector<std::string> expected = {""};
     for (int k : kGenTreeOfferedPipelines) expected.push_back("pipeline=" + std::to_string(k));
-    CHECK(out == expected);
+    const TopologyView v = two_level({4, 4});
+    CHECK(offered(&v) == expected);
     // One switch, one rank per host: nothing to overlap, unpipelined only.
     const TopologyView flat = single_switch(8);
-    ctx.topology = &flat;
-    out.clear();
-    g->candidates(ctx, &out);
-    CHECK(out == std::vector<std::string>{""});
+    CHECK(offered(&flat) == std::vector<std::string>{""});
     // Beyond kGenTreeMaxPipelinedOfferedRanks: unpipelined only.
     const TopologyView wide = two_level(repeat(2, kGenTreeMaxPipelinedOfferedRanks / 2 + 1));
-    ctx.nranks = wide.nranks();
-    ctx.topology = &wide;
-    out.clear();
-    g->candidates(ctx, &out);
-    CHECK(out == std::vector<std::string>{""});
+    CHECK(offered(&wide) == std::vector<std::string>{""});
     // Beyond kGenTreeMaxOfferedRanks the placement tables would cost too
     // much memory per communicator: not offered.
     const TopologyView big = two_level(repeat(2, kGenTreeMaxOfferedRanks / 2 + 1));
-    ctx.nranks = big.nranks();
-    ctx.topology = &big;
-    out.clear();
-    g->candidates(ctx, &out);
-    CHECK(out.empty());
+    CHECK(offered(&big).empty());
 }
 
 namespace {
