@@ -884,6 +884,8 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
     // and sender's step index (sends only: each transfer once).
     std::unordered_map<uint64_t, double> link_load;
     std::vector<LinkParams> class_params;
+    // A link without a class: no latency of its own, the NIC's β.
+    const LinkParams no_class = tree_ ? tree_->class_params(-1, params) : LinkParams{};
     if (tree_) {
         for (size_t c = 0; c < tree_->classes.size(); ++c)
             class_params.push_back(tree_->class_params(static_cast<int>(c), params));
@@ -912,7 +914,7 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
                 const int cls = tree_->up_class[code >> 1];
                 const LinkParams& lp = cls >= 0 && static_cast<size_t>(cls) < class_params.size()
                                            ? class_params[static_cast<size_t>(cls)]
-                                           : params.inter;
+                                           : no_class;
                 lat += lp.alpha;
                 auto it = link_load.find(static_cast<uint64_t>(code) * static_cast<uint64_t>(max_steps_) +
                                          static_cast<uint64_t>(sender_step));

@@ -808,6 +808,17 @@ TEST_CASE("switch tree: transfers crossing one uplink in a step share it", "[cos
     const RankMap rr = on_tree(tree_2x4(200, {0, 4, 1, 5, 2, 6, 3, 7}));
     CHECK(predict(ring, count, 1, m, rr).seconds ==
           Approx(14 * (a + 4 * b * block)).epsilon(1e-12));
+    // Uplinks without a class (a hand-made view): no latency of their own,
+    // the NIC's β, so in rank order the ring is the NIC's alone.
+    TreeBuilder nc;
+    const int leaf = nc.cls("leaf", 200 * kMbit);
+    const int top = nc.node(-1, -1, "root");
+    for (int l = 0; l < 2; ++l) {
+        const int sw = nc.node(top, -1, "leaf" + std::to_string(l));
+        for (int i = 0; i < 4; ++i) nc.host(sw, leaf);
+    }
+    CHECK(predict(ring, count, 1, m, on_tree(nc.place())).seconds ==
+          Approx(14 * (a + b * block)).epsilon(1e-12));
     // 2:1 uplinks (the emulated default, 400 Mbit/s): the four flows get
     // half a host link each.
     CHECK(predict(ring, count, 1, m, on_tree(tree_2x4(400, {0, 4, 1, 5, 2, 6, 3, 7}))).seconds ==
