@@ -395,7 +395,11 @@ int main(int argc, char** argv) {
         return bad_input("--overlay needs --topology FILE");
     if (opt.algorithm.empty()) return bad_input("--algorithm is required (genx-plan --list)");
     if (!opt.out.empty() && opt.sweep.empty()) return bad_input("--out needs --sweep MIN:MAX");
-    if (!opt.sweep.empty()) return run_sweep(opt, argv[0]);
+    if (opt.dtype_size == 0) return bad_input("--dtype-size must be at least 1");
+    if (!opt.sweep.empty()) {
+        if (app.count("--bytes") > 0) return bad_input("--sweep sets the sizes; drop --bytes");
+        return run_sweep(opt, argv[0]);
+    }
     if (opt.ranks_per_host < 1)
         return bad_input("--ranks-per-host must be at least 1, got " +
                          std::to_string(opt.ranks_per_host));

@@ -195,10 +195,14 @@ int main(int argc, char** argv) {
             !o.overlay.empty() || !o.ranks.empty())
             return bad_input("--probe measures the network; it takes no topology file and prints "
                              "a topology.conf (--out, --overlay-out)");
+        if (!o.hwloc_xml.empty() || !o.binding.empty() || o.sysfs_root != "/sys" ||
+            o.no_libfabric || !o.host_name.empty())
+            return bad_input("--probe measures between hosts; --sysfs-root, --hwloc-xml, "
+                             "--binding, --host-name and --no-libfabric describe this host");
         return tools::run_probe(o.probe_args);
     }
-    if (!o.probe_args.out.empty() || !o.probe_args.overlay_out.empty())
-        return bad_input("--out and --overlay-out need --probe");
+    if (!o.probe_args.out.empty() || !o.probe_args.overlay_out.empty() || app.count("--pings") > 0)
+        return bad_input("--out, --overlay-out and --pings need --probe");
     if (!o.check_file.empty() && !o.file.empty())
         return bad_input("give the file either with --check or alone");
     const bool file_mode = !o.file.empty() || !o.check_file.empty();

@@ -188,7 +188,20 @@ int run_probe(const ProbeArgs& a) {
     }
     int rc = 0;
     if (g_rank == 0) {
-        // Latency an uplink adds: half the RTT step from inside to across it, per direction.
+        // Latency an uplink adds: a quarter of the RTT step from inside the
+        // switch to across its uplink (two crossings, both directions).
+        // "Inside" pairs sit under different children of the switch, so
+        // the links below it, already counted on their own, are on both
+        // sides of the step.
+        auto child_of = [&](size_t s, int h) {  // the child switch of s holding h, else -1 - h
+            for (size_t c = 1; c < tree.switches.size(); ++c) {
+                const ProbeSwitch& cs = tree.switches[c];
+                if (cs.parent == static_cast<int>(s) &&
+                    std::find(cs.members.begin(), cs.members.end(), h) != cs.members.end())
+                    return static_cast<int>(c);
+            }
+            return -1 - h;
+        };
         for (size_t s = 1; s < tree.switches.size(); ++s) {
             const ProbeSwitch& sw = tree.switches[s];
             double inside = 1e30, across = 1e30;
@@ -199,7 +212,7 @@ int run_probe(const ProbeArgs& a) {
                     const bool yi = std::find(sw.members.begin(), sw.members.end(), y) != sw.members.end();
                     const double v = rtt[static_cast<size_t>(x) * static_cast<size_t>(H) + static_cast<size_t>(y)];
                     if (v <= 0) continue;
-                    if (xi && yi) inside = std::min(inside, v);
+                    if (xi && yi && child_of(s, x) != child_of(s, y)) inside = std::min(inside, v);
                     if (xi != yi) across = std::min(across, v);
                 }
             if (inside < 1e30 && across < 1e30 && across > inside)

@@ -164,12 +164,11 @@ std::string probe_overlay_json(const ProbeTree& tree) {
     }
     j["hosts"] = hosts;
     nlohmann::json sw = nlohmann::json::object();
-    // Depth of each switch names its uplink class.
     for (size_t i = 1; i < tree.switches.size(); ++i) {
         const ProbeSwitch& s = tree.switches[i];
-        int depth = 0;
-        for (int p = s.parent; p > 0; p = tree.switches[static_cast<size_t>(p)].parent) ++depth;
-        nlohmann::json o = {{"class", "uplink-" + std::to_string(depth + 1)}};
+        // No shared class: each switch's measured rate and latency stay
+        // its own (the overlay then gives the switch a class of its own).
+        nlohmann::json o = nlohmann::json::object();
         if (s.rate > 0) o["rate"] = rate_text(s.rate);
         if (s.latency > 0) o["latency"] = latency_text(s.latency);
         sw[s.name] = o;

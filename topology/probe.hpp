@@ -55,9 +55,9 @@ std::vector<int> probe_leaf_switches(const ProbeTree& tree);
 
 // A Slurm topology.conf (tree form) of the tree, with a comment header
 // (`comment` lines prefixed "# "), and the JSON overlay of its measured
-// rates and latencies (docs/topology.md): hosts class "host", switch
-// uplinks class "uplink-<level>"; rates and latencies left out where not
-// measured.
+// rates and latencies (docs/topology.md): hosts class "host", each switch
+// uplink a class of its own (its measured rate and latency); rates and
+// latencies left out where not measured.
 std::string probe_topology_conf(const ProbeTree& tree, const std::vector<std::string>& comment);
 std::string probe_overlay_json(const ProbeTree& tree);
 

@@ -620,7 +620,18 @@ bool rule_applies(const AllreduceRule& r, const CommShape& shape, bool nonblocki
 }
 
 int CommShape::switch_levels() const {
-    return topology && !topology->direct ? topology->depth() : 0;
+    if (!topology || topology->direct || topology->empty()) return 0;
+    // Levels are worth something only priced: every link of the tree needs
+    // a declared rate (an overlay), else the file counts as no levels (a
+    // topology.conf alone, or the virtual root genx adds over several
+    // top switches, says nothing about the links).
+    for (const TopoNode& n : topology->nodes) {
+        if (n.parent < 0) continue;
+        if (n.up_class < 0 || static_cast<size_t>(n.up_class) >= topology->link_classes.size() ||
+            !(topology->link_classes[static_cast<size_t>(n.up_class)].rate > 0))
+            return 0;
+    }
+    return topology->depth();
 }
 
 const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes,

@@ -152,8 +152,10 @@ struct CommShape {
 
     // Levels of switches above the hosts in `topology` (its depth: 1 for a
     // single switch, 2 for leaves under a root, 3 for 2dc's leaves, root and
-    // the other datacenter's root); 0 without a topology file or for a
-    // direct network (torus, mesh, graph).
+    // the other datacenter's root); 0 without a topology file, for a direct
+    // network (torus, mesh, graph), and when a link of the tree has no
+    // declared rate (no overlay, or genx's virtual root over several top
+    // switches): unpriced levels are not levels to plan for.
     int switch_levels() const;
 };
 

@@ -157,6 +157,8 @@ expect 0 '^genx-sim: done: simulated [0-9.e-]+ s, [0-9]+ messages, 4 ranks$' --p
 expect 2 "--sweep '1M': expected MIN:MAX bytes" --preset switch:2 -a ring --sweep 1M
 expect 2 "--sweep '2M:1M': expected MIN:MAX bytes" --preset switch:2 -a ring --sweep 2M:1M
 expect 2 '--out needs --sweep MIN:MAX' --preset switch:2 -a ring --out x
+expect 2 '--sweep sets the sizes; drop --bytes' --preset switch:2 -a ring --sweep 1K:2K --bytes 1K
+expect 2 '--dtype-size must be at least 1' --preset switch:2 -a ring --sweep 1K:2K --dtype-size 0
 expect 2 "--algorithm: 'r=2' comes before any algorithm name" --preset switch:2 -a r=2,ring --sweep 1K:2K
 expect 2 'unknown algorithm' --preset switch:2 -a nosuch --sweep 1K:2K
 

@@ -32,6 +32,11 @@ expect 0 "^ok: $fx/tree.conf: 3 switch\(es\), 8 host\(s\), 2 level\(s\), 2 link 
 expect 0 "^ok: $fx/tree.conf with $fx/tree-overlay.json: 3 switch\(es\), 8 host\(s\), 2 level\(s\), 4 link class\(es\), fingerprint" \
     --check "$fx/tree.conf" --overlay "$fx/tree-overlay.json"
 expect 0 "^note: $fx/multi-root.conf: 2 root switches \(dcA, dcB\); genx added a virtual root" --check "$fx/multi-root.conf"
+# --probe's options, refused before any MPI starts.
+expect 2 '--probe measures the network; it takes no topology file' --probe "$fx/tree.conf"
+expect 2 '--probe measures between hosts; --sysfs-root' --probe --binding 0
+expect 2 '--out, --overlay-out and --pings need --probe' --pings 3
+expect 2 '--out, --overlay-out and --pings need --probe' "$fx/tree.conf" --out x.conf
 expect 0 '^  xdc: rate 50 Mbit/s, latency 20 ms, cross-datacenter \[overlay ' "$fx/tree.conf" --overlay "$fx/tree-overlay.json"
 expect 0 '^  leaf2 \[switch, level 1\]  up: xdc  oversubscription 1000:1$' "$fx/tree.conf" --overlay "$fx/tree-overlay.json"
 expect 0 '^    node02 \[host\]  up: leaf$' "$fx/tree.conf"

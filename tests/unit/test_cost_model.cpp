@@ -935,6 +935,11 @@ TEST_CASE("rules: switch_levels matches the topology file's depth", "[cost_model
     CHECK(CommShape{8, 8, 1, std::make_shared<const TopologyView>(tree_2x4(400))}.switch_levels() ==
           2);
     CHECK_FALSE(rule_applies(r, CommShape{8, 8, 1}, false));  // no topology file: 0 levels
+    // Two levels with an unrated link (a topology.conf without overlay, or
+    // genx's virtual root): unpriced levels count as none.
+    TopologyView unrated = tree_2x4(400);
+    unrated.link_classes[1].rate = 0;  // the uplinks
+    CHECK(CommShape{8, 8, 1, std::make_shared<const TopologyView>(unrated)}.switch_levels() == 0);
     TreeBuilder b;
     const int leaf = b.cls("leaf", 0);
     const int root = b.node(-1, -1, "sw");

@@ -357,7 +357,9 @@ Probed probe(int n, F rtt_of, double noise = 0.05) {
     Probed p;
     REQUIRE(genx::group_by_rtt(hosts, rtt, genx::ProbeOptions{}, &p.tree).is_ok());
     p.tree.host_rate = 25e6;
-    for (size_t i = 1; i < p.tree.switches.size(); ++i) p.tree.switches[i].rate = 50e6;
+    // Each switch its own measured rate: 50, 51, 52 ... MB/s.
+    for (size_t i = 1; i < p.tree.switches.size(); ++i)
+        p.tree.switches[i].rate = 50e6 + 1e6 * static_cast<double>(i - 1);
     std::vector<genx::SlurmSwitch> sw;
     const std::string conf = genx::probe_topology_conf(p.tree, {"test"});
     INFO(conf);
@@ -389,9 +391,14 @@ TEST_CASE("[probe] two leaves found by round-trip time (tree:2x4)", "[slurm_topo
     // The overlay's measured rates land on the links.
     const genx::Node& h0 = p.topo.nodes[static_cast<size_t>(p.topo.find("h0"))];
     CHECK(p.topo.classes[static_cast<size_t>(h0.up_class)].rate == Approx(25e6));
-    const genx::Node& leaf = p.topo.nodes[static_cast<size_t>(h0.parent)];
-    CHECK(p.topo.classes[static_cast<size_t>(leaf.up_class)].rate == Approx(50e6));
-    CHECK(leaf.oversubscription == Approx(2.0));
+    // Each leaf keeps its own measured rate (no class shared between them).
+    for (const char* h : {"h0", "h4"}) {
+        const genx::Node& host = p.topo.nodes[static_cast<size_t>(p.topo.find(h))];
+        const genx::Node& leaf = p.topo.nodes[static_cast<size_t>(host.parent)];
+        const int s = std::stoi(leaf.name.substr(std::string("probe-s").size()));
+        CHECK(p.topo.classes[static_cast<size_t>(leaf.up_class)].rate == Approx(50e6 + 1e6 * (s - 1)));
+        CHECK(leaf.oversubscription == Approx(4 * 25e6 / (50e6 + 1e6 * (s - 1))));
+    }
 }
 
 TEST_CASE("[probe] two datacenters: three levels", "[slurm_topology][probe]") {
