@@ -337,24 +337,19 @@ Status Simulation::run_ranks(const RankFn& fn, bool payload, RunResult* out,
     std::vector<char> finished(static_cast<size_t>(n), 0);
     std::vector<double> end(static_cast<size_t>(n), 0);
     int nfinished = 0;
-    std::shared_ptr<bool> active;
-    // Whatever the return path, the progress callback goes quiet.
+    // SimGrid's signal cannot be disconnected: whatever the return path, the
+    // progress callback stops touching this frame once run_ranks returns.
     struct Quiet {
-        std::shared_ptr<bool>* flag;
-        ~Quiet() {
-            if (*flag) **flag = false;
-        }
-    } quiet{&active};
+        std::shared_ptr<bool> live = std::make_shared<bool>(true);
+        ~Quiet() { *live = false; }
+    } quiet;
     if (progress) {
         // One engine per process, one run_ranks per engine: the signal is
         // connected once for this run.
         using clock = std::chrono::steady_clock;
         const clock::time_point t0 = clock::now();
         auto last = std::make_shared<clock::time_point>(t0);
-        // SimGrid's signal cannot be disconnected: the callback stops
-        // touching this frame once run_ranks returns.
-        active = std::make_shared<bool>(true);
-        s4u::Engine::on_time_advance_cb([&, t0, last, interval, live = active](double) {
+        s4u::Engine::on_time_advance_cb([&, t0, last, interval, live = quiet.live](double) {
             if (!*live) return;
             const clock::time_point now = clock::now();
             if (std::chrono::duration<double>(now - *last).count() < interval) return;

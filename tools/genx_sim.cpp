@@ -487,18 +487,18 @@ int main(int argc, char** argv) {
         // Node ids of a direct network are the view's host nodes.
         ranks.node = view.host_of_rank();
         ranks.direct = direct;
-    } else if (P <= kTreeModelMaxRanks) {
+    } else if (std::shared_ptr<const SwitchTree> tree = switch_tree(view)) {
         // A switch tree: its uplinks priced per class, from the same links
         // the platform simulates (docs/model.md).  That needs every rank's
         // program (the one-node quotient does not see shared links), which
         // beyond kTreeModelMaxRanks costs more than the simulation.
-        if (std::shared_ptr<const SwitchTree> tree = switch_tree(view)) {
+        if (P <= kTreeModelMaxRanks) {
             ranks.node = view.host_of_rank();
             ranks.tree = std::move(tree);
+        } else {
+            model_source += "; the switch tree's links not priced above " +
+                            std::to_string(kTreeModelMaxRanks) + " ranks";
         }
-    } else if (switch_tree(view)) {
-        model_source += "; the switch tree's links not priced above " +
-                        std::to_string(kTreeModelMaxRanks) + " ranks";
     }
 
     Status built = PlanModel::build(gen, ranks, &pm, P > kWholePlanMaxRanks);

@@ -181,7 +181,10 @@ int run_probe(const ProbeArgs& a) {
             }
             MPI_Barrier(hc);
             const double t = MPI_Wtime() - t0;
-            if (me == 0) tree.switches[static_cast<size_t>(s)].rate = static_cast<double>(pairs * a.bytes) / t;
+            if (me == 0) {
+                tree.switches[static_cast<size_t>(s)].rate = static_cast<double>(pairs * a.bytes) / t;
+                tree.switches[static_cast<size_t>(s)].senders = static_cast<int>(pairs);
+            }
         }
         if (me == 0) tree.host_rate = best;
         MPI_Comm_free(&hc);
@@ -232,9 +235,10 @@ int run_probe(const ProbeArgs& a) {
         comment.push_back(line);
         for (size_t s = 1; s < tree.switches.size(); ++s) {
             const ProbeSwitch& sw = tree.switches[s];
-            std::snprintf(line, sizeof line, "%s uplink: %.0f Mbit/s carried by %zu host(s) at once (%.1f:1 against their links)",
-                          sw.name.c_str(), sw.rate * 8 / 1e6, std::min(sw.members.size(), static_cast<size_t>(H) - sw.members.size()),
-                          sw.rate > 0 ? tree.host_rate * static_cast<double>(std::min(sw.members.size(), static_cast<size_t>(H) - sw.members.size())) / sw.rate : 0.0);
+            std::snprintf(line, sizeof line,
+                          "%s uplink: %.0f Mbit/s carried by %d host(s) at once (%.1f:1 against their links)",
+                          sw.name.c_str(), sw.rate * 8 / 1e6, sw.senders,
+                          sw.rate > 0 ? tree.host_rate * sw.senders / sw.rate : 0.0);
             comment.push_back(line);
         }
         const std::string conf = probe_topology_conf(tree, comment);

@@ -29,6 +29,7 @@ struct ProbeSwitch {
     std::vector<int> hosts;         // host indices attached here
     std::vector<int> members;       // every host below (for rates)
     double rate = 0;                // measured uplink rate, B/s (0 = not measured)
+    int senders = 0;                // hosts that sent at once when `rate` was measured
     double latency = 0;             // one-way latency its uplink adds, s
 };
 

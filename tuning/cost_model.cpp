@@ -113,11 +113,9 @@ Status model_params_from_json(const nlohmann::json& j, const std::string& where,
         for (auto c = it->begin(); c != it->end(); ++c) {
             const std::string cpath = path + "." + c.key();
             if (c.key().empty()) return Status::invalid(path + ": a class name is empty");
+            // A class is a link with α and β only.
             GENX_RETURN_IF_ERROR(check_keys(c.value(), cpath, {"alpha", "beta"}));
-            LinkParams lp;
-            GENX_RETURN_IF_ERROR(read_number(c.value(), cpath, "alpha", true, &lp.alpha));
-            GENX_RETURN_IF_ERROR(read_number(c.value(), cpath, "beta", true, &lp.beta));
-            p.classes[c.key()] = lp;
+            GENX_RETURN_IF_ERROR(link_from_json(c.value(), cpath, &p.classes[c.key()]));
         }
     }
     const nlohmann::json& host = j.at("host");

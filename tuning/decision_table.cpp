@@ -256,7 +256,9 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
     for (size_t i = 0; i < starts.size(); ++i) at[i] = std::max<size_t>(starts[i], 1);
 
     DecisionTable t;
-    // Model prices per family list, computed when first needed.
+    // Model prices per family list, computed when first needed, all with the
+    // rules' model as this communicator's topology states it.
+    const ModelParams model = model_for_topology(rules.model, shape.topology.get());
     std::map<std::vector<std::string>, std::vector<PricedCandidate>> priced;
     auto prices = [&](const std::vector<std::string>& families,
                       const std::vector<PricedCandidate>** p) -> Status {
@@ -265,8 +267,7 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
             std::vector<PricedCandidate> v;
             int skipped = 0;
             GENX_RETURN_IF_ERROR(
-                price_candidates(model_for_topology(rules.model, shape.topology.get()), shape,
-                                 families, at, options, &v, &skipped));
+                price_candidates(model, shape, families, at, options, &v, &skipped));
             t.unpriced_ = std::max(t.unpriced_, skipped);
             it = priced.emplace(families, std::move(v)).first;
         }
@@ -327,7 +328,6 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
                     kept = "; kept " + rule->families[0] + ": " +
                            describe(best->candidate.algorithm, best->candidate.params) + " " +
                            seconds_text(best->seconds[i]) + " is not " + pct + " % faster";
-                    second = best;
                     best = inc;
                 }
             }
