@@ -200,17 +200,32 @@ std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view) {
     std::vector<std::vector<int>> adj(static_cast<size_t>(d->n));
     d->units.assign(static_cast<size_t>(d->n), 0);
     d->adj.resize(static_cast<size_t>(d->n));
+    d->adj_link.resize(static_cast<size_t>(d->n));
+    d->classes = view.link_classes;
     for (const TopoLink& l : view.links) {
         const int a = d->dense[static_cast<size_t>(l.a)], b = d->dense[static_cast<size_t>(l.b)];
         if (a < 0 || b < 0) continue;
+        const int id = static_cast<int>(d->links.size());
+        d->links.push_back({a, b, l.cls, l.units});
         adj[static_cast<size_t>(a)].push_back(b);
         adj[static_cast<size_t>(b)].push_back(a);
-        d->adj.resize(static_cast<size_t>(d->n));
         d->adj[static_cast<size_t>(a)].push_back({b, l.units});
         d->adj[static_cast<size_t>(b)].push_back({a, l.units});
+        d->adj_link[static_cast<size_t>(a)].push_back(id);
+        d->adj_link[static_cast<size_t>(b)].push_back(id);
         d->units[static_cast<size_t>(a)] += l.units;
         d->units[static_cast<size_t>(b)] += l.units;
     }
+    // Heterogeneous: two links differ in what they carry per second or in
+    // latency (unknown values count as values of their own).
+    auto signature = [&](const DirectNetwork::Link& l) {
+        const TopoLinkClass* c = l.cls >= 0 && static_cast<size_t>(l.cls) < d->classes.size()
+                                     ? &d->classes[static_cast<size_t>(l.cls)]
+                                     : nullptr;
+        return std::make_pair(c ? c->rate * l.units : -1.0, c ? c->latency : -1.0);
+    };
+    for (const DirectNetwork::Link& l : d->links)
+        if (signature(l) != signature(d->links.front())) d->heterogeneous = true;
     for (int& u : d->units) u = std::max(u, 1);
     d->hops.assign(static_cast<size_t>(d->n) * static_cast<size_t>(d->n), 0xffff);
     std::vector<int> q;
@@ -226,6 +241,40 @@ std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view) {
                 }
     }
     return d;
+}
+
+void DirectNetwork::route(int a, int b, std::vector<uint32_t>* out) const {
+    if (a < 0 || b < 0 || a >= static_cast<int>(dense.size()) || b >= static_cast<int>(dense.size()))
+        return;
+    int x = dense[static_cast<size_t>(a)];
+    const int y = dense[static_cast<size_t>(b)];
+    if (x < 0 || y < 0) return;
+    auto dist = [&](int v) { return hops[static_cast<size_t>(v) * static_cast<size_t>(n) + static_cast<size_t>(y)]; };
+    if (dist(x) == 0xffff) return;
+    while (x != y) {
+        const auto& nb = adj[static_cast<size_t>(x)];
+        size_t j = 0;
+        while (j < nb.size() && dist(nb[j].first) + 1 != dist(x)) ++j;
+        if (j == nb.size()) return;  // cannot happen on a BFS distance table
+        const int id = adj_link[static_cast<size_t>(x)][j];
+        out->push_back((static_cast<uint32_t>(id) << 1) |
+                       (links[static_cast<size_t>(id)].a == x ? 0u : 1u));
+        x = nb[j].first;
+    }
+}
+
+LinkParams DirectNetwork::link_params(int link, const ModelParams& params) const {
+    LinkParams p;
+    p.alpha = params.inter.alpha;
+    p.beta = params.inter.beta;
+    if (link < 0 || static_cast<size_t>(link) >= links.size()) return p;
+    const Link& l = links[static_cast<size_t>(link)];
+    if (l.cls < 0 || static_cast<size_t>(l.cls) >= classes.size()) return p;
+    const TopoLinkClass& c = classes[static_cast<size_t>(l.cls)];
+    if (auto it = params.classes.find(c.name); it != params.classes.end()) return it->second;
+    if (c.latency > 0) p.alpha = c.latency;
+    if (c.rate > 0) p.beta = 1.0 / (c.rate * std::max(l.units, 1));
+    return p;
 }
 
 double host_link_rate(const TopologyView& view) {
@@ -434,8 +483,9 @@ class PlanModel::Builder {
     bool init_quotient() {
         const int P = h_.nranks;
         if (h_.symmetry.empty()) return false;
-        // Switch links are shared by ranks of every node: all are modelled.
-        if (ranks_.tree) return false;
+        // Switch links, and the links of a heterogeneous direct network,
+        // are shared by ranks of every node: all are modelled.
+        if (ranks_.tree || (ranks_.direct && ranks_.direct->heterogeneous)) return false;
         RankGroup g(h_.symmetry);
         if (g.order != P) return false;
         if (ranks_.node.empty()) {
@@ -570,13 +620,14 @@ Status PlanModel::Builder::add(int mi, const Program& prog) {
                 x.recv = dir == 1;
                 x.src_node = ranks_.node_of(t.peer);
                 x.intra = x.src_node == raw;
-                if (ranks_.tree && !x.intra) {
+                if (!x.intra && (ranks_.tree || (ranks_.direct && ranks_.direct->heterogeneous))) {
                     // Sender's host to receiver's host.
+                    const int from = x.recv ? x.src_node : raw, to = x.recv ? raw : x.src_node;
                     x.first_link = static_cast<uint32_t>(m.route_.size());
-                    if (x.recv)
-                        ranks_.tree->route(x.src_node, raw, &m.route_);
+                    if (ranks_.tree)
+                        ranks_.tree->route(from, to, &m.route_);
                     else
-                        ranks_.tree->route(raw, x.src_node, &m.route_);
+                        ranks_.direct->route(from, to, &m.route_);
                     x.nlinks = static_cast<uint32_t>(m.route_.size()) - x.first_link;
                 }
                 x.first_run = static_cast<uint32_t>(m.runs_.size());
@@ -878,15 +929,30 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         }
     }
 
-    // A switch tree: bytes through each link above the hosts, per direction
-    // and sender's step index (sends only: each transfer once).
+    // Routed links (a switch tree's links above the hosts, or every link of
+    // a heterogeneous direct network): bytes through each, per direction and
+    // sender's step index (sends only: each transfer once).
+    const bool routed = tree_ || (direct_ && direct_->heterogeneous);
     std::unordered_map<uint64_t, double> link_load;
-    std::vector<LinkParams> class_params;
-    // A link without a class: no latency of its own, the NIC's β.
-    const LinkParams no_class = tree_ ? tree_->class_params(-1, params) : LinkParams{};
+    // Parameters per link id (route code >> 1).
+    std::vector<LinkParams> route_params;
     if (tree_) {
+        std::vector<LinkParams> class_params;
         for (size_t c = 0; c < tree_->classes.size(); ++c)
             class_params.push_back(tree_->class_params(static_cast<int>(c), params));
+        // A link without a class: no latency of its own, the NIC's β.
+        const LinkParams no_class = tree_->class_params(-1, params);
+        route_params.resize(tree_->up_class.size(), no_class);
+        for (size_t v = 0; v < tree_->up_class.size(); ++v) {
+            const int cls = tree_->up_class[v];
+            if (cls >= 0 && static_cast<size_t>(cls) < class_params.size())
+                route_params[v] = class_params[static_cast<size_t>(cls)];
+        }
+    } else if (routed) {
+        for (size_t l = 0; l < direct_->links.size(); ++l)
+            route_params.push_back(direct_->link_params(static_cast<int>(l), params));
+    }
+    if (routed)
         for (const StepRec& rec : steps_)
             for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
                 const Xfer& x = xfers_[i];
@@ -895,10 +961,9 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
                     link_load[static_cast<uint64_t>(route_[j]) * static_cast<uint64_t>(max_steps_) +
                               static_cast<uint64_t>(rec.step)] += xbytes[i];
             }
-    }
-    // Step k's routes through the tree: the largest sum of link latencies
-    // over its transfers, and the busiest link's time.
-    auto tree_price = [&](size_t k, double* latency, double* busiest) {
+    // Step k's routes: the largest sum of link latencies over its
+    // transfers, and the busiest link's time.
+    auto route_price = [&](size_t k, double* latency, double* busiest) {
         *latency = 0;
         *busiest = 0;
         const StepRec& rec = steps_[k];
@@ -909,10 +974,7 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
             double lat = 0;
             for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
                 const uint32_t code = route_[j];
-                const int cls = tree_->up_class[code >> 1];
-                const LinkParams& lp = cls >= 0 && static_cast<size_t>(cls) < class_params.size()
-                                           ? class_params[static_cast<size_t>(cls)]
-                                           : no_class;
+                const LinkParams& lp = route_params[code >> 1];
                 lat += lp.alpha;
                 auto it = link_load.find(static_cast<uint64_t>(code) * static_cast<uint64_t>(max_steps_) +
                                          static_cast<uint64_t>(sender_step));
@@ -944,28 +1006,34 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
             const int sources = direct_ ? (nic[ni].recv > 0 ? 1 : 0)
                                 : static_cast<int>(empty_blocks ? nic_sources[ni].size()
                                                                 : nic_sources_[ni].size());
-            StepCost e = price_link(params.inter, nic[ni].sent, nic[ni].recv, sources,
+            // A heterogeneous direct network: its links price the step (below),
+            // params.inter only the extra messages.
+            const bool by_links = direct_ && direct_->heterogeneous;
+            LinkParams nic_params = params.inter;
+            if (by_links) nic_params.alpha = nic_params.beta = nic_params.epsilon = 0;
+            StepCost e = price_link(nic_params, nic[ni].sent, nic[ni].recv, sources,
                                     std::max(l.nsent[1], l.nrecv[1]),
                                     direct_ ? nic_hops[ni] : 1);
-            if (tree_) {
-                // The NIC or the busiest switch link, whichever is slower,
+            if (routed) {
+                // The NIC or the busiest routed link, whichever is slower,
                 // plus the route's latency.
                 double latency = 0, busiest = 0;
-                tree_price(k, &latency, &busiest);
+                route_price(k, &latency, &busiest);
                 const double excess = std::max(busiest - (e.terms.beta + e.terms.epsilon), 0.0);
                 e.terms.alpha += latency;
                 e.terms.beta += excess;
                 e.cost += latency + excess;
-                e.coeff.tree_seconds = latency + excess;
+                e.coeff.route_seconds = latency + excess;
             }
             if (best.link == LinkKind::None || e.cost >= best.cost) {
                 best = e;
                 best.link = LinkKind::Inter;
-                best.coeff.steps_inter = 1;
+                best.coeff.steps_inter = by_links ? 0 : 1;
                 best.coeff.extra_msgs_inter = e.extra_msgs;
-                best.coeff.bytes_inter = std::max(nic[ni].sent, nic[ni].recv);
+                best.coeff.bytes_inter = by_links ? 0 : std::max(nic[ni].sent, nic[ni].recv);
                 best.coeff.incast_bytes_inter =
-                    std::max(static_cast<double>(e.w) - params.inter.w_t, 0.0) * nic[ni].recv;
+                    by_links ? 0
+                             : std::max(static_cast<double>(e.w) - params.inter.w_t, 0.0) * nic[ni].recv;
             }
         }
         return best;
@@ -1070,7 +1138,7 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         C.incast_bytes_inter += c.coeff.incast_bytes_inter;
         C.reduce_bytes += c.coeff.reduce_bytes;
         C.memory_bytes += c.coeff.memory_bytes;
-        C.tree_seconds += c.coeff.tree_seconds;
+        C.route_seconds += c.coeff.route_seconds;
     }
     std::reverse(pred.critical_path.begin(), pred.critical_path.end());
     pred.seconds = end[static_cast<size_t>(last)];

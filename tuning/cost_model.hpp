@@ -224,13 +224,42 @@ struct RankMap {
 
 // The links of a direct network as the cost model needs them: hop counts
 // between the nodes ranks sit on (RankMap ids) and each node's link units.
+//
+// A heterogeneous network (links of different rates or latencies, e.g. a
+// graph of datacenters) is priced link by link instead: a transfer follows
+// one shortest path (route()), each link on it adds its latency, and each
+// link is a shared resource per direction and sender's step index (the
+// bytes of every transfer crossing it in that step, at its own rate), as
+// the links of a SwitchTree are.  A uniform network (tori, meshes) keeps
+// the per-node estimate above, which equals SimGrid on them.
 struct DirectNetwork {
     std::vector<int> dense;        // RankMap node id -> 0..n-1, -1 when not in the network
     int n = 0;
     std::vector<uint16_t> hops;    // n × n, shortest path in links (0xffff: unreachable)
     std::vector<int> units;        // per dense node: link units at it (at least 1)
     std::vector<std::vector<std::pair<int, int>>> adj;  // per dense node: (neighbour, units)
+    std::vector<std::vector<int>> adj_link;  // per dense node, parallel to adj: the link's index
+    // Per link (the view's `links` order, between hosts): endpoints (dense),
+    // class (-1: none) and units.
+    struct Link {
+        int a = -1, b = -1, cls = -1, units = 1;
+    };
+    std::vector<Link> links;
+    std::vector<TopoLinkClass> classes;  // the view's link classes
+    bool heterogeneous = false;  // links differ in rate × units or latency
     int hop(int a, int b) const;   // by RankMap node id; 1 when unknown
+
+    // The links a transfer from node a to node b (RankMap ids) crosses,
+    // each as (link << 1) | 1 when crossed from its b end to its a end,
+    // link << 1 the other way; appended to `out`.  The path is a shortest
+    // one in links; at each node the first neighbour (in the file's link
+    // order) one hop closer is taken.  Nothing when either node is not in
+    // the network or b is unreachable.
+    void route(int a, int b, std::vector<uint32_t>* out) const;
+    // Link `link`'s parameters: params.classes[its class's name] when
+    // named there; else α = the class's latency and β = 1 / (rate × units)
+    // where declared, params.inter's α and β where not.
+    LinkParams link_params(int link, const ModelParams& params) const;
 };
 
 // The direct network of a topology view (null when the view is a switch
@@ -298,11 +327,12 @@ struct ModelCoefficients {
     double incast_bytes_intra = 0, incast_bytes_inter = 0;
     double reduce_bytes = 0;
     double memory_bytes = 0;
-    // Seconds from the switch tree's links (their latency, and their bytes
-    // beyond what the NIC term already holds), at the parameters priced:
-    // constant for a fit of the other columns (genx-tune does not fit the
-    // tree's classes; docs/model.md).
-    double tree_seconds = 0;
+    // Seconds from the links of a switch tree (their latency, and their
+    // bytes beyond what the NIC term already holds) or of a heterogeneous
+    // direct network (its routes' latency and busiest link), at the
+    // parameters priced: constant for a fit of the other columns
+    // (genx-tune does not fit the link classes; docs/model.md).
+    double route_seconds = 0;
 };
 
 // Which of GenModel's two link classes (ModelParams::intra, inter) a step's
@@ -404,7 +434,7 @@ class PlanModel {
         int peer_step = -1;  // the step of the matched transfer on `peer`
         int src_node = -1;   // the real peer's node (RankMap id), for fan-in
         uint32_t first_run = 0, nruns = 0;
-        uint32_t first_link = 0, nlinks = 0;  // route_ entries (tree_ only)
+        uint32_t first_link = 0, nlinks = 0;  // route_ entries (tree_ or a heterogeneous direct_)
         bool recv = false, intra = false;
     };
     struct StepRec {
@@ -420,7 +450,7 @@ class PlanModel {
     int nranks_ = 0, nblocks_ = 1, max_steps_ = 0, nnodes_ = 0;
     std::shared_ptr<const DirectNetwork> direct_;  // RankMap::direct
     std::shared_ptr<const SwitchTree> tree_;       // RankMap::tree
-    std::vector<uint32_t> route_;                  // with tree_: SwitchTree::route codes, by Xfer
+    std::vector<uint32_t> route_;                  // SwitchTree / DirectNetwork::route codes, by Xfer
     std::vector<int> direct_node_;                 // with direct_: RankMap node of each rank
     std::vector<int> model_rank_;            // real rank of each model index
     std::vector<uint32_t> rank_first_step_;  // model ranks + 1 offsets into steps_

@@ -787,7 +787,7 @@ TEST_CASE("switch tree: a ring across two datacenters pays the slow link every s
     const Prediction p = predict(ring, 8 << 20, 1, m, ranks);
     CHECK(p.terms.alpha == Approx(14 * (a + 2e-3)).epsilon(1e-12));
     CHECK(p.terms.total() == Approx(p.seconds).epsilon(1e-12));
-    CHECK(p.coefficients.tree_seconds == Approx(14 * (2e-3 + 3 * b * (1 << 20))).epsilon(1e-12));
+    CHECK(p.coefficients.route_seconds == Approx(14 * (2e-3 + 3 * b * (1 << 20))).epsilon(1e-12));
     // Every rank is modelled: the uplinks are shared by all nodes' traffic.
     CHECK_FALSE(PlanModel::quotient_applies(ring, ranks));
 }

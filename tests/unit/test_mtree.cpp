@@ -24,6 +24,7 @@
 #include "runtime/loopback.hpp"
 #include "runtime/reduce.hpp"
 #include "topology/graph.hpp"
+#include "tuning/cost_model.hpp"
 #include "topology/topology.hpp"
 
 using namespace genx;
@@ -660,4 +661,58 @@ TEST_CASE("mtree is offered only with a topology and up to kWholePlanMaxRanks", 
     ctx.nranks = kWholePlanMaxRanks + 1;
     g->candidates(ctx, &out);
     CHECK(out.empty());
+}
+
+TEST_CASE("the cost model prices a heterogeneous graph link by link", "[mtree][model]") {
+    // A line A - B - C: A-B 1 GB/s and 1 ms, B-C 0.1 GB/s and 10 ms.
+    const TopologyView v = graph_view(R"({"genx_graph": 1,
+        "classes": {"fast": {"rate": "1 GB/s", "latency": "1 ms"},
+                    "slow": {"rate": "100 MB/s", "latency": "10 ms"}},
+        "hosts": ["A", "B", "C"],
+        "links": [{"a": "A", "b": "B", "class": "fast"}, {"a": "B", "b": "C", "class": "slow"}]})");
+    RankMap ranks;
+    ranks.node = v.host_of_rank();
+    ranks.direct = direct_network(v);
+    REQUIRE(ranks.direct != nullptr);
+    CHECK(ranks.direct->heterogeneous);
+    const std::vector<int>& host = ranks.node;
+    // C to A: B-C crossed from its b end, then A-B from its b end.
+    std::vector<uint32_t> route;
+    ranks.direct->route(host[2], host[0], &route);
+    CHECK(route == std::vector<uint32_t>{(1u << 1) | 1u, (0u << 1) | 1u});
+    route.clear();
+    ranks.direct->route(host[0], host[2], &route);
+    CHECK(route == std::vector<uint32_t>{0u << 1, 1u << 1});
+    // inter's α and β price nothing here: every link's class is declared.
+    ModelParams m;
+    m.inter = LinkParams{5e-3, 1 / 1e6, 0, 0};
+    m.intra = m.inter;
+    m.host = HostParams{0, 0};
+    RankGenerator gen;
+    REQUIRE(prepare("ring", 3, {}, &gen));
+    PlanModel pm;
+    REQUIRE(PlanModel::build(gen, ranks, &pm));
+    CHECK_FALSE(pm.quotient());
+    // Every step of the ring (4 of them) sends a block on every link in
+    // each direction (2 -> 0 crosses both), so each takes the slow link's
+    // block time plus the two-hop route's latency.
+    const size_t count = 3u << 20;
+    const double block = static_cast<double>(count) / 3 * 4;
+    const Prediction p = pm.predict(count, 4, m);
+    REQUIRE(p.status);
+    CHECK(p.seconds == Approx(4 * (11e-3 + block / 100e6)).epsilon(1e-9));
+    CHECK(p.terms.alpha == Approx(4 * 11e-3).epsilon(1e-9));
+    CHECK(p.coefficients.steps_inter == 0);
+    CHECK(p.coefficients.route_seconds == Approx(p.seconds).epsilon(1e-9));
+    // A class named in the model overrides the declared one.
+    ModelParams named = m;
+    named.classes["slow"] = LinkParams{20e-3, 1 / 50e6, 0, 0};
+    CHECK(pm.predict(count, 4, named).seconds == Approx(4 * (21e-3 + block / 50e6)).epsilon(1e-9));
+    // The same line with one class everywhere is uniform: the per-node
+    // estimate (inter's α per hop, β per byte) prices it as before.
+    const TopologyView u = graph_view(R"({"genx_graph": 1,
+        "classes": {"fast": {"rate": "1 GB/s", "latency": "1 ms"}},
+        "hosts": ["A", "B", "C"],
+        "links": [{"a": "A", "b": "B", "class": "fast"}, {"a": "B", "b": "C", "class": "fast"}]})");
+    CHECK_FALSE(direct_network(u)->heterogeneous);
 }
