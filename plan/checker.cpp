@@ -179,6 +179,11 @@ class Checker {
                                             std::to_string(P_ - 1) + " and not the rank itself");
                         if (!check_buffer(r, s, t.buffer, what.c_str())) return false;
                         if (!check_blocks(r, s, t.blocks, what)) return false;
+                        if (t.segment_blocks < 0)
+                            return fail(Violation::Malformed, r, s, -1,
+                                        where(r, s) + what + ": segment_blocks " +
+                                            std::to_string(t.segment_blocks) +
+                                            " is negative (0 = the plan-wide segment size)");
                         if (mark[static_cast<size_t>(t.peer)] == serial)
                             return fail(Violation::DuplicatePeer, r, s, -1,
                                         where(r, s) + "more than one " +
@@ -243,6 +248,11 @@ class Checker {
     std::pair<int, int> pair_of(int id) const {
         const Xfer& x = x_[static_cast<size_t>(id)];
         return x.send ? std::make_pair(x.rank, x.t->peer) : std::make_pair(x.t->peer, x.rank);
+    }
+
+    static std::string segment_text(int k) {
+        return k == 0 ? std::string("the plan-wide segment size")
+                      : "segment_blocks " + std::to_string(k);
     }
 
     const std::vector<int>& blocks_of(int id) const {
@@ -330,6 +340,17 @@ class Checker {
             while (d < n && blocks_of(gs[d]) == blocks_of(gr[d])) ++d;
             if (d < n || gs.size() != gr.size()) return report_disagreement(gs, gr, d);
             for (size_t m = 0; m < n; ++m) {
+                const Xfer& xs = x_[static_cast<size_t>(gs[m])];
+                const Xfer& xr = x_[static_cast<size_t>(gr[m])];
+                if (xs.t->segment_blocks != xr.t->segment_blocks)
+                    return fail(Violation::Mismatched, xs.rank, xs.step,
+                                xs.t->blocks.empty() ? -1 : xs.t->blocks.front(),
+                                where(xs.rank, xs.step) + "send of " + blocks_text(xs.t->blocks) +
+                                    " to " + std::to_string(xr.rank) + " is cut into messages by " +
+                                    segment_text(xs.t->segment_blocks) + ", but rank " +
+                                    std::to_string(xr.rank) + "'s receive at step " +
+                                    std::to_string(xr.step) + " expects " +
+                                    segment_text(xr.t->segment_blocks));
                 x_[static_cast<size_t>(gs[m])].partner = gr[m];
                 x_[static_cast<size_t>(gr[m])].partner = gs[m];
             }
@@ -659,9 +680,10 @@ std::string same_shape(const Program& a, const Program& b, const PeerMap* peer, 
                     return std::string(dir == 0 ? "receive " : "send ") + std::to_string(i) +
                            " names peer " + std::to_string(ty[i].peer) + " instead of " +
                            std::to_string((*peer)(tx[i].peer));
-                if (tx[i].buffer != ty[i].buffer || tx[i].blocks.size() != ty[i].blocks.size())
+                if (tx[i].buffer != ty[i].buffer || tx[i].blocks.size() != ty[i].blocks.size() ||
+                    tx[i].segment_blocks != ty[i].segment_blocks)
                     return std::string(dir == 0 ? "receive " : "send ") + std::to_string(i) +
-                           " uses another buffer or another number of blocks";
+                           " uses another buffer, number of blocks or segment_blocks";
             }
         }
         for (size_t i = 0; i < x.ops.size(); ++i)

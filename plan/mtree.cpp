@@ -696,7 +696,8 @@ struct Event {
     int step;
     int peer;
     int kind;
-    int lo, hi;  // blocks [lo, hi)
+    int lo, hi;     // blocks [lo, hi)
+    int chunk = 0;  // a tree's chunk: its block count (one message); 0 inside a host
 };
 
 using Events = std::vector<std::vector<Event>>;  // per rank
@@ -713,23 +714,29 @@ void emit_program(const std::vector<Event>& ev, int nsteps, Program* prog) {
         while (k < ev.size() && ev[k].step == step) {
             const int peer = ev[k].peer;
             std::vector<int> send, partial, final_blocks;
+            // A chunk travels as one message (Transfer::segment_blocks):
+            // the largest chunk among those merged into the transfer.  Both
+            // ends merge the same events, so they agree.
+            int send_chunk = 0, recv_chunk = 0;
             for (; k < ev.size() && ev[k].step == step && ev[k].peer == peer; ++k) {
                 std::vector<int>& dst = ev[k].kind == kSend ? send : ev[k].kind == kRecvPartial ? partial : final_blocks;
                 for (int b = ev[k].lo; b < ev[k].hi; ++b) dst.push_back(b);
+                int& chunk = ev[k].kind == kSend ? send_chunk : recv_chunk;
+                chunk = std::max(chunk, ev[k].chunk);
             }
             if (!send.empty()) {
                 std::sort(send.begin(), send.end());
-                st.sends.push_back(Transfer{peer, std::move(send), kResult});
+                st.sends.push_back(Transfer{peer, std::move(send), kResult, send_chunk});
             }
             if (partial.empty() && !final_blocks.empty()) {
                 std::sort(final_blocks.begin(), final_blocks.end());
-                st.recvs.push_back(Transfer{peer, std::move(final_blocks), kResult});
+                st.recvs.push_back(Transfer{peer, std::move(final_blocks), kResult, recv_chunk});
             } else if (!partial.empty()) {
                 for (int b : partial) slots_of_block[b].push_back(slot);
                 std::vector<int> all = partial;
                 all.insert(all.end(), final_blocks.begin(), final_blocks.end());
                 std::sort(all.begin(), all.end());
-                st.recvs.push_back(Transfer{peer, std::move(all), slot});
+                st.recvs.push_back(Transfer{peer, std::move(all), slot, recv_chunk});
                 if (!final_blocks.empty()) {
                     std::sort(final_blocks.begin(), final_blocks.end());
                     st.ops.push_back(LocalOp{OpKind::Copy, kResult, {slot}, std::move(final_blocks)});
@@ -755,9 +762,10 @@ Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
     GENX_RETURN_IF_ERROR(solve_mtree(req.topology, P, p, &s));
     const MTreeGraph& g = s.graph;
     auto events = std::make_shared<Events>(static_cast<size_t>(P));
-    const auto add = [&](int step, int from, int to, int lo, int hi, bool final_data) {
-        (*events)[static_cast<size_t>(from)].push_back({step, to, kSend, lo, hi});
-        (*events)[static_cast<size_t>(to)].push_back({step, from, final_data ? kRecvFinal : kRecvPartial, lo, hi});
+    const auto add = [&](int step, int from, int to, int lo, int hi, bool final_data, int chunk) {
+        (*events)[static_cast<size_t>(from)].push_back({step, to, kSend, lo, hi, chunk});
+        (*events)[static_cast<size_t>(to)].push_back(
+            {step, from, final_data ? kRecvFinal : kRecvPartial, lo, hi, chunk});
     };
     const int J = s.intra_steps, S = s.pipeline_steps;
     // Inside hosts: binomial reduce into the first rank, broadcast back.
@@ -765,9 +773,9 @@ Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
         const int k = static_cast<int>(rs.size());
         for (int j = 0; j < J; ++j)
             for (int l = 0; l + (1 << j) < k; l += 2 << j) {
-                add(j, rs[static_cast<size_t>(l + (1 << j))], rs[static_cast<size_t>(l)], 0, s.nblocks, false);
+                add(j, rs[static_cast<size_t>(l + (1 << j))], rs[static_cast<size_t>(l)], 0, s.nblocks, false, 0);
                 add(J + S + (J - 1 - j), rs[static_cast<size_t>(l)], rs[static_cast<size_t>(l + (1 << j))], 0,
-                    s.nblocks, true);
+                    s.nblocks, true, 0);
             }
     }
     // The trees' pipelines between the hosts' first ranks.
@@ -780,8 +788,8 @@ Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
             for (int c = 0; c < t.chunks; ++c) {
                 const int lo = t.block_begin + static_cast<int>(static_cast<long>(c) * t.nblocks / t.chunks);
                 const int hi = t.block_begin + static_cast<int>(static_cast<long>(c + 1) * t.nblocks / t.chunks);
-                add(J + c + t.height - d, child, parent, lo, hi, false);
-                add(J + c + t.height + d - 1, parent, child, lo, hi, true);
+                add(J + c + t.height - d, child, parent, lo, hi, false, hi - lo);
+                add(J + c + t.height + d - 1, parent, child, lo, hi, true, hi - lo);
             }
         }
     }

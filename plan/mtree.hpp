@@ -94,7 +94,10 @@
 // copies arrived in, one slot per child) the step before it sends it up,
 // and the root starts the broadcast of chunk c right after folding it.
 // All trees run at once from step 0; messages to one peer in one step are
-// one transfer (distinct blocks).  A receive from a peer that brings both
+// one transfer (distinct blocks).  A chunk is one message: a tree edge's
+// transfer carries segment_blocks = its largest chunk's block count, so
+// the executor never cuts a chunk by the plan-wide segment size (whose
+// window of segments in flight caps a transfer on a long link).  A receive from a peer that brings both
 // partial sums and finished blocks lands in a slot; the finished blocks
 // are then copied to the result.
 //

@@ -58,6 +58,13 @@ struct Transfer {
     int peer = -1;
     std::vector<int> blocks;     // ordered; the wire order of the data
     BufferId buffer = kResult;   // send: read from; recv: write into
+    // How the executor cuts this transfer into messages: 0 = by the
+    // plan-wide `segment` size (ExecOptions::segment_bytes); k > 0 = into
+    // messages of at most k blocks' bytes (k × ⌈count / nblocks⌉ elements)
+    // whatever the plan-wide size, e.g. one message per pipeline chunk
+    // (mtree).  A send and the receive it matches must agree (the checker
+    // proves it): both sides cut the same bytes the same way.
+    int segment_blocks = 0;
 };
 
 enum class OpKind : uint8_t { Reduce, Copy };

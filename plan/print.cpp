@@ -24,12 +24,17 @@ std::string format_buffer(BufferId buffer) {
 
 std::string format_step(const Step& step) {
     std::vector<std::string> parts;
+    // A transfer cut by its own message size says so.
+    auto seg = [](const Transfer& t) {
+        return t.segment_blocks > 0 ? " in messages of " + std::to_string(t.segment_blocks) + " blocks"
+                                    : std::string();
+    };
     for (const Transfer& t : step.recvs)
         parts.push_back("recv " + format_blocks(t.blocks) + " from " + std::to_string(t.peer) +
-                        " -> " + format_buffer(t.buffer));
+                        " -> " + format_buffer(t.buffer) + seg(t));
     for (const Transfer& t : step.sends)
         parts.push_back("send " + format_blocks(t.blocks) + " to " + std::to_string(t.peer) +
-                        " from " + format_buffer(t.buffer));
+                        " from " + format_buffer(t.buffer) + seg(t));
     for (const LocalOp& op : step.ops) {
         std::string p = op.kind == OpKind::Reduce ? "reduce " + format_buffer(op.dst) + " ⊕= "
                                                   : "copy " + format_buffer(op.dst) + " := ";

@@ -154,6 +154,15 @@ Status Compiler::add_transfer(const Transfer& t, bool is_send, int index) {
     if (t.peer < 0 || t.peer >= plan_.nranks || t.peer == rank_)
         return where(item + ": peer must be another rank in 0.." + std::to_string(plan_.nranks - 1));
     GENX_RETURN_IF_ERROR(check_buffer(t.buffer, item));
+    if (t.segment_blocks < 0)
+        return where(item + ": segment_blocks " + std::to_string(t.segment_blocks) + " is negative");
+    // The transfer's own message size (Transfer::segment_blocks), else the
+    // plan-wide one.
+    const size_t block_elems = (count_ + static_cast<size_t>(plan_.nblocks) - 1) /
+                               static_cast<size_t>(std::max(plan_.nblocks, 1));
+    const size_t seg = t.segment_blocks > 0
+                           ? std::max(esize_, static_cast<size_t>(t.segment_blocks) * block_elems * esize_)
+                           : seg_bytes_;
     TransferSched ts;
     ts.peer = t.peer;
     ts.first_segment = out_->segments.size();
@@ -163,7 +172,7 @@ Status Compiler::add_transfer(const Transfer& t, bool is_send, int index) {
         GENX_RETURN_IF_ERROR(locate(t.buffer, first, last, item, &loc, &elems));
         const size_t bytes = elems * esize_;
         for (size_t done = 0; done < bytes;) {
-            const size_t n = std::min(seg_bytes_, bytes - done);
+            const size_t n = std::min(seg, bytes - done);
             out_->segments.push_back(SegmentSched{Loc{loc.space, loc.offset + done}, n});
             done += n;
         }

@@ -264,6 +264,15 @@ run "$log" 4 --mca coll_genx_topology_file "$topo_dir/good.conf" --mca coll_genx
     --mca coll_genx_allreduce_algorithm gentree
 require_lines "P=4 gentree forced on coll_genx_topology_file's tree" "$log" $? \
     'allreduce [0-9]* B (size class [^)]*) on 4 ranks: gentree (' "no call ran gentree"
+# The graph families forced without a topology file (one switch over the
+# ranks): every result bit-exact; mtree sends each pipeline chunk as one
+# message of its own size (Transfer::segment_blocks) through the PML.
+for alg in mtree multitree; do
+    log=$logdir/forced-$alg.log
+    run "$log" 4 --mca coll_genx_verbose 1 --mca coll_genx_allreduce_algorithm "$alg"
+    require_lines "P=4 $alg forced" "$log" $? \
+        "allreduce [0-9]* B (size class [^)]*) on 4 ranks: $alg (" "no call ran $alg"
+done
 printf 'SwitchName=leaf0 Nodes=%s\nSwitchName=root Switches=leaf0 Nodes=x1\n' "$this_host" > "$topo_dir/bad.conf"
 log=$logdir/topology-bad.log
 run "$log" 3 --mca coll_genx_topology_file "$topo_dir/bad.conf" --mca coll_genx_allreduce_algorithm ring

@@ -135,6 +135,24 @@ TEST_CASE("checker: mismatched block lists", "[checker]") {
     expect(check_plan(p), Violation::Mismatched, 3, 2, mod(4 - 2));
 }
 
+TEST_CASE("checker: a send and its receive cut into messages differently", "[checker]") {
+    Plan p = ring();
+    // Rank 3's send at step 2 says one message per block; rank 4's receive
+    // keeps the plan-wide segment size: their messages would not match.
+    auto& sd = step(p, 3, 2).sends.at(0);
+    sd.segment_blocks = 1;
+    const CheckResult res = check_plan(p);
+    expect(res, Violation::Mismatched, 3, 2, sd.blocks.front());
+    CHECK(res.message.find("segment_blocks 1") != std::string::npos);
+    CHECK(res.message.find("the plan-wide segment size") != std::string::npos);
+    // Both sides agreeing is a valid plan.
+    step(p, 4, 2).recvs.at(0).segment_blocks = 1;
+    CHECK(check_plan(p).ok);
+    // A negative size is malformed.
+    sd.segment_blocks = -2;
+    expect(check_plan(p), Violation::Malformed, 3, 2, -1);
+}
+
 TEST_CASE("checker: structural errors", "[checker]") {
     {
         Plan p = ring();

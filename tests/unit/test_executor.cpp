@@ -200,6 +200,50 @@ TEST_CASE("compile: one message per run of consecutive blocks, cut into segments
     CHECK(wire(s, 1, true) == std::vector<size_t>{4, 4});
 }
 
+TEST_CASE("compile: a transfer's own segment_blocks overrides the plan-wide segment", "[executor]") {
+    // Two ranks, 4 blocks: rank 0 sends all four (one run) in messages of
+    // 2 blocks whatever the plan-wide segment; rank 1 sends them back with
+    // the plan-wide segment.
+    Plan plan;
+    plan.algorithm = "hand";
+    plan.nranks = 2;
+    plan.nblocks = 4;
+    plan.programs.resize(2);
+    Step s0, s1;
+    s0.sends.push_back(Transfer{1, {0, 1, 2, 3}, kResult, 2});
+    s1.recvs.push_back(Transfer{0, {0, 1, 2, 3}, kResult, 2});
+    Step t0, t1;
+    t1.sends.push_back(Transfer{0, {0, 1, 2, 3}, kResult});
+    t0.recvs.push_back(Transfer{1, {0, 1, 2, 3}, kResult});
+    plan.programs[0].steps = {s0, t0};
+    plan.programs[1].steps = {s1, t1};
+    finalize(plan);
+    REQUIRE_FALSE(check_plan(plan).ok);  // not an allreduce, but well formed:
+    REQUIRE(check_plan(plan).kind != Violation::Malformed);
+    REQUIRE(check_plan(plan).kind != Violation::Mismatched);
+    // 1000 int32: blocks of 250 elements, 2 blocks = 2000 B per message.
+    RankSchedule a, b;
+    for (size_t seg : {size_t{64}, size_t{0}, size_t{1} << 20}) {
+        INFO("segment " << seg);
+        REQUIRE(compile(plan, 0, 1000, 4, opts(seg, 2), &a).is_ok());
+        REQUIRE(compile(plan, 1, 1000, 4, opts(seg, 2), &b).is_ok());
+        CHECK(wire(a, 1, true) == std::vector<size_t>{2000, 2000});
+        CHECK(wire(b, 0, false) == std::vector<size_t>{2000, 2000});
+        const size_t back = seg == 64 ? 63 : 1;  // 4000 B by the plan-wide size
+        CHECK(wire(b, 0, true).size() == back);
+        CHECK(wire(a, 1, false).size() == back);
+    }
+    // Uneven blocks (1001 elements: 250, 250, 250, 251): messages of
+    // 2 × ⌈1001 / 4⌉ = 502 elements, so the 1001-element run is cut once.
+    REQUIRE(compile(plan, 0, 1001, 4, opts(64, 2), &a).is_ok());
+    CHECK(wire(a, 1, true) == std::vector<size_t>{2008, 1996});
+    // The executor refuses a negative size.
+    plan.programs[0].steps[0].sends[0].segment_blocks = -1;
+    const Status st = compile(plan, 0, 1000, 4, opts(64, 2), &a);
+    REQUIRE_FALSE(st.is_ok());
+    CHECK(st.message().find("segment_blocks -1") != std::string::npos);
+}
+
 TEST_CASE("compile rounds segments to whole elements", "[executor]") {
     Plan plan = make_plan("ring", 4);
     RankSchedule s;

@@ -617,6 +617,37 @@ TEST_CASE("mtree on the B4-like graph", "[mtree]") {
     require_valid(mtree_plan(&v4, 48), "b4 x4");
 }
 
+TEST_CASE("mtree sends each chunk as one message", "[mtree]") {
+    Topology b4;
+    REQUIRE(load_graph_file(srcdir() + "/tests/topology/b4.json", &b4));
+    // Four ranks per site: binomial transfers inside a site, trees between.
+    const TopologyView v4 = view_of(b4, 4);
+    const std::vector<int> host = v4.host_of_rank();
+    for (const std::string params : {"k=2,chunks=4", "k=1,chunks=1", ""}) {
+        const Plan plan = mtree_plan(&v4, 48, params);
+        require_valid(plan, "b4 x4 " + params);  // matched ends agree on segment_blocks
+        int between = 0, inside = 0;
+        for (int r = 0; r < 48; ++r)
+            for (const Step& st : plan.programs[static_cast<size_t>(r)].steps)
+                for (const auto* list : {&st.sends, &st.recvs})
+                    for (const Transfer& t : *list) {
+                        INFO(params << ": rank " << r << " peer " << t.peer);
+                        if (host[static_cast<size_t>(r)] == host[static_cast<size_t>(t.peer)]) {
+                            CHECK(t.segment_blocks == 0);  // the plan-wide segment size
+                            ++inside;
+                        } else {
+                            CHECK(t.segment_blocks >= 1);
+                            CHECK(t.segment_blocks <= static_cast<int>(t.blocks.size()));
+                            // One tree in one chunk: the whole vector.
+                            if (params == "k=1,chunks=1") CHECK(t.segment_blocks == plan.nblocks);
+                            ++between;
+                        }
+                    }
+        CHECK(inside > 0);
+        CHECK(between > 0);
+    }
+}
+
 TEST_CASE("mtree errors name the vertex and the key", "[mtree]") {
     const char* split = R"({"genx_graph": 1,
       "classes": {"wan": {"rate": "10 Gbit/s", "latency": "10 ms"}},
