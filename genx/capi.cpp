@@ -123,6 +123,9 @@ struct genx_comm {
     // The user's executor keys (coll_genx_allreduce_params): they override a
     // decision's own.
     genx::ParamMap user_exec;
+    // The topology's routes hold more than the default window of segments
+    // in flight (genx::long_fat_routes): plans are sent unsegmented.
+    bool long_routes = false;
     std::shared_ptr<const genx::DecisionTable> table;  // auto only, built by prepare()
     // Non-blocking and persistent calls' table: the same object as `table`
     // unless a rule names a "call" (rules.hpp CallKind).
@@ -231,6 +234,11 @@ struct genx_comm {
         genx::ParamMap all;
         const genx::Status st = genx::parse_params(params, &all);
         for (const auto& kv : user_exec) all[kv.first] = kv.second;
+        // On routes that hold more than the default window of segments,
+        // send unsegmented unless someone chose (genx::long_fat_routes).
+        if (st.is_ok() && long_routes && all.count(genx::kSegmentKey) == 0 &&
+            all.count(genx::kWindowKey) == 0)
+            all[genx::kSegmentKey] = "0";
         return genx::rank_plan(name, st.is_ok() ? genx::format_params(all) : params, size, rank,
                                shape.topology.get());
     }
@@ -436,6 +444,7 @@ void place_on_topology(genx_comm* c, const genx_config* cfg, const char* const* 
         return;
     }
     c->shape.topology = std::move(view);
+    c->long_routes = genx::long_fat_routes(c->shape.topology.get());
     if (c->verbose >= 1 && c->rank == 0) {
         char fp[32];
         std::snprintf(fp, sizeof(fp), "%016llx",
@@ -445,7 +454,16 @@ void place_on_topology(genx_comm* c, const genx_config* cfg, const char* const* 
         c->say(1, "genx: topology " + file + (overlay.empty() ? "" : " + " + overlay) + ": " +
                       std::to_string(c->size) + " ranks on " + std::to_string(hosts_used) +
                       " hosts, " + std::to_string(c->shape.topology->depth()) +
-                      " switch level(s) (fingerprint " + fp + ")");
+                      " switch level(s) (fingerprint " + fp + ")" +
+                      (c->long_routes
+                           ? "; its routes hold up to " +
+                                 genx::format_size(static_cast<size_t>(
+                                     genx::route_bdp_bytes(*c->shape.topology))) +
+                                 " B in flight, more than " +
+                                 std::to_string(genx::kDefaultWindow) + " segments of " +
+                                 genx::format_size(genx::kDefaultSegmentBytes) +
+                                 ": plans are sent unsegmented unless segment or window is set"
+                           : std::string()));
     }
 }
 

@@ -55,6 +55,80 @@ std::string format_exec_options(const ExecOptions& options) {
            ",window=" + std::to_string(options.window);
 }
 
+double route_bdp_bytes(const TopologyView& view) {
+    if (view.empty()) return 0;
+    const auto& cls = view.link_classes;
+    auto known = [&](int c) { return c >= 0 && static_cast<size_t>(c) < cls.size(); };
+    double rate = 0, latency = 0;
+    if (view.direct) {
+        const size_t n = view.nodes.size();
+        if (n > 4096) return 0;
+        double max_lat = 0;
+        std::vector<std::vector<int>> adj(n);
+        for (const TopoLink& l : view.links) {
+            if (l.a < 0 || l.b < 0 || static_cast<size_t>(l.a) >= n || static_cast<size_t>(l.b) >= n)
+                continue;
+            adj[static_cast<size_t>(l.a)].push_back(l.b);
+            adj[static_cast<size_t>(l.b)].push_back(l.a);
+            if (!known(l.cls)) continue;
+            rate = std::max(rate, cls[static_cast<size_t>(l.cls)].rate * std::max(l.units, 1));
+            max_lat = std::max(max_lat, cls[static_cast<size_t>(l.cls)].latency);
+        }
+        if (rate <= 0 || max_lat <= 0) return 0;
+        // Diameter in links, over the hosts (BFS from each).
+        int diameter = 0;
+        std::vector<int> dist(n), queue;
+        for (size_t s = 0; s < n; ++s) {
+            if (adj[s].empty()) continue;
+            std::fill(dist.begin(), dist.end(), -1);
+            dist[s] = 0;
+            queue.assign(1, static_cast<int>(s));
+            for (size_t k = 0; k < queue.size(); ++k)
+                for (int v : adj[static_cast<size_t>(queue[k])])
+                    if (dist[static_cast<size_t>(v)] < 0) {
+                        dist[static_cast<size_t>(v)] = dist[static_cast<size_t>(queue[k])] + 1;
+                        diameter = std::max(diameter, dist[static_cast<size_t>(v)]);
+                        queue.push_back(v);
+                    }
+        }
+        latency = diameter * max_lat;
+    } else {
+        // Latency from each host up to the root; a route joins two of them.
+        double first = 0, second = 0;
+        for (size_t i = 0; i < view.nodes.size(); ++i) {
+            const TopoNode& node = view.nodes[i];
+            if (!node.is_host() || node.ranks.empty()) continue;
+            // A route from this host runs at most at its path's slowest
+            // declared rate.
+            double up = 0, bottleneck = 0;
+            int guard = 0;
+            for (int v = static_cast<int>(i); v > 0 && guard < 64; ++guard) {
+                const TopoNode& x = view.nodes[static_cast<size_t>(v)];
+                if (known(x.up_class)) {
+                    const TopoLinkClass& c = cls[static_cast<size_t>(x.up_class)];
+                    up += c.latency;
+                    if (c.rate > 0) bottleneck = bottleneck > 0 ? std::min(bottleneck, c.rate) : c.rate;
+                }
+                v = x.parent;
+            }
+            rate = std::max(rate, bottleneck);
+            if (up > first) {
+                second = first;
+                first = up;
+            } else if (up > second) {
+                second = up;
+            }
+        }
+        latency = first + second;
+    }
+    return rate * latency;
+}
+
+bool long_fat_routes(const TopologyView* view) {
+    return view != nullptr &&
+           route_bdp_bytes(*view) > static_cast<double>(kDefaultWindow) * static_cast<double>(kDefaultSegmentBytes);
+}
+
 // -------------------------------------------------------------- compiler
 
 namespace {

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "plan/plan.hpp"
+#include "plan/topology_view.hpp"
 #include "plan/registry.hpp"
 #include "common/status.hpp"
 #include "runtime/device.hpp"
@@ -71,6 +72,24 @@ Status split_exec_params(const ParamMap& all, ParamMap* generator_params, ExecOp
 
 // "segment=1M,window=4" (sizes with the largest exact K/M/G suffix).
 std::string format_exec_options(const ExecOptions& options);
+
+// An upper bound on the bytes one route of `view` holds in flight: a rate
+// times the longest route latency.  A switch tree: the largest over hosts
+// of the slowest declared rate on the host's path to the root, times the
+// two largest host-to-root latency sums.  A direct network: the fastest
+// link (rate × units) times its diameter in links times the largest link
+// latency (graphs of more than 4096 nodes: 0).  0 when the view declares
+// no rate or no latency.
+double route_bdp_bytes(const TopologyView& view);
+
+// Whether a network's routes hold more than the default window of
+// segments in flight (route_bdp_bytes > kDefaultWindow ×
+// kDefaultSegmentBytes): there a transfer cut into default segments is
+// capped at window × segment per route latency whatever the link's rate
+// (bench/RESULTS.md, B4-like graph: the ring 5.2× slower), so a plan whose
+// params set neither `segment` nor `window` is sent unsegmented
+// (segment=0) on such a network.
+bool long_fat_routes(const TopologyView* view);
 // "4K", "1M", "100" (bytes; largest exact binary suffix).
 std::string format_size(size_t bytes);
 

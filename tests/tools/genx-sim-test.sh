@@ -121,6 +121,12 @@ expect 0 '^ratio      1 \(simulated / model\)$' --topology "$fx/b4.json" -a ring
     -p segment=0 --bytes 64M --network-model CM02
 expect 0 '^ratio      0\.9[5-9][0-9]* \(simulated / model\)$' --topology "$fx/b4.json" \
     -a multitree -p segment=0 --bytes 64M --network-model CM02
+# Routes that hold more than 4 segments of 1 MiB in flight (the WAN): the
+# executor's default is unsegmented there, as in the component; a --param
+# segment or window keeps the user's choice.
+expect 0 '"exec": "segment=0,window=4"' --topology "$fx/b4.json" -a ring --bytes 1M --json
+expect 0 '"exec": "segment=1M,window=4"' --topology "$fx/b4.json" -a ring -p window=4 --bytes 1M --json
+expect 0 '"exec": "segment=1M,window=4"' --preset tree:8x100 -a ring --bytes 1M --json
 # MTREE sends each chunk as one message (segment_blocks), so the executor's
 # default 1 MiB segments with 4 in flight no longer bind it on 8-50 ms links:
 # 256 MiB in well under a second (6.7 s when chunks were cut into segments).

@@ -782,6 +782,34 @@ std::string topo_fixture(const std::string& name) {
 void collect_log(void* ctx, int, const char* msg) { static_cast<std::vector<std::string>*>(ctx)->push_back(msg); }
 }  // namespace
 
+TEST_CASE("[capi] on a network whose routes hold more than the default window, plans go unsegmented", "[capi]") {
+    std::vector<std::string> log;
+    genx_config cfg{};
+    cfg.algorithm = "ring";
+    cfg.params = "";
+    cfg.verbose = 1;
+    cfg.log = collect_log;
+    cfg.log_ctx = &log;
+    char err[512];
+    auto said_unsegmented = [&](const std::string& file, const std::vector<const char*>& hosts) {
+        log.clear();
+        cfg.topology_file = file.c_str();
+        genx_comm* c = genx_comm_create_hosts(0, static_cast<int>(hosts.size()), 0, 0, hosts.data(), &cfg,
+                                              err, sizeof(err));
+        REQUIRE(c != nullptr);
+        CHECK(genx_comm_topology(c) != 0);
+        genx_comm_destroy(c);
+        bool said = false;
+        for (const std::string& l : log)
+            said = said || l.find("plans are sent unsegmented unless segment or window is set") != std::string::npos;
+        return said;
+    };
+    // The B4-like WAN (10-100 Gbit/s, 8-50 ms): far more than 4 x 1 MiB per
+    // route.  A LAN tree (no declared latencies): the default segments.
+    CHECK(said_unsegmented(topo_fixture("b4.json"), {"us-w1", "eu-1", "as-1"}));
+    CHECK_FALSE(said_unsegmented(topo_fixture("tree.conf"), {"node01", "r1n1", "node02", "r2n2"}));
+}
+
 TEST_CASE("[capi] a topology file places the ranks by host name, and the digest follows it", "[capi]") {
     const std::string file = topo_fixture("tree.conf");  // leaf1: node01-03; leaf2: r1n1 r1n2 r2n1 r2n2 extra
     std::vector<std::string> log;
