@@ -417,6 +417,8 @@ void say_once(genx_comm* c, const std::string& msg) {
     report(c, msg);
 }
 
+void use_topology(genx_comm* c, std::shared_ptr<const genx::TopologyView> view, const std::string& source);
+
 void place_on_topology(genx_comm* c, const genx_config* cfg, const char* const* host_of_rank) {
     const std::string file = cfg != nullptr && cfg->topology_file != nullptr ? cfg->topology_file : "";
     if (file.empty()) return;
@@ -443,6 +445,12 @@ void place_on_topology(genx_comm* c, const genx_config* cfg, const char* const* 
         say_once(c, st.message() + instead);
         return;
     }
+    use_topology(c, std::move(view), file + (overlay.empty() ? "" : " + " + overlay));
+}
+
+// The ranks' placement on a network (a topology file's, or Slurm's
+// addresses'): kept, and said at verbose 1 by rank 0.
+void use_topology(genx_comm* c, std::shared_ptr<const genx::TopologyView> view, const std::string& source) {
     c->shape.topology = std::move(view);
     c->long_routes = genx::long_fat_routes(c->shape.topology.get());
     if (c->verbose >= 1 && c->rank == 0) {
@@ -451,7 +459,7 @@ void place_on_topology(genx_comm* c, const genx_config* cfg, const char* const* 
                       static_cast<unsigned long long>(c->shape.topology->fingerprint()));
         size_t hosts_used = 0;
         for (const genx::TopoNode& n : c->shape.topology->nodes) hosts_used += n.is_host() ? 1 : 0;
-        c->say(1, "genx: topology " + file + (overlay.empty() ? "" : " + " + overlay) + ": " +
+        c->say(1, "genx: topology " + source + ": " +
                       std::to_string(c->size) + " ranks on " + std::to_string(hosts_used) +
                       " hosts, " + std::to_string(c->shape.topology->depth()) +
                       " switch level(s) (fingerprint " + fp + ")" +
@@ -523,6 +531,39 @@ genx_comm* genx_comm_create(int rank, int size, const genx_config* cfg, char* er
 genx_comm* genx_comm_create_on(int rank, int size, int nodes, int ppn, const genx_config* cfg,
                                char* err, size_t errlen) {
     return genx_comm_create_hosts(rank, size, nodes, ppn, nullptr, cfg, err, errlen);
+}
+
+int genx_comm_place_topology_addrs(genx_comm* comm, const char* const* addrs, const char* const* patterns,
+                                   const char* overlay) {
+    if (comm == nullptr || addrs == nullptr || comm->shape.topology) return 0;
+    std::vector<std::string> a(static_cast<size_t>(comm->size)), p(static_cast<size_t>(comm->size));
+    for (int r = 0; r < comm->size; ++r) {
+        if (addrs[r] == nullptr || addrs[r][0] == '\0') return 0;
+        a[static_cast<size_t>(r)] = addrs[r];
+        if (patterns != nullptr && patterns[r] != nullptr) p[static_cast<size_t>(r)] = patterns[r];
+    }
+    try {
+        std::shared_ptr<const genx::TopologyView> view;
+        const std::string ov = overlay != nullptr ? overlay : "";
+        const genx::Status st = genx::place_ranks_by_topology_addrs(a, p, ov, &view);
+        if (!st) {
+            say_once(comm, st.message() + "; genx groups hosts by name instead");
+            return -1;
+        }
+        use_topology(comm, std::move(view), "SLURM_TOPOLOGY_ADDR" + (ov.empty() ? "" : " + " + ov));
+        // What was built for the old placement is built again.
+        comm->prepared = false;
+        comm->prepare_status = genx::Status::ok();
+        comm->table.reset();
+        comm->nb_table.reset();
+        comm->decision_plans.clear();
+        comm->nb_decision_plans.clear();
+        if (comm->forced) comm->forced_plan = comm->plan_for(comm->algorithm, comm->forced_params);
+        return 1;
+    } catch (const std::exception& e) {
+        say_once(comm, std::string("SLURM_TOPOLOGY_ADDR: ") + e.what() + "; genx groups hosts by name instead");
+        return -1;
+    }
 }
 
 uint64_t genx_comm_topology(const genx_comm* comm) {

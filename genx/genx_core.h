@@ -78,6 +78,21 @@ genx_comm *genx_comm_create_hosts(int rank, int size, int nodes, int ppn,
  * grouped by name), else the view's fingerprint (the same on every rank
  * that placed its ranks alike; it is part of genx_comm_digest). */
 uint64_t genx_comm_topology(const genx_comm *comm);
+/* Places the ranks on the switch tree of Slurm's per-task
+ * SLURM_TOPOLOGY_ADDR, for a job without a topology file (a site running
+ * topology/tree sets it for every task): addrs[r] and patterns[r] are
+ * communicator rank r's SLURM_TOPOLOGY_ADDR and SLURM_TOPOLOGY_ADDR_PATTERN
+ * ("" when unset), gathered from every rank; rank r's host is its address's
+ * last component; `overlay` (may be NULL or "") gives link rates as for a
+ * topology file.  Call it before the communicator's first call, before or
+ * after genx_comm_prepare (the decision table and a forced plan are then
+ * built again, for the next genx_comm_prepare).  Every rank must
+ * pass the same lists, so every rank gets the same result: 1 placed, 0
+ * nothing done (a topology file already placed the ranks, or an address is
+ * empty), -1 the addresses do not form a tree (said once at verbose >= 0;
+ * hosts stay grouped by name). */
+int genx_comm_place_topology_addrs(genx_comm *comm, const char *const *addrs,
+                                   const char *const *patterns, const char *overlay);
 void genx_comm_destroy(genx_comm *comm);
 
 /* Builds what the communicator decides with (the decision table of the

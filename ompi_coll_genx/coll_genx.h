@@ -48,6 +48,10 @@ typedef struct mca_coll_genx_component_t {
      * (docs/topology.md); empty = hosts grouped by name. */
     char *topology_file;
     char *topology_overlay;
+    /* Without a topology file: place the ranks by Slurm's per-task
+     * SLURM_TOPOLOGY_ADDR when every rank has one (gathered at the first
+     * call). */
+    bool slurm_topology;
     /* Device memory (docs/device.md): look for device buffers where a CUDA
      * driver is present, and the libgenx-cuda.so to stage them with. */
     bool cuda;

@@ -119,6 +119,16 @@ static int genx_register(void)
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->topology_overlay);
 
+    cs->slurm_topology = true;
+    (void) mca_base_component_var_register(c, "slurm_topology",
+        "Without coll_genx_topology_file: if every rank of a communicator has Slurm's "
+        "SLURM_TOPOLOGY_ADDR (set for each task where the site runs topology/tree), gather "
+        "the addresses at the communicator's first MPI_Allreduce and place the ranks on "
+        "the switch tree they describe (coll_genx_topology_overlay gives its link rates). "
+        "False: hosts are grouped by name only",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->slurm_topology);
+
     cs->cuda = true;
     (void) mca_base_component_var_register(c, "cuda",
         "Accept CUDA device (and managed) memory in MPI_Allreduce: where a CUDA driver with a "

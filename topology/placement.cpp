@@ -35,6 +35,24 @@ Loaded load(const std::string& file, const std::string& overlay) {
 
 }  // namespace
 
+Status place_ranks_by_topology_addrs(const std::vector<std::string>& addrs,
+                                     const std::vector<std::string>& patterns,
+                                     const std::string& overlay_file,
+                                     std::shared_ptr<const TopologyView>* out) {
+    Topology topo;
+    Status st = build_from_topology_addrs(addrs, patterns, &topo);  // errors name the address
+    if (!st) return st;
+    if (!overlay_file.empty()) GENX_RETURN_IF_ERROR(load_overlay(overlay_file, &topo));
+    std::vector<std::string> host_of_rank;
+    host_of_rank.reserve(addrs.size());
+    for (const std::string& a : addrs) host_of_rank.push_back(a.substr(a.rfind('.') + 1));
+    auto view = std::make_shared<TopologyView>();
+    st = to_view(topo, host_of_rank, view.get());
+    if (!st) return Status(st.code(), "SLURM_TOPOLOGY_ADDR: " + st.message());
+    *out = std::move(view);
+    return Status::ok();
+}
+
 Status expand_host_list(const std::string& expr, std::vector<std::string>* out) {
     return expand_hostlist(expr, out);
 }

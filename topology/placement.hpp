@@ -23,6 +23,17 @@ Status place_ranks(const std::string& topology_file, const std::string& overlay_
                    const std::vector<std::string>& host_of_rank,
                    std::shared_ptr<const TopologyView>* out);
 
+// The view for ranks placed by Slurm's per-task SLURM_TOPOLOGY_ADDR
+// (addrs[r], patterns[r]: rank r's address and SLURM_TOPOLOGY_ADDR_PATTERN,
+// gathered from the ranks; slurm_topology.hpp build_from_topology_addrs):
+// rank r's host is its address's last component, and `overlay_file`, when
+// not empty, gives the switches' links their rates as for topology.conf.
+// Errors name the address (or the overlay's file and field).
+Status place_ranks_by_topology_addrs(const std::vector<std::string>& addrs,
+                                     const std::vector<std::string>& patterns,
+                                     const std::string& overlay_file,
+                                     std::shared_ptr<const TopologyView>* out);
+
 // Expands a Slurm hostlist ("node[01-04],r[1-2]n[1-2],extra"), errors
 // naming what is malformed (slurm_topology.hpp's expand_hostlist).
 Status expand_host_list(const std::string& expr, std::vector<std::string>* out);

@@ -287,6 +287,50 @@ require_lines "P=2 coll_genx_topology_file: a rank on a host the file does not n
     "elsewhere\.conf: .*rank 0.*$this_host.*genx groups hosts by name instead" \
     "no error naming the rank, its host and what genx does instead"
 
+# Slurm's per-task SLURM_TOPOLOGY_ADDR, no topology file: gathered at each
+# communicator's first call, the ranks are placed on the switch tree the
+# addresses describe (two app contexts stand for two nodes under two leaf
+# switches).  Addresses that do not form a tree are reported and hosts stay
+# grouped by name; ranks without an address leave it off (no rank waits).
+slurm_run() {  # slurm_run LOG ADDR-A ADDR-B [mpirun args...]
+    local log=$1 a=$2 b=$3
+    shift 3
+    local pat=SLURM_TOPOLOGY_ADDR_PATTERN=switch.switch.node
+    local ea=() eb=()
+    [ -z "$a" ] || ea=(-x "SLURM_TOPOLOGY_ADDR=$a" -x "$pat")
+    [ -z "$b" ] || eb=(-x "SLURM_TOPOLOGY_ADDR=$b" -x "$pat")
+    echo "+ $mpirun $* -np 2 ${ea[*]} $prog : -np 2 ${eb[*]} $prog" > "$log"
+    timeout -k 10 "$limit" "$mpirun" "${base[@]}" --mca coll_genx_verbose 1 "$@" \
+        -np 2 "${ea[@]}" "$prog" : -np 2 "${eb[@]}" "$prog" >> "$log" 2>&1
+}
+# A rules file chooses gentree (a forced gentree needs its topology when the
+# communicator is created, before any address is gathered).
+cat > "$rules_dir/gentree.json" <<'JSON'
+{"format": "genx-rules", "version": 1, "allreduce": [{"comm_size": 4, "algorithm": "gentree"}]}
+JSON
+log=$logdir/slurm-addr.log
+slurm_run "$log" spine.leaf1.n1 spine.leaf2.n2 --mca coll_genx_rules "$rules_dir/gentree.json"
+require_lines "P=4 SLURM_TOPOLOGY_ADDR: the ranks are placed on the addresses' tree, gentree runs on it" \
+    "$log" $? \
+    'topology SLURM_TOPOLOGY_ADDR: 4 ranks on 2 hosts, 2 switch level(s)' \
+    "no line placing the ranks by SLURM_TOPOLOGY_ADDR" \
+    'allreduce [0-9]* B (size class [^)]*) on 4 ranks: gentree (' "no call ran gentree"
+log=$logdir/slurm-addr-bad.log
+slurm_run "$log" s1.leaf.n1 s2.leaf.n2 --mca coll_genx_allreduce_algorithm ring
+require_lines "P=4 SLURM_TOPOLOGY_ADDR that is not a tree: reported, hosts grouped by name" "$log" $? \
+    "SLURM_TOPOLOGY_ADDR 's2.leaf.n2': 'leaf' is under 's2' here but under 's1'.*genx groups hosts by name instead" \
+    "no error naming the address and what genx does instead"
+log=$logdir/slurm-addr-half.log
+slurm_run "$log" spine.leaf1.n1 "" --mca coll_genx_allreduce_algorithm ring
+rc=$?
+if check_passed "P=4 SLURM_TOPOLOGY_ADDR on half the ranks: no placement, no wait" "$log" "$rc"; then
+    if genx_lines "$log" | grep -q 'topology SLURM_TOPOLOGY_ADDR'; then
+        fail "P=4 SLURM_TOPOLOGY_ADDR on half the ranks" "ranks were placed although two had no address" "$log"
+    else
+        pass "P=4 SLURM_TOPOLOGY_ADDR on half the ranks: no placement, no wait"
+    fi
+fi
+
 # Ranks that decide differently (a rules file on some nodes only) would
 # run different plans and hang: genx must notice and step aside.  Two app
 # contexts, one with the file and one without.

@@ -782,6 +782,61 @@ std::string topo_fixture(const std::string& name) {
 void collect_log(void* ctx, int, const char* msg) { static_cast<std::vector<std::string>*>(ctx)->push_back(msg); }
 }  // namespace
 
+TEST_CASE("[capi] SLURM_TOPOLOGY_ADDR gathered from the ranks places them on the addresses' tree", "[capi]") {
+    std::vector<std::string> log;
+    genx_config cfg{};
+    cfg.algorithm = "auto";
+    cfg.params = "";
+    cfg.verbose = 1;
+    cfg.log = collect_log;
+    cfg.log_ctx = &log;
+    char err[512];
+    const std::vector<const char*> pat(4, "switch.switch.node");
+    const std::vector<const char*> good = {"spine.leaf1.n1", "spine.leaf1.n1", "spine.leaf2.n2",
+                                           "spine.leaf2.n2"};
+    genx_comm* c = genx_comm_create_on(0, 4, 2, 2, &cfg, err, sizeof(err));
+    REQUIRE(c != nullptr);
+    REQUIRE(genx_comm_prepare(c, err, sizeof(err)) == GENX_OK);
+    const uint64_t before = genx_comm_digest(c);
+    CHECK(genx_comm_topology(c) == 0);
+    // An empty address on one rank: nothing done.
+    std::vector<const char*> partial = good;
+    partial[3] = "";
+    CHECK(genx_comm_place_topology_addrs(c, partial.data(), pat.data(), nullptr) == 0);
+    CHECK(genx_comm_topology(c) == 0);
+    // Not a tree: reported with the address, nothing changes.
+    const std::vector<const char*> bad = {"s1.l.n1", "s1.l.n1", "s2.l.n2", "s2.l.n2"};
+    CHECK(genx_comm_place_topology_addrs(c, bad.data(), pat.data(), "") == -1);
+    CHECK(genx_comm_topology(c) == 0);
+    bool named = false;
+    for (const std::string& l : log) named = named || l.find("'s2.l.n2'") != std::string::npos;
+    CHECK(named);
+    // A tree: placed, said, and the table is built again for the next prepare.
+    CHECK(genx_comm_place_topology_addrs(c, good.data(), pat.data(), nullptr) == 1);
+    CHECK(genx_comm_topology(c) != 0);
+    bool said = false;
+    for (const std::string& l : log)
+        said = said || l.find("topology SLURM_TOPOLOGY_ADDR: 4 ranks on 2 hosts, 2 switch level(s)") !=
+                           std::string::npos;
+    CHECK(said);
+    CHECK(genx_comm_digest(c) == 0);  // unprepared again
+    REQUIRE(genx_comm_prepare(c, err, sizeof(err)) == GENX_OK);
+    CHECK(genx_comm_digest(c) != 0);
+    CHECK(genx_comm_digest(c) != before);  // the placement is part of the digest
+    // Placed once: a second call changes nothing.
+    CHECK(genx_comm_place_topology_addrs(c, good.data(), pat.data(), nullptr) == 0);
+    genx_comm_destroy(c);
+    // A forced algorithm is planned again on the tree.
+    cfg.algorithm = "ring";
+    genx_comm* f = genx_comm_create_on(1, 4, 2, 2, &cfg, err, sizeof(err));
+    REQUIRE(f != nullptr);
+    const uint64_t flat = genx_comm_digest(f);
+    CHECK(genx_comm_place_topology_addrs(f, good.data(), pat.data(), nullptr) == 1);
+    REQUIRE(genx_comm_prepare(f, err, sizeof(err)) == GENX_OK);
+    CHECK(genx_comm_digest(f) != flat);
+    genx_comm_destroy(f);
+}
+
 TEST_CASE("[capi] on a network whose routes hold more than the default window, plans go unsegmented", "[capi]") {
     std::vector<std::string> log;
     genx_config cfg{};
