@@ -338,11 +338,6 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
                         both ? module->fallback_iallreduce_name : "");
 }
 
-/* Before genx's first call on a communicator: do all ranks decide alike?
- * Their tables are built from the same rules and placement on every rank,
- * but a rules file missing on one node or a placement one rank sees
- * differently would make ranks run different plans and hang; one small
- * allreduce through the fallback rules that out for good. */
 /* Slurm's per-task switch address ("spine.leaf3.node07") and its pattern,
  * as one fixed-size record per rank for the gather; empty when unset or
  * too long. */
@@ -429,6 +424,15 @@ static void genx_prepare_or_say(mca_coll_genx_module_t *module, ompi_communicato
                 module->fallback_name);
 }
 
+/* Before genx's first call on a communicator: do all ranks decide alike?
+ * Their tables are built from the same rules and placement on every rank,
+ * but a rules file missing on one node or a placement one rank sees
+ * differently would make ranks run different plans and hang; one small
+ * allreduce through the fallback rules that out for good.  The same
+ * allreduce says whether the ranks have Slurm addresses (no topology
+ * file): where none has, that is all; where some have, the ranks that
+ * waited decide (after an allgather of the addresses and a placement when
+ * all have them) and a second allreduce checks agreement again. */
 void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;

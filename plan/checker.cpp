@@ -820,6 +820,16 @@ CheckResult check_sampled(const RankGenerator& gen, const SampleOptions& options
                                            " carries other blocks than its match (rank " +
                                            std::to_string(p) + " step " +
                                            std::to_string(b[i].first) + ")");
+                    if (a[i].second->segment_blocks != b[i].second->segment_blocks)
+                        return failure(Violation::Mismatched, r, a[i].first, -1,
+                                       "rank " + std::to_string(r) + " step " +
+                                           std::to_string(a[i].first) + ": " + what + " " +
+                                           std::to_string(i) + " with rank " + std::to_string(p) +
+                                           " is cut into messages by segment_blocks " +
+                                           std::to_string(a[i].second->segment_blocks) +
+                                           ", its match (rank " + std::to_string(p) + " step " +
+                                           std::to_string(b[i].first) + ") by " +
+                                           std::to_string(b[i].second->segment_blocks));
                 }
             }
         }

@@ -62,7 +62,6 @@ double route_bdp_bytes(const TopologyView& view) {
     double rate = 0, latency = 0;
     if (view.direct) {
         const size_t n = view.nodes.size();
-        if (n > 4096) return 0;
         double max_lat = 0;
         std::vector<std::vector<int>> adj(n);
         for (const TopoLink& l : view.links) {
@@ -75,43 +74,45 @@ double route_bdp_bytes(const TopologyView& view) {
             max_lat = std::max(max_lat, cls[static_cast<size_t>(l.cls)].latency);
         }
         if (rate <= 0 || max_lat <= 0) return 0;
-        // Diameter in links, over the hosts (BFS from each).
-        int diameter = 0;
-        std::vector<int> dist(n), queue;
+        // The diameter in links is at most twice one node's eccentricity
+        // (one BFS, O(n + m)); per connected part, the largest.
+        int bound = 0;
+        std::vector<int> dist(n, -1), queue;
         for (size_t s = 0; s < n; ++s) {
-            if (adj[s].empty()) continue;
-            std::fill(dist.begin(), dist.end(), -1);
+            if (adj[s].empty() || dist[s] >= 0) continue;
+            int ecc = 0;
             dist[s] = 0;
             queue.assign(1, static_cast<int>(s));
             for (size_t k = 0; k < queue.size(); ++k)
                 for (int v : adj[static_cast<size_t>(queue[k])])
                     if (dist[static_cast<size_t>(v)] < 0) {
                         dist[static_cast<size_t>(v)] = dist[static_cast<size_t>(queue[k])] + 1;
-                        diameter = std::max(diameter, dist[static_cast<size_t>(v)]);
+                        ecc = std::max(ecc, dist[static_cast<size_t>(v)]);
                         queue.push_back(v);
                     }
+            bound = std::max(bound, 2 * ecc);
         }
-        latency = diameter * max_lat;
+        latency = bound * max_lat;
     } else {
         // Latency from each host up to the root; a route joins two of them.
         double first = 0, second = 0;
         for (size_t i = 0; i < view.nodes.size(); ++i) {
             const TopoNode& node = view.nodes[i];
             if (!node.is_host() || node.ranks.empty()) continue;
-            // A route from this host runs at most at its path's slowest
-            // declared rate.
-            double up = 0, bottleneck = 0;
+            // A route from this host runs at most at its first declared
+            // rate on the way up (its own link, where declared).
+            double up = 0, first_rate = 0;
             int guard = 0;
             for (int v = static_cast<int>(i); v > 0 && guard < 64; ++guard) {
                 const TopoNode& x = view.nodes[static_cast<size_t>(v)];
                 if (known(x.up_class)) {
                     const TopoLinkClass& c = cls[static_cast<size_t>(x.up_class)];
                     up += c.latency;
-                    if (c.rate > 0) bottleneck = bottleneck > 0 ? std::min(bottleneck, c.rate) : c.rate;
+                    if (first_rate <= 0) first_rate = c.rate;
                 }
                 v = x.parent;
             }
-            rate = std::max(rate, bottleneck);
+            rate = std::max(rate, first_rate);
             if (up > first) {
                 second = first;
                 first = up;

@@ -8,7 +8,9 @@
 //              becomes one message per maximal run of consecutive block
 //              indices (contiguous in the result buffer and in any slot
 //              layout alike), each message cut into segments of at most
-//              ExecOptions::segment_bytes; runs holding no bytes are skipped,
+//              ExecOptions::segment_bytes (or of the transfer's own
+//              Transfer::segment_blocks, which overrides it); runs holding
+//              no bytes are skipped,
 //              identically on both sides because both derive them from the
 //              same block list and count.  Local ops become (dst, srcs,
 //              elements) pieces at resolved byte offsets; slots are packed
@@ -58,8 +60,10 @@ constexpr size_t kDefaultSegmentBytes = size_t{1} << 20;
 constexpr int kDefaultWindow = 4;
 
 struct ExecOptions {
-    // Largest message the executor posts; 0 = no segmentation.  Rounded
-    // down to whole elements (at least one element).
+    // Largest message the executor posts for a transfer without its own
+    // Transfer::segment_blocks (mtree's chunks set it: a chunk is one
+    // message whatever this says); 0 = no segmentation.  Rounded down to
+    // whole elements (at least one element).
     size_t segment_bytes = kDefaultSegmentBytes;
     // Segments in flight per transfer, >= 1.
     int window = kDefaultWindow;
@@ -74,12 +78,12 @@ Status split_exec_params(const ParamMap& all, ParamMap* generator_params, ExecOp
 std::string format_exec_options(const ExecOptions& options);
 
 // An upper bound on the bytes one route of `view` holds in flight: a rate
-// times the longest route latency.  A switch tree: the largest over hosts
-// of the slowest declared rate on the host's path to the root, times the
+// no route exceeds times a latency no route exceeds.  A switch tree: the
+// fastest host link (the first declared rate on a host's way up) times the
 // two largest host-to-root latency sums.  A direct network: the fastest
-// link (rate × units) times its diameter in links times the largest link
-// latency (graphs of more than 4096 nodes: 0).  0 when the view declares
-// no rate or no latency.
+// link (rate × units) times twice a node's eccentricity in links (≥ the
+// diameter; one BFS per connected part) times the largest link latency.
+// 0 when the view declares no rate or no latency.
 double route_bdp_bytes(const TopologyView& view);
 
 // Whether a network's routes hold more than the default window of

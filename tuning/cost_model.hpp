@@ -153,13 +153,18 @@ struct ModelParams {
     LinkParams intra;  // ranks on the same node
     LinkParams inter;  // ranks on different nodes, through each node's NIC
     HostParams host;
-    // The links of a switch tree above the hosts' own (RankMap::tree), by
-    // the topology's link class name ("uplink", "root", "xdc", …): α is the
-    // latency a transfer adds for each link of the class on its route, β the
-    // time per byte through one such link, which every transfer crossing it
-    // in the step shares; ε, w_t and α_m are not used.  A class the topology
-    // has and this map does not name is derived from the topology
-    // (SwitchTree::class_params).
+    // The links of a switch tree above the hosts' own (RankMap::tree), and
+    // every link of a heterogeneous direct network (RankMap::direct), by
+    // the topology's link class name ("uplink", "root", "xdc", "atlantic",
+    // …): α is the latency a transfer adds for each link of the class on
+    // its route, β the time per byte through one such link, which every
+    // transfer crossing it in the step shares; ε, w_t and α_m are not used.
+    // A class the topology has and this map does not name is derived from
+    // the topology: on a tree relative to the NIC (β = inter.β × host rate
+    // / class rate, SwitchTree::class_params), on a graph, which has no
+    // NIC, absolutely (β = 1 / (rate × units), DirectNetwork::link_params).
+    // Whether a graph is heterogeneous depends on its declared classes
+    // only, not on this map.
     std::map<std::string, LinkParams> classes;
     // The NIC's β is a guess, not a measurement (genx's built-in defaults):
     // where a topology file declares the hosts' link rate, 1/rate replaces

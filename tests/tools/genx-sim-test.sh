@@ -127,11 +127,13 @@ expect 0 '^ratio      0\.9[5-9][0-9]* \(simulated / model\)$' --topology "$fx/b4
 expect 0 '"exec": "segment=0,window=4"' --topology "$fx/b4.json" -a ring --bytes 1M --json
 expect 0 '"exec": "segment=1M,window=4"' --topology "$fx/b4.json" -a ring -p window=4 --bytes 1M --json
 expect 0 '"exec": "segment=1M,window=4"' --preset tree:8x100 -a ring --bytes 1M --json
-# MTREE sends each chunk as one message (segment_blocks), so the executor's
-# default 1 MiB segments with 4 in flight no longer bind it on 8-50 ms links:
-# 256 MiB in well under a second (6.7 s when chunks were cut into segments).
-expect 0 '^simulated  0\.[0-9]+ s' --topology "$fx/b4.json" -a mtree -p bytes=256M --bytes 256M \
-    --network-model CM02
+# MTREE sends each chunk as one message (segment_blocks), so even with
+# 1 MiB segments and 4 in flight (given explicitly: b4's routes would
+# otherwise default to unsegmented) the window does not bind it on 8-50 ms
+# links: 256 MiB in well under a second (6.7 s when chunks were cut into
+# segments).
+expect 0 '^simulated  0\.[0-9]+ s' --topology "$fx/b4.json" -a mtree -p bytes=256M,segment=1M,window=4 \
+    --bytes 256M --network-model CM02
 expect 0 '"ranks": 12' --topology "$fx/graph-ring.json" -a multitree --ranks-per-host 2 --bytes 1M --json
 expect 2 'gentree: needs a switch tree, and the topology is a direct network' --topology mesh:2x2 \
     -a gentree --bytes 1M

@@ -732,24 +732,28 @@ TopologyView network_view(const std::string& spec, const std::string& json = "")
 
 TEST_CASE("route_bdp_bytes: a route's rate times the longest route latency", "[executor]") {
     // A line of three sites, 10 Gbit/s and 20 ms, one link 100 Gbit/s and
-    // 5 ms: the fastest link (12.5 GB/s) times the diameter (2 links) times
-    // the largest latency (20 ms) = 500 MB, far beyond 4 x 1 MiB.
+    // 5 ms: the fastest link (12.5 GB/s) times twice the first site's
+    // eccentricity (2 links, so 4 ≥ the diameter 2) times the largest
+    // latency (20 ms) = 1 GB, far beyond 4 x 1 MiB.
     const TopologyView wan = network_view("wan", R"({"genx_graph": 1,
         "classes": {"slow": {"rate": "10 Gbit/s", "latency": "20 ms"},
                     "fast": {"rate": "100 Gbit/s", "latency": "5 ms"}},
         "hosts": ["a", "b", "c"],
         "links": [{"a": "a", "b": "b", "class": "slow"}, {"a": "b", "b": "c", "class": "fast"}]})");
-    CHECK(route_bdp_bytes(wan) == Approx(12.5e9 * 2 * 20e-3));
+    CHECK(route_bdp_bytes(wan) == Approx(12.5e9 * 4 * 20e-3));
     CHECK(long_fat_routes(&wan));
-    // A torus of 16 GB/s, 150 ns links: diameter 4, 9.6 kB.
+    // A torus of 16 GB/s, 150 ns links: eccentricity 4 everywhere, bound
+    // 8 hops, 19.2 kB.
     const TopologyView torus = network_view("torus:4x4");
-    CHECK(route_bdp_bytes(torus) == Approx(16e9 * 4 * 150e-9));
+    CHECK(route_bdp_bytes(torus) == Approx(16e9 * 8 * 150e-9));
     CHECK_FALSE(long_fat_routes(&torus));
     // tree:8x100: uplinks of 100 x 10 Gbit/s, but every route starts on a
     // 10 Gbit/s host link: 1.25 GB/s x (20 + 20 us) = 50 kB.
     const TopologyView tree = network_view("tree:8x100");
     CHECK(route_bdp_bytes(tree) == Approx(1.25e9 * 40e-6));
     CHECK_FALSE(long_fat_routes(&tree));
+    // A 4096-host torus is priced like any other (no size cap).
+    CHECK(route_bdp_bytes(network_view("torus:16x16x16")) == Approx(16e9 * 2 * 24 * 150e-9));
     CHECK_FALSE(long_fat_routes(nullptr));
     CHECK(route_bdp_bytes(TopologyView{}) == 0);
 }

@@ -739,8 +739,8 @@ TEST_CASE("the cost model prices a heterogeneous graph link by link", "[mtree][m
     ModelParams named = m;
     named.classes["slow"] = LinkParams{20e-3, 1 / 50e6, 0, 0};
     CHECK(pm.predict(count, 4, named).seconds == Approx(4 * (21e-3 + block / 50e6)).epsilon(1e-9));
-    // The same line with one class everywhere is uniform: the per-node
-    // estimate (inter's α per hop, β per byte) prices it as before.
+    // The same line with one class everywhere is uniform (and so keeps the
+    // per-node estimate: inter's α per hop, β per byte).
     const TopologyView u = graph_view(R"({"genx_graph": 1,
         "classes": {"fast": {"rate": "1 GB/s", "latency": "1 ms"}},
         "hosts": ["A", "B", "C"],

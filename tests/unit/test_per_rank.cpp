@@ -227,4 +227,13 @@ TEST_CASE("the sampled check passes real plans and catches planted mismatches",
     bad = check_sampled(g, all);
     CHECK_FALSE(bad.ok);
     CHECK((bad.kind == Violation::UnmatchedSend || bad.kind == Violation::UnmatchedRecv));
+    // The same blocks, cut into messages differently at the two ends.
+    g.emit = [real](int r, Program* p) {
+        real(r, p);
+        if (r == 0) p->steps[3].sends[0].segment_blocks = 1;
+    };
+    bad = check_sampled(g, all);
+    CHECK_FALSE(bad.ok);
+    CHECK(bad.kind == Violation::Mismatched);
+    CHECK(bad.message.find("segment_blocks 1") != std::string::npos);
 }
