@@ -780,16 +780,27 @@ std::string topo_fixture(const std::string& name) {
     return std::string(env && *env ? env : GENX_TEST_SRCDIR) + "/tests/topology/" + name;
 }
 void collect_log(void* ctx, int, const char* msg) { static_cast<std::vector<std::string>*>(ctx)->push_back(msg); }
+// A configuration running `algorithm` at verbose 1, its lines into `log`.
+genx_config logging_config(const char* algorithm, std::vector<std::string>* log) {
+    genx_config cfg{};
+    cfg.algorithm = algorithm;
+    cfg.params = "";
+    cfg.verbose = 1;
+    cfg.log = collect_log;
+    cfg.log_ctx = log;
+    return cfg;
+}
+// Whether some line of `log` contains `text`.
+bool logged(const std::vector<std::string>& log, const std::string& text) {
+    for (const std::string& l : log)
+        if (l.find(text) != std::string::npos) return true;
+    return false;
+}
 }  // namespace
 
 TEST_CASE("[capi] SLURM_TOPOLOGY_ADDR gathered from the ranks places them on the addresses' tree", "[capi]") {
     std::vector<std::string> log;
-    genx_config cfg{};
-    cfg.algorithm = "auto";
-    cfg.params = "";
-    cfg.verbose = 1;
-    cfg.log = collect_log;
-    cfg.log_ctx = &log;
+    genx_config cfg = logging_config("auto", &log);
     char err[512];
     const std::vector<const char*> pat(4, "switch.switch.node");
     const std::vector<const char*> good = {"spine.leaf1.n1", "spine.leaf1.n1", "spine.leaf2.n2",
@@ -808,17 +819,11 @@ TEST_CASE("[capi] SLURM_TOPOLOGY_ADDR gathered from the ranks places them on the
     const std::vector<const char*> bad = {"s1.l.n1", "s1.l.n1", "s2.l.n2", "s2.l.n2"};
     CHECK(genx_comm_place_topology_addrs(c, bad.data(), pat.data(), "") == -1);
     CHECK(genx_comm_topology(c) == 0);
-    bool named = false;
-    for (const std::string& l : log) named = named || l.find("'s2.l.n2'") != std::string::npos;
-    CHECK(named);
+    CHECK(logged(log, "'s2.l.n2'"));
     // A tree: placed, said, and the table is built again for the next prepare.
     CHECK(genx_comm_place_topology_addrs(c, good.data(), pat.data(), nullptr) == 1);
     CHECK(genx_comm_topology(c) != 0);
-    bool said = false;
-    for (const std::string& l : log)
-        said = said || l.find("topology SLURM_TOPOLOGY_ADDR: 4 ranks on 2 hosts, 2 switch level(s)") !=
-                           std::string::npos;
-    CHECK(said);
+    CHECK(logged(log, "topology SLURM_TOPOLOGY_ADDR: 4 ranks on 2 hosts, 2 switch level(s)"));
     CHECK(genx_comm_digest(c) == 0);  // unprepared again
     REQUIRE(genx_comm_prepare(c, err, sizeof(err)) == GENX_OK);
     CHECK(genx_comm_digest(c) != 0);
@@ -839,12 +844,7 @@ TEST_CASE("[capi] SLURM_TOPOLOGY_ADDR gathered from the ranks places them on the
 
 TEST_CASE("[capi] on a network whose routes hold more than the default window, plans go unsegmented", "[capi]") {
     std::vector<std::string> log;
-    genx_config cfg{};
-    cfg.algorithm = "ring";
-    cfg.params = "";
-    cfg.verbose = 1;
-    cfg.log = collect_log;
-    cfg.log_ctx = &log;
+    genx_config cfg = logging_config("ring", &log);
     char err[512];
     auto said_unsegmented = [&](const std::string& file, const std::vector<const char*>& hosts) {
         log.clear();
@@ -854,10 +854,7 @@ TEST_CASE("[capi] on a network whose routes hold more than the default window, p
         REQUIRE(c != nullptr);
         CHECK(genx_comm_topology(c) != 0);
         genx_comm_destroy(c);
-        bool said = false;
-        for (const std::string& l : log)
-            said = said || l.find("plans are sent unsegmented unless segment or window is set") != std::string::npos;
-        return said;
+        return logged(log, "plans are sent unsegmented unless segment or window is set");
     };
     // The B4-like WAN (10-100 Gbit/s, 8-50 ms): far more than 4 x 1 MiB per
     // route.  A LAN tree (no declared latencies): the default segments.
@@ -868,12 +865,7 @@ TEST_CASE("[capi] on a network whose routes hold more than the default window, p
 TEST_CASE("[capi] a topology file places the ranks by host name, and the digest follows it", "[capi]") {
     const std::string file = topo_fixture("tree.conf");  // leaf1: node01-03; leaf2: r1n1 r1n2 r2n1 r2n2 extra
     std::vector<std::string> log;
-    genx_config cfg{};
-    cfg.algorithm = "ring";
-    cfg.params = "";
-    cfg.verbose = 1;
-    cfg.log = collect_log;
-    cfg.log_ctx = &log;
+    genx_config cfg = logging_config("ring", &log);
     cfg.topology_file = file.c_str();
     char err[512];
     auto create = [&](const std::vector<const char*>& hosts) {
