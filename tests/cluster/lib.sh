@@ -16,6 +16,15 @@ require_cluster_support() {
     why=$(timeout 60 python3 "$GC" check 2>&1) || skip "this machine cannot host an emulated cluster: $why"
 }
 
+# MPI jobs on the cluster: Open MPI's mpirun (allowed to run as root) and
+# the built program PATH (NAME in the skip message); skips otherwise.
+require_mpi_program() {
+    local path=$1 name=$2
+    command -v mpirun >/dev/null 2>&1 || skip "Open MPI's mpirun is not installed"
+    [ -x "$path" ] || skip "$name is not built ($path)"
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
+
 cleanup() {
     local c
     for c in "${clusters[@]}"; do

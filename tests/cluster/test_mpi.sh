@@ -5,11 +5,9 @@
 set -u
 . "${srcdir:-$(dirname "$0")/../..}/tests/cluster/lib.sh"
 require_cluster_support
-command -v mpirun >/dev/null 2>&1 || skip "Open MPI's mpirun is not installed"
 builddir=${GENX_BUILDDIR:-$(pwd)}
 bench="$builddir/bench/genx-bench"
-[ -x "$bench" ] || skip "genx-bench is not built ($bench)"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+require_mpi_program "$bench" genx-bench
 
 name=$(cname mp)
 tmp=$(mktemp -d)

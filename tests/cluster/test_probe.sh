@@ -9,11 +9,9 @@
 set -u
 . "${srcdir:-$(dirname "$0")/../..}/tests/cluster/lib.sh"
 require_cluster_support
-command -v mpirun >/dev/null 2>&1 || skip "Open MPI's mpirun is not installed"
 builddir=${GENX_BUILDDIR:-$(pwd)}
 topo="$builddir/genx-topo"
-[ -x "$topo" ] || skip "genx-topo is not built ($topo)"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+require_mpi_program "$topo" genx-topo
 
 name=$(cname pr)
 tmp=$(mktemp -d)
