@@ -234,11 +234,7 @@ struct genx_comm {
         genx::ParamMap all;
         const genx::Status st = genx::parse_params(params, &all);
         for (const auto& kv : user_exec) all[kv.first] = kv.second;
-        // On routes that hold more than the default window of segments,
-        // send unsegmented unless someone chose (genx::long_fat_routes).
-        if (st.is_ok() && long_routes && all.count(genx::kSegmentKey) == 0 &&
-            all.count(genx::kWindowKey) == 0)
-            all[genx::kSegmentKey] = "0";
+        if (st.is_ok()) genx::add_network_exec_defaults(long_routes, &all);
         return genx::rank_plan(name, st.is_ok() ? genx::format_params(all) : params, size, rank,
                                shape.topology.get());
     }

@@ -130,6 +130,11 @@ bool long_fat_routes(const TopologyView* view) {
            route_bdp_bytes(*view) > static_cast<double>(kDefaultWindow) * static_cast<double>(kDefaultSegmentBytes);
 }
 
+void add_network_exec_defaults(bool long_routes, ParamMap* params) {
+    if (long_routes && params->count(kSegmentKey) == 0 && params->count(kWindowKey) == 0)
+        (*params)[kSegmentKey] = "0";
+}
+
 // -------------------------------------------------------------- compiler
 
 namespace {
@@ -176,6 +181,7 @@ class Compiler {
     RankSchedule* out_;
     std::vector<size_t> slot_base_;
     size_t seg_bytes_ = 0;
+    size_t block_elems_ = 0;  // the largest block's elements, ⌈count / nblocks⌉
     size_t step_ = 0;
 };
 
@@ -233,10 +239,8 @@ Status Compiler::add_transfer(const Transfer& t, bool is_send, int index) {
         return where(item + ": segment_blocks " + std::to_string(t.segment_blocks) + " is negative");
     // The transfer's own message size (Transfer::segment_blocks), else the
     // plan-wide one.
-    const size_t block_elems = (count_ + static_cast<size_t>(plan_.nblocks) - 1) /
-                               static_cast<size_t>(std::max(plan_.nblocks, 1));
     const size_t seg = t.segment_blocks > 0
-                           ? std::max(esize_, static_cast<size_t>(t.segment_blocks) * block_elems * esize_)
+                           ? std::max(esize_, static_cast<size_t>(t.segment_blocks) * block_elems_ * esize_)
                            : seg_bytes_;
     TransferSched ts;
     ts.peer = t.peer;
@@ -347,6 +351,8 @@ Status Compiler::run() {
 
     seg_bytes_ = opts_.segment_bytes == 0 ? std::numeric_limits<size_t>::max()
                                           : std::max(esize_, opts_.segment_bytes / esize_ * esize_);
+    block_elems_ = (count_ + static_cast<size_t>(plan_.nblocks) - 1) /
+                   static_cast<size_t>(std::max(plan_.nblocks, 1));
 
     const std::vector<Step>& steps = prog().steps;
     out_->steps.reserve(steps.size());

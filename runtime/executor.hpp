@@ -94,6 +94,12 @@ double route_bdp_bytes(const TopologyView& view);
 // params set neither `segment` nor `window` is sent unsegmented
 // (segment=0) on such a network.
 bool long_fat_routes(const TopologyView* view);
+
+// The executor keys a network adds to a plan's params: segment=0 when
+// `long_routes` (long_fat_routes() of the placement) and the params set
+// neither segment nor window; nothing otherwise.  The component and
+// genx-sim both apply it, so a simulation runs what a job would.
+void add_network_exec_defaults(bool long_routes, ParamMap* params);
 // "4K", "1M", "100" (bytes; largest exact binary suffix).
 std::string format_size(size_t bytes);
 

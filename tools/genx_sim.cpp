@@ -475,10 +475,9 @@ int main(int argc, char** argv) {
     if (Status s = to_view(topo, sim->host_of_rank(), &view); !s) return bad_input(s.message());
     RankGenerator gen;
     if (Status s = prepare(opt.algorithm, P, gen_params, &view, &gen); !s) return bad_input(s.message());
-    // As the component does: on routes that hold more than the default
-    // window of segments, unsegmented unless --param chose.
-    if (long_fat_routes(&view) && all.count(kSegmentKey) == 0 && all.count(kWindowKey) == 0)
-        exec.segment_bytes = 0;
+    // The executor keys the network adds, as in the component.
+    add_network_exec_defaults(long_fat_routes(&view), &all);
+    if (Status s = split_exec_params(all, &gen_params, &exec); !s) return bad_input(s.message());
     const std::shared_ptr<const DirectNetwork> direct = direct_network(view);
     const size_t count = bytes / opt.dtype_size;
 

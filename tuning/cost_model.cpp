@@ -176,6 +176,8 @@ bool parse_int(const std::string& s, long* out) {
 
 }  // namespace
 
+bool RankMap::routed() const { return tree || (direct && direct->heterogeneous); }
+
 int DirectNetwork::hop(int a, int b) const {
     if (a < 0 || b < 0 || a >= static_cast<int>(dense.size()) || b >= static_cast<int>(dense.size()))
         return 1;
@@ -485,7 +487,7 @@ class PlanModel::Builder {
         if (h_.symmetry.empty()) return false;
         // Switch links, and the links of a heterogeneous direct network,
         // are shared by ranks of every node: all are modelled.
-        if (ranks_.tree || (ranks_.direct && ranks_.direct->heterogeneous)) return false;
+        if (ranks_.routed()) return false;
         RankGroup g(h_.symmetry);
         if (g.order != P) return false;
         if (ranks_.node.empty()) {
@@ -620,7 +622,7 @@ Status PlanModel::Builder::add(int mi, const Program& prog) {
                 x.recv = dir == 1;
                 x.src_node = ranks_.node_of(t.peer);
                 x.intra = x.src_node == raw;
-                if (!x.intra && (ranks_.tree || (ranks_.direct && ranks_.direct->heterogeneous))) {
+                if (!x.intra && ranks_.routed()) {
                     // Sender's host to receiver's host.
                     const int from = x.recv ? x.src_node : raw, to = x.recv ? raw : x.src_node;
                     x.first_link = static_cast<uint32_t>(m.route_.size());
@@ -932,7 +934,10 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
     // Routed links (a switch tree's links above the hosts, or every link of
     // a heterogeneous direct network): bytes through each, per direction and
     // sender's step index (sends only: each transfer once).
-    const bool routed = tree_ || (direct_ && direct_->heterogeneous);
+    // A heterogeneous direct network: its links price every inter-node step
+    // (below), params.inter only the extra messages.
+    const bool by_links = direct_ && direct_->heterogeneous;
+    const bool routed = tree_ || by_links;
     std::unordered_map<uint64_t, double> link_load;
     // Parameters per link id (route code >> 1).
     std::vector<LinkParams> route_params;
@@ -1006,9 +1011,6 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
             const int sources = direct_ ? (nic[ni].recv > 0 ? 1 : 0)
                                 : static_cast<int>(empty_blocks ? nic_sources[ni].size()
                                                                 : nic_sources_[ni].size());
-            // A heterogeneous direct network: its links price the step (below),
-            // params.inter only the extra messages.
-            const bool by_links = direct_ && direct_->heterogeneous;
             LinkParams nic_params = params.inter;
             if (by_links) nic_params.alpha = nic_params.beta = nic_params.epsilon = 0;
             StepCost e = price_link(nic_params, nic[ni].sent, nic[ni].recv, sources,

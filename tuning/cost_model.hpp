@@ -217,6 +217,9 @@ struct RankMap {
 
     // A node id; ranks without an entry get a distinct negative id.
     int node_of(int rank) const;
+    // Whether transfers between nodes are priced route by route, link by
+    // link: on a switch tree, and on a heterogeneous direct network.
+    bool routed() const;
     bool same_node(int a, int b) const { return node_of(a) == node_of(b); }
 
     // Consecutive ranks fill a node (mpirun's default by-slot mapping):
