@@ -364,19 +364,19 @@ static void genx_topology_addr_record(char *rec)
 }
 
 /* Every rank has a Slurm address (known from the agreement's allreduce):
- * gather them through the communicator's allgather and place the ranks.
- * 1 when placed; every rank gets the same answer from the same records,
- * except on a local failure, which the agreement that follows catches. */
-static int genx_place_by_topology_addrs(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
+ * gather the records (`mine`: this rank's, genx_topology_addr_record)
+ * through the communicator's allgather and place the ranks.  1 when
+ * placed; every rank gets the same answer from the same records, except on
+ * a local failure, which the agreement that follows catches. */
+static int genx_place_by_topology_addrs(mca_coll_genx_module_t *module, ompi_communicator_t *comm,
+                                        const char *mine)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     const int size = ompi_comm_size(comm);
-    char mine[2 * GENX_TOPO_ADDR_BYTES];
     char *all = NULL;
     const char **addrs = NULL, **patterns = NULL;
     int rc, placed = -1;
 
-    genx_topology_addr_record(mine);
     all = malloc((size_t) size * 2 * GENX_TOPO_ADDR_BYTES);
     addrs = malloc((size_t) size * sizeof(*addrs));
     patterns = malloc((size_t) size * sizeof(*patterns));
@@ -469,7 +469,7 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
          * by them; then every rank that has not decided does, and all agree
          * again (every rank takes this branch, from the same v). */
         if (0 == v[2]) {
-            (void) genx_place_by_topology_addrs(module, comm);
+            (void) genx_place_by_topology_addrs(module, comm, rec);
         }
         if (slurm) {
             genx_prepare_or_say(module, comm);
