@@ -42,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <cstdio>
 #include <mutex>
 #include <memory>
@@ -60,7 +61,9 @@
 #include "runtime/transport.hpp"
 #include "runtime/device.hpp"
 #include "runtime/staging.hpp"
+#include "runtime/bounce.hpp"
 #include "tuning/selector.hpp"
+#include "tuning/rules.hpp"
 #include "topology/placement.hpp"
 
 namespace {
@@ -89,6 +92,9 @@ struct ScheduleEntry {
     genx::RankSchedule schedule;
     // Built at the first call on device memory (runtime/staging.hpp).
     std::unique_ptr<genx::StagePlan> stage;
+    // Where that call reduces (auto: estimated with the stage plan).
+    bool site_known = false;
+    genx::ReduceSiteEstimate site;
 };
 
 void fill(char* buf, size_t len, const std::string& text) {
@@ -159,6 +165,10 @@ struct genx_comm {
     // memory), and what staging uses, made at the first device call.
     genx::DeviceBackend* device = nullptr;
     bool device_aware = false;  // genx_config::transport_device_aware
+    // genx_config::device_reduce ("auto" = the estimate decides) and the
+    // estimate's figures.
+    enum class SiteMode { Auto, Host, Device } site_mode = SiteMode::Auto;
+    genx::DeviceRates rates;
     struct DeviceState {
         int ordinal = -1;
         genx::DeviceStream in = nullptr, out = nullptr;
@@ -168,6 +178,8 @@ struct genx_comm {
         size_t host_bytes = 0;
         void* scratch = nullptr;  // device-resident calls' scratch area
         size_t scratch_bytes = 0;
+        // Staged calls that reduce on the device: their bounce buffers.
+        std::unique_ptr<genx::BouncePool> bounce;
     } dev;
     // Size classes already logged per plan (verbose >= 1 only).
     std::map<std::pair<const genx::RankPlan*, const char*>, std::bitset<65>> logged_decisions;
@@ -398,6 +410,29 @@ genx::Status configure(genx_comm* c, const genx_config* cfg) {
     return c->forced_plan->status;
 }
 
+// Where staged calls on device memory reduce, and the figures of the
+// estimate that decides it (genx_config's device_reduce, device_rates).
+genx::Status configure_device(genx_comm* c, const genx_config* cfg) {
+    const std::string mode = cfg != nullptr && cfg->device_reduce != nullptr ? cfg->device_reduce : "";
+    if (mode.empty() || mode == "auto")
+        c->site_mode = genx_comm::SiteMode::Auto;
+    else if (mode == "host")
+        c->site_mode = genx_comm::SiteMode::Host;
+    else if (mode == "device")
+        c->site_mode = genx_comm::SiteMode::Device;
+    else
+        return genx::Status::invalid("device reduction site '" + mode +
+                                     "' (coll_genx_cuda_reduce): known auto, host, device");
+    const genx::ModelParams& model =
+        c->rules != nullptr && c->rules->has_model ? c->rules->model : genx::builtin_rules().model;
+    c->rates.host_gamma = model.host.gamma;
+    c->rates.host_delta = model.host.delta;
+    const std::string rates = cfg != nullptr && cfg->device_rates != nullptr ? cfg->device_rates : "";
+    const genx::Status st = genx::parse_device_rates(rates, &c->rates);
+    if (!st.is_ok()) return genx::Status::invalid(st.message() + " (coll_genx_cuda_rates)");
+    return genx::Status::ok();
+}
+
 // Builds the decision table (auto) once; later calls return the first
 // result.  Forced algorithms were prepared at create.
 // A topology problem is reported once per process, by a rank 0 (the
@@ -597,7 +632,8 @@ genx_comm* genx_comm_create_hosts(int rank, int size, int nodes, int ppn,
             c->device = genx::device_probe(dc);
             c->device_aware = cfg != nullptr && cfg->transport_device_aware != 0;
         }
-        const genx::Status st = configure(c.get(), cfg);
+        genx::Status st = configure(c.get(), cfg);
+        if (st.is_ok()) st = configure_device(c.get(), cfg);
         if (!st.is_ok()) {
             fill(err, errlen, st.message());
             return nullptr;
@@ -967,7 +1003,7 @@ bool runs_on_device(const genx_comm* comm, const Call& call, const BufferSpaces&
 // transport moving device memory.
 int device_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& call,
                      const void* sendbuf, void* recvbuf, const genx_transport_ops* transport,
-                     char* why, size_t whylen) {
+                     bool bounce, char* why, size_t whylen) {
     int rc = device_prepared(comm, where, 0, 0, why, whylen);
     if (rc != GENX_OK) return rc;
     const size_t need = std::max<size_t>(call.sched->scratch_bytes, 1);
@@ -987,21 +1023,62 @@ int device_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& c
     dx.ordinal = comm->dev.ordinal;
     dx.stream = comm->dev.in;
     genx::OpsTransport ops(*transport);
+    genx::Transport* t = &ops;
+    std::optional<genx::BounceTransport> bounced;
+    if (bounce) {
+        if (!comm->dev.bounce)
+            comm->dev.bounce = std::make_unique<genx::BouncePool>(*comm->device, comm->dev.ordinal);
+        t = &bounced.emplace(ops, *comm->dev.bounce);
+    }
     genx::Status st = comm->execution.start_on_device(*call.sched, dx, sendbuf, recvbuf,
                                                       comm->dev.scratch, comm->dev.scratch_bytes,
-                                                      call.kernel, ops);
+                                                      call.kernel, *t);
     if (st.is_ok()) st = comm->execution.run();
+    if (st.is_ok()) ++comm->stats.device_reduced;
     return finish_run(comm, call, st, " on the device", why, whylen, [comm] {
         comm->dev.scratch = nullptr;  // the transport may still write into it
         comm->dev.scratch_bytes = 0;
+        (void)comm->dev.bounce.release();  // ... and into the bounce buffers
     });
+}
+
+// Whether a staged call can reduce on the device instead: a device kernel
+// for its (type, op), both buffers on one device.
+bool device_reducible(const genx_comm* comm, const Call& call, const BufferSpaces& spaces) {
+    return !call.kernel.is_callback() &&
+           comm->device->reduce_supported(call.kernel.dtype(), call.kernel.op()) &&
+           spaces.send.is_device() && spaces.recv.is_device() &&
+           spaces.send.device == spaces.recv.device;
+}
+
+// Where the entry's staged calls reduce: the mode's answer, or the
+// estimate's (said once per schedule at verbose 1).
+const genx::ReduceSiteEstimate& reduce_site(genx_comm* comm, ScheduleEntry* entry) {
+    if (entry->site_known) return entry->site;
+    entry->site_known = true;
+    if (comm->site_mode != genx_comm::SiteMode::Auto) {
+        entry->site.site = comm->site_mode == genx_comm::SiteMode::Device ? genx::ReduceSite::Device
+                                                                          : genx::ReduceSite::Host;
+        comm->say(1, "genx: allreduce of " + std::to_string(entry->count * entry->elem_size) + " B on device memory (" +
+                         entry->plan->algorithm + "): reduces on the " +
+                         genx::reduce_site_name(entry->site.site) + " (coll_genx_cuda_reduce)");
+        return entry->site;
+    }
+    entry->site = genx::estimate_reduce_site(entry->schedule, *entry->stage, comm->rates);
+    char est[160];
+    std::snprintf(est, sizeof est, "estimated %.1f us on the host, %.1f us on the device",
+                  entry->site.host_s * 1e6, entry->site.device_s * 1e6);
+    comm->say(1, "genx: allreduce of " + std::to_string(entry->count * entry->elem_size) + " B on device memory (" +
+                     entry->plan->algorithm + "): reduces on the " +
+                     genx::reduce_site_name(entry->site.site) + " (" + est + ")");
+    return entry->site;
 }
 
 // A decided call on device memory: the schedule runs on the staging
 // buffer, the copies follow its steps.
-int staged_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& call,
-                     const void* sendbuf, void* recvbuf, const genx_transport_ops* transport,
-                     char* why, size_t whylen) {
+int staged_allreduce(genx_comm* comm, const genx::MemSpace& where, const BufferSpaces& spaces,
+                     const Call& call, const void* sendbuf, void* recvbuf,
+                     const genx_transport_ops* transport, char* why, size_t whylen) {
     ScheduleEntry* entry = comm->last_schedule;
     if (entry == nullptr || &entry->schedule != call.sched) {
         fill(why, whylen, "genx: internal error: the staged call's schedule is not the cached one");
@@ -1011,6 +1088,9 @@ int staged_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& c
         entry->stage = std::make_unique<genx::StagePlan>(
             genx::make_stage_plan(*call.sched, call.bytes >= genx::kStepStagingBytes));
     const genx::StagePlan& plan = *entry->stage;
+    if (reduce_site(comm, entry).site == genx::ReduceSite::Device &&
+        device_reducible(comm, call, spaces))
+        return device_allreduce(comm, where, call, sendbuf, recvbuf, transport, true, why, whylen);
     const int rc = device_prepared(comm, where, plan.in_begin.size() - 1, plan.bytes, why, whylen);
     if (rc != GENX_OK) return rc;
     genx::StagedBuffers sb;
@@ -1067,8 +1147,10 @@ int genx_allreduce_ex(genx_comm* comm, const void* sendbuf, void* recvbuf, size_
                                        fallback, why, why, whylen);
             if (rc != GENX_OK || call.sched == nullptr) return rc;
             if (runs_on_device(comm, call, spaces))
-                return device_allreduce(comm, where, call, sendbuf, recvbuf, transport, why, whylen);
-            return staged_allreduce(comm, where, call, sendbuf, recvbuf, transport, why, whylen);
+                return device_allreduce(comm, where, call, sendbuf, recvbuf, transport, false, why,
+                                        whylen);
+            return staged_allreduce(comm, where, spaces, call, sendbuf, recvbuf, transport, why,
+                                    whylen);
         }
         if (rc != GENX_OK || call.sched == nullptr) return rc;
         unsigned char* scratch = comm->scratch_of(call.sched->scratch_bytes);

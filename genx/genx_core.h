@@ -55,6 +55,16 @@ typedef struct genx_config {
      * memory then run on the device, the reductions in libgenx-cuda.so's
      * kernels, and nothing is staged; 0: device memory is staged. */
     int transport_device_aware;
+    /* Appended: where a staged call on device memory reduces (docs/device.md).
+     * NULL, "" or "auto": the cheaper by genx's estimate (bus rate, copy
+     * latency, host and device reduction rates); "host": on the
+     * page-locked host copy; "device": in libgenx-cuda.so's kernels, every
+     * message bounced through page-locked memory.  device_rates: the
+     * estimate's device figures, "pcie=B/s,copy_latency=s,
+     * device_reduce=B/s,kernel_latency=s" (any subset; NULL or "" = the
+     * defaults); the host's come from the rules file's model. */
+    const char *device_reduce;
+    const char *device_rates;
 } genx_config;
 
 typedef struct genx_comm genx_comm;
@@ -231,6 +241,7 @@ typedef struct genx_comm_stats {
     uint64_t progress_calls;    /* transport progress() calls, summed over the calls */
     uint64_t waits;             /* transport wait_all() calls, summed over the calls */
     uint64_t device_calls;      /* calls on device memory genx staged (its plan or the fallback's) */
+    uint64_t device_reduced;    /* of device_calls: reduced on the device (CUDA-aware or bounced) */
 } genx_comm_stats;
 int genx_comm_get_stats(const genx_comm *comm, genx_comm_stats *out);
 

@@ -56,6 +56,10 @@ typedef struct mca_coll_genx_component_t {
      * driver is present, and the libgenx-cuda.so to stage them with. */
     bool cuda;
     char *cuda_library;
+    /* Where staged device calls reduce (auto, host, device) and the
+     * estimate's device figures. */
+    char *cuda_reduce;
+    char *cuda_rates;
 
     /* opal_output stream for decisions, verbosity = coll_genx_verbose. */
     int output;

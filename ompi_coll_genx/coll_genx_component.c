@@ -146,6 +146,24 @@ static int genx_register(void)
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->cuda_library);
 
+    cs->cuda_reduce = "auto";
+    (void) mca_base_component_var_register(c, "cuda_reduce",
+        "Where an MPI_Allreduce on device memory reduces when this Open MPI is not "
+        "CUDA-aware: auto (genx's estimate from the plan, the bus rate and both reduction "
+        "rates picks the cheaper), host (on a page-locked host copy of the buffer) or device "
+        "(in genx's CUDA kernels, every message copied through page-locked memory)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->cuda_reduce);
+
+    cs->cuda_rates = "";
+    (void) mca_base_component_var_register(c, "cuda_rates",
+        "The device figures of coll_genx_cuda_reduce's estimate, "
+        "\"pcie=B/s,copy_latency=s,device_reduce=B/s,kernel_latency=s\" (any subset; "
+        "empty: 20e9, 10e-6, 1e12, 5e-6).  The host's reduction rates come from the "
+        "rules file's model",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->cuda_rates);
+
     return OMPI_SUCCESS;
 }
 

@@ -2,7 +2,12 @@
 #include "runtime/staging.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
+
+#include "plan/registry.hpp"
 
 namespace genx {
 
@@ -116,6 +121,91 @@ StagePlan make_stage_plan(const RankSchedule& s, bool step_by_step) {
     plan.in = std::move(in);
     group(cuts, last_write, nsteps, nsteps, &plan.out_begin, &plan.out);
     return plan;
+}
+
+const char* reduce_site_name(ReduceSite s) {
+    return s == ReduceSite::Device ? "device" : "host";
+}
+
+Status parse_device_rates(const std::string& text, DeviceRates* rates) {
+    ParamMap m;
+    if (Status st = parse_params(text, &m); !st.is_ok()) return Status::invalid("device rates: " + st.message());
+    DeviceRates r = *rates;
+    const std::pair<const char*, double*> keys[] = {
+        {"pcie", &r.pcie_bytes_per_s},
+        {"copy_latency", &r.copy_latency_s},
+        {"device_reduce", &r.device_bytes_per_s},
+        {"kernel_latency", &r.kernel_latency_s},
+    };
+    for (const auto& [key, value] : m) {
+        double* dst = nullptr;
+        for (const auto& k : keys)
+            if (key == k.first) dst = k.second;
+        if (dst == nullptr)
+            return Status::invalid("device rates: unknown key '" + key +
+                                   "' (known: pcie, copy_latency, device_reduce, kernel_latency)");
+        errno = 0;
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        const bool rate = key == "pcie" || key == "device_reduce";
+        if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(v) || v < 0 ||
+            (rate && v == 0))
+            return Status::invalid("device rates: " + key + "=" + value + " is not a " +
+                                   (rate ? "positive rate in bytes per second"
+                                         : "non-negative number of seconds"));
+        *dst = v;
+    }
+    *rates = r;
+    return Status::ok();
+}
+
+ReduceSiteEstimate estimate_reduce_site(const RankSchedule& s, const StagePlan& stage,
+                                        const DeviceRates& r) {
+    ReduceSiteEstimate e;
+    const double es = static_cast<double>(s.elem_size);
+    auto copies = [&](double bytes) { return bytes > 0 ? r.copy_latency_s + bytes / r.pcie_bytes_per_s : 0.0; };
+    for (const StepSched& st : s.steps) {
+        double sent = 0, received = 0;
+        for (int i = 0; i < st.nrecvs + st.nsends; ++i) {
+            const TransferSched& t = s.transfers[st.first_transfer + static_cast<size_t>(i)];
+            double b = 0;
+            for (size_t g = 0; g < t.nsegments; ++g) b += static_cast<double>(s.segments[t.first_segment + g].bytes);
+            (i < st.nrecvs ? received : sent) += b;
+        }
+        e.device_s += copies(sent) + copies(received);
+        for (size_t o = st.first_op; o < st.first_op + st.nops; ++o) {
+            const OpSched& op = s.ops[o];
+            for (size_t p = op.first_piece; p < op.first_piece + op.npieces; ++p) {
+                const double b = static_cast<double>(s.pieces[p].elems) * es;
+                if (op.kind == OpKind::Copy) {
+                    e.host_s += 2 * b * r.host_delta;
+                    e.device_s += r.kernel_latency_s + 2 * b / r.device_bytes_per_s;
+                    continue;
+                }
+                // dst and nsrcs sources: k operands combined (k-1)·b, read k·b, written b.
+                const double k = static_cast<double>(op.nsrcs) + 1;
+                e.host_s += (k - 1) * b * r.host_gamma + (k + 1) * b * r.host_delta;
+                e.device_s += r.kernel_latency_s + (k + 1) * b / r.device_bytes_per_s;
+            }
+        }
+    }
+    // The host path's copies that nothing overlaps: what the first step
+    // waits for, and what is left to copy after the last step.
+    auto slot_bytes = [](const std::vector<size_t>& begin, const std::vector<StageRange>& ranges, size_t slot) {
+        double b = 0;
+        if (slot + 1 >= begin.size()) return b;
+        for (size_t i = begin[slot]; i < begin[slot + 1]; ++i) b += static_cast<double>(ranges[i].bytes);
+        return b;
+    };
+    const size_t nslots_out = stage.out_begin.empty() ? 0 : stage.out_begin.size() - 1;
+    double last_out = 0;
+    // The copies out after the last step with writes and at the end.
+    if (nslots_out >= 2) last_out = slot_bytes(stage.out_begin, stage.out, nslots_out - 2) +
+                                    slot_bytes(stage.out_begin, stage.out, nslots_out - 1);
+    else if (nslots_out == 1) last_out = slot_bytes(stage.out_begin, stage.out, 0);
+    e.host_s += copies(slot_bytes(stage.in_begin, stage.in, 0)) + copies(last_out);
+    e.site = e.device_s < e.host_s ? ReduceSite::Device : ReduceSite::Host;
+    return e;
 }
 
 }  // namespace genx

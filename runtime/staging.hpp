@@ -19,10 +19,12 @@
 // whose buffer is on the host run the same messages, so they can be mixed
 // in one communicator.
 //
-// The reduction runs on the host, on the staging buffer: every family
-// sends each reduced block on from host memory in its next step, so
-// reducing on the device would add a copy in each direction per reduce.
-// (docs/device.md has the arithmetic.)
+// The reduction runs on the host, on the staging buffer.  The alternative,
+// reducing on the device with every message bounced through page-locked
+// memory (bounce.hpp), moves more bytes over the bus (each message once
+// each way, where staging moves the buffer once each way) but takes the
+// reductions off the host core; estimate_reduce_site() below prices both
+// for a schedule and the component picks the cheaper (docs/device.md).
 //
 // StagePlan is derived from the byte-level schedule alone and is cached
 // with it.  Bytes no step touches (a one-rank communicator, or what a plan
@@ -30,9 +32,11 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "runtime/executor.hpp"
+#include "common/status.hpp"
 
 namespace genx {
 
@@ -66,5 +70,48 @@ StagePlan make_stage_plan(const RankSchedule& schedule, bool step_by_step = true
 // lost 1.1-7x below 128 KiB and won from 4 MiB.  256 KiB sits between;
 // it has not been measured on its own.
 constexpr size_t kStepStagingBytes = size_t{256} << 10;
+
+// Where a staged call on device memory reduces.
+enum class ReduceSite { Host, Device };
+const char* reduce_site_name(ReduceSite s);
+
+// What the choice between the two is priced with.  The host's reduction
+// costs are GenModel's (tuning/cost_model.hpp HostParams: gamma per byte
+// combined, delta per byte read or written); the rest describes the
+// device and its bus.  Defaults: a PCIe 4 x16 link as measured through
+// pinned copies, not the H100's PCIe 5 (docs/device.md).
+struct DeviceRates {
+    double host_gamma = 5e-11;           // s per byte combined on the host
+    double host_delta = 1e-10;           // s per byte read or written on the host
+    double pcie_bytes_per_s = 20e9;      // each direction
+    double copy_latency_s = 10e-6;       // one asynchronous copy and its event
+    double device_bytes_per_s = 1e12;    // a reduction kernel's reads and writes
+    double kernel_latency_s = 5e-6;      // one reduction kernel launch
+};
+
+// Parses "pcie=2e10,copy_latency=1e-5,device_reduce=1e12,kernel_latency=5e-6"
+// (any subset; seconds and bytes per second) onto *rates.  Errors name the
+// field.
+Status parse_device_rates(const std::string& text, DeviceRates* rates);
+
+// The two prices of one rank's schedule, in seconds beyond what both share
+// (the messages' wire time).
+//   host:   the reductions at the host's rates, plus the staging copies
+//           that do not overlap a transfer: with step staging the first
+//           step's copy in and the last step's copy out, with whole
+//           staging (`whole`) the whole buffer each way, each at the bus
+//           rate plus one copy latency.
+//   device: every step's sends copied out and receives copied in (each
+//           direction's bytes at the bus rate plus one latency per
+//           direction used), and its reductions at the device's rate plus
+//           a kernel launch per piece.
+// site: the cheaper; a tie goes to the host.
+struct ReduceSiteEstimate {
+    double host_s = 0;
+    double device_s = 0;
+    ReduceSite site = ReduceSite::Host;
+};
+ReduceSiteEstimate estimate_reduce_site(const RankSchedule& schedule, const StagePlan& stage,
+                                        const DeviceRates& rates);
 
 }  // namespace genx

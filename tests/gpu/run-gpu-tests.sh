@@ -12,13 +12,14 @@
 #      kernels against the host's
 #   b. GENX_TEST_DEVICE=cuda tests/unit/genx-unit "[device]": the core's
 #      device tests; then tests/gpu/device_query_cost: what asking a
-#      pointer's memory space costs per call
+#      pointer's memory space costs per call; then tests/gpu/device_rates:
+#      the bus, copy, kernel and reduction figures of coll_genx_cuda_rates
 #   c. gpu_allreduce_check under mpirun on 1, 2, 3 and 4 ranks, genx loaded
 #      from the build tree
 #   d. the benchmark (unless GENX_GPU_NO_BENCH=1): GENX_GPU_ROUNDS rounds,
-#      each "genx: gpu_bench --device" then "fallback: --mca coll ^genx
-#      gpu_bench --app-staged", and per size the median latency of each and
-#      their ratio
+#      each "genx: gpu_bench --device" (once per GENX_GPU_SITES entry) then
+#      "fallback: --mca coll ^genx gpu_bench --app-staged", and per size
+#      the median latency of each and their ratio
 #
 # Environment:
 #   BUILD_DIR              build directory (default: GENX_BUILDDIR, else .)
@@ -29,6 +30,11 @@
 #                          --mca coll_genx_allreduce_algorithm ring)
 #   GENX_GPU_TIMEOUT       seconds per mpirun (default 300)
 #   GENX_GPU_NO_BENCH=1    skip step d
+#   GENX_GPU_STEPS         the steps to run (default "a b c d")
+#   GENX_GPU_CHECK_RANKS   rank counts of step c (default "1 2 3 4")
+#   GENX_GPU_SITES         step d's genx runs, one per coll_genx_cuda_reduce
+#                          value (default "auto"; "host device auto"
+#                          compares where staged calls reduce)
 #   GENX_GPU_BENCH_RANKS   rank counts of step d (default "2"; e.g. "2 4")
 #   GENX_GPU_ROUNDS        rounds per rank count (default 5, at least 1)
 #   GENX_GPU_BENCH_ARGS    gpu_bench's size and iteration options (default
@@ -79,6 +85,8 @@ limit=${GENX_GPU_TIMEOUT:-300}
 . "$here/../mpi/results.sh"
 say_pass() { echo "PASS: $1${2:+ ($2)}"; pass "$@"; }
 skip() { echo "SKIP: $1: $2"; summary+=("SKIP  $1: $2"); }
+steps=" ${GENX_GPU_STEPS:-a b c d} "
+want() { [[ $steps == *" $1 "* ]]; }
 
 echo "GPUs (nvidia-smi -L):"
 while IFS= read -r line; do echo "  $line"; done <<< "$gpus"
@@ -96,7 +104,9 @@ fi
 name="cuda_kernel_test"
 prog=$builddir/tests/gpu/cuda_kernel_test
 log=$out/cuda_kernel_test.log
-if ! [ -x "$prog" ]; then
+if ! want a; then
+    skip "$name" "not in GENX_GPU_STEPS"
+elif ! [ -x "$prog" ]; then
     skip "$name" "$prog not built"
 elif [ -z "$cudalib" ]; then
     fail "$name" "libgenx-cuda.so not found in $builddir or $builddir/.libs (set GENX_CUDA_LIBRARY)"
@@ -111,7 +121,9 @@ fi
 name="genx-unit [device] (GENX_TEST_DEVICE=cuda)"
 unit=$builddir/tests/unit/genx-unit
 log=$out/genx-unit-device.log
-if ! [ -x "$unit" ]; then
+if ! want b; then
+    skip "$name" "not in GENX_GPU_STEPS"
+elif ! [ -x "$unit" ]; then
     skip "$name" "$unit not built"
 else
     # Catch2 v2 ends its listing with "N matching test case(s)"; its exit
@@ -132,7 +144,24 @@ fi
 name="device_query_cost"
 prog=$builddir/tests/gpu/device_query_cost
 log=$out/device_query_cost.log
-if ! [ -x "$prog" ]; then
+if ! want b; then
+    skip "$name" "not in GENX_GPU_STEPS"
+elif ! [ -x "$prog" ]; then
+    skip "$name" "$prog not built"
+else
+    timeout -k 10 "$limit" "$prog" "$cudalib" > "$log" 2>&1
+    rc=$?
+    sed 's/^/  /' "$log"
+    if [ "$rc" -eq 0 ]; then say_pass "$name"; else fail "$name" "exit $rc" "$log"; fi
+fi
+
+# ------------------------- b3. the figures of coll_genx_cuda_rates, measured
+name="device_rates"
+prog=$builddir/tests/gpu/device_rates
+log=$out/device_rates.log
+if ! want b; then
+    skip "$name" "not in GENX_GPU_STEPS"
+elif ! [ -x "$prog" ]; then
     skip "$name" "$prog not built"
 else
     timeout -k 10 "$limit" "$prog" "$cudalib" > "$log" 2>&1
@@ -172,8 +201,10 @@ fi
 
 # -------------------------------------------- c. gpu_allreduce_check on P ranks
 check=$builddir/tests/gpu/gpu_allreduce_check
-if [ -n "$mpirun" ]; then
-    for np in 1 2 3 4; do
+if [ -n "$mpirun" ] && ! want c; then
+    skip "gpu_allreduce_check" "not in GENX_GPU_STEPS"
+elif [ -n "$mpirun" ]; then
+    for np in ${GENX_GPU_CHECK_RANKS:-1 2 3 4}; do
         name="gpu_allreduce_check P=$np"
         log=$out/gpu_allreduce_check-p$np.log
         if ! [ -x "$check" ]; then
@@ -200,9 +231,14 @@ fi
 
 # ------------------------------------------------------------ d. benchmark
 bench=$builddir/tests/gpu/gpu_bench
-# median_table DIR: per size the median Avg latency of DIR/genx-*.txt and of
-# DIR/fallback-*.txt and their ratio (below 1: genx faster).
+# median_table DIR SITE...: per size the median Avg latency of each
+# DIR/genx-SITE-*.txt and of DIR/fallback-*.txt, and each genx median's
+# ratio to the fallback's (below 1: genx faster).
 median_table() {
+    local dir=$1
+    shift
+    local files=() s
+    for s in "$@"; do files+=("$dir"/genx-"$s"-*.txt); done
     awk '
     function median(m, s,    n, i, j, t, a) {
         n = cnt[m, s]
@@ -215,24 +251,39 @@ median_table() {
         }
         return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
-    FNR == 1 { m = (FILENAME ~ /\/genx-[0-9]+\.txt$/) ? "genx" : "fallback" }
+    FNR == 1 {
+        m = FILENAME
+        sub(/^.*\//, "", m)
+        sub(/-[0-9]+\.txt$/, "", m)
+        if (!(m in known)) { known[m] = 1; if (m != "fallback") sites[++nsites] = m }
+    }
     /^[0-9]/ {
         if (!(($1) in seen)) { seen[$1] = 1; order[++ns] = $1 }
         val[m, $1, ++cnt[m, $1]] = $2
     }
     END {
-        printf "%-10s %16s %16s %10s %7s\n", "# Size", "genx(us)", "fallback(us)", "ratio", "rounds"
+        printf "%-10s", "# Size"
+        for (i = 1; i <= nsites; i++) printf " %16s %8s", sites[i] "(us)", "ratio"
+        printf " %16s %7s\n", "fallback(us)", "rounds"
         for (k = 1; k <= ns; k++) {
-            s = order[k]; g = median("genx", s); f = median("fallback", s)
-            printf "%-10s %16.2f %16.2f %10s %3d/%-3d\n", s, g, f,
-                (g >= 0 && f > 0) ? sprintf("%.3f", g / f) : "-", cnt["genx", s], cnt["fallback", s]
+            s = order[k]; f = median("fallback", s)
+            printf "%-10s", s
+            for (i = 1; i <= nsites; i++) {
+                g = median(sites[i], s)
+                printf " %16.2f %8s", g, (g >= 0 && f > 0) ? sprintf("%.3f", g / f) : "-"
+            }
+            printf " %16.2f %3d/%-3d\n", f, cnt[sites[1], s], cnt["fallback", s]
         }
-    }' "$1"/genx-*.txt "$1"/fallback-*.txt
+    }' "${files[@]}" "$dir"/fallback-*.txt
 }
 
-if [ "${GENX_GPU_NO_BENCH:-0}" = 1 ]; then
-    skip "benchmark" "GENX_GPU_NO_BENCH=1"
+if [ "${GENX_GPU_NO_BENCH:-0}" = 1 ] || ! want d; then
+    skip "benchmark" "GENX_GPU_NO_BENCH=1 or not in GENX_GPU_STEPS"
 elif [ -n "$mpirun" ]; then
+    read -r -a sites <<< "${GENX_GPU_SITES:-auto}"
+    sides=()
+    for s in "${sites[@]}"; do sides+=("genx-$s"); done
+    sides+=(fallback)
     rounds=${GENX_GPU_ROUNDS:-5}
     # shellcheck disable=SC2206
     bench_args=(${GENX_GPU_BENCH_ARGS:--m 8:268435456 -i 200 -x 20 -I 100 -X 10})
@@ -248,9 +299,10 @@ elif [ -n "$mpirun" ]; then
         for ((r = 1; r <= rounds; r++)); do
             # Alternating within each round, so that drift of the machine
             # (clocks, other tenants) hits both sides alike.
-            for side in genx fallback; do
-                if [ "$side" = genx ]; then
-                    cmd=("$mpirun" -np "$np" "${base[@]}" "${extra[@]}" "$bench" --device "${bench_args[@]}")
+            for side in "${sides[@]}"; do
+                if [ "$side" != fallback ]; then
+                    cmd=("$mpirun" -np "$np" "${base[@]}" "${extra[@]}"
+                        --mca coll_genx_cuda_reduce "${side#genx-}" "$bench" --device "${bench_args[@]}")
                 else
                     cmd=("$mpirun" -np "$np" "${base[@]}" "${extra[@]}" --mca coll '^genx' "$bench"
                         --app-staged "${bench_args[@]}")
@@ -275,10 +327,11 @@ elif [ -n "$mpirun" ]; then
             fail "$name" "$bad" "$err"
             continue
         fi
-        median_table "$dir" > "$dir/table.txt"
+        median_table "$dir" "${sites[@]}" > "$dir/table.txt"
         say_pass "$name" "$rounds rounds; raw outputs and table in $dir"
-        echo "Median Avg latency over $rounds rounds, P=$np (genx: --device on genx; fallback:"
-        echo "--mca coll ^genx, --app-staged; ratio below 1: genx faster):"
+        echo "Median Avg latency over $rounds rounds, P=$np (genx: --device on genx with"
+        echo "coll_genx_cuda_reduce = each column's; fallback: --mca coll ^genx, --app-staged;"
+        echo "ratio to the fallback, below 1: genx faster):"
         sed 's/^/  /' "$dir/table.txt"
     done
 fi

@@ -17,10 +17,12 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "genx/genx_core.h"
 #include "plan/registry.hpp"
+#include "runtime/bounce.hpp"
 #include "runtime/device.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/fake_device.hpp"
@@ -232,14 +234,25 @@ LoopbackFabric::CopyFn device_copy() {
     };
 }
 
-// Every rank's result, sendbuf and scratch on the device; the fabric moves
-// device memory; the reductions run in the device's kernels.
-Status run_device_cases(const Plan& plan, const ExecOptions& o, const std::vector<Case>& cases) {
+// Every rank's result, sendbuf and scratch on the device; the reductions
+// run in the device's kernels.  The fabric moves device memory (a
+// CUDA-aware MPI), or, with `bounce`, host memory only (memcpy, which
+// faults on the fake device's pointers) under a BounceTransport that copies
+// every message through page-locked memory.
+Status run_device_cases(const Plan& plan, const ExecOptions& o, const std::vector<Case>& cases,
+                        bool bounce = false) {
     TestDevice& td = test_device();
     const int P = plan.nranks;
     std::vector<std::vector<unsigned char>> expected;
     for (const Case& c : cases) expected.push_back(reference_allreduce(c.type, c.op, P, c.count));
-    return run_ranks(P, [&](int rank, Transport& t) -> Status {
+    return run_ranks(P, [&](int rank, Transport& fabric) -> Status {
+        std::unique_ptr<BouncePool> pool;
+        std::unique_ptr<BounceTransport> bt;
+        if (bounce) {
+            pool = std::make_unique<BouncePool>(*td.backend, td.ordinal);
+            bt = std::make_unique<BounceTransport>(fabric, *pool);
+        }
+        Transport& t = bounce ? static_cast<Transport&>(*bt) : fabric;
         Execution ex;
         DeviceExec dx;
         dx.device = td.backend;
@@ -288,7 +301,7 @@ Status run_device_cases(const Plan& plan, const ExecOptions& o, const std::vecto
         }
         td.backend->stream_destroy(td.ordinal, dx.stream);
         return out;
-    }, kRunRanksTimeout, device_copy());
+    }, kRunRanksTimeout, bounce ? LoopbackFabric::CopyFn() : device_copy());
 }
 
 std::vector<std::pair<genx_dtype, genx_op>> valid_pairs() {
@@ -795,5 +808,194 @@ TEST_CASE("a device-aware transport keeps device buffers on the device; what has
         // Only the long double call crossed to the host, staged.
         CHECK(s.bytes_d2h == P * count * sizeof(long double));
         CHECK(s.bytes_h2d == P * count * sizeof(long double));
+    }
+}
+
+// ------------------------------------ reducing on the device, messages bounced
+
+TEST_CASE("every generator reduces on the device over a host-only transport, messages bounced",
+          "[device]") {
+    std::vector<std::pair<genx_dtype, genx_op>> pairs;
+    for (const auto& pr : valid_pairs())
+        if (test_device().backend->reduce_supported(pr.first, pr.second)) pairs.push_back(pr);
+    REQUIRE(pairs.size() > 20);
+    size_t next = 0;
+    for (const GeneratorInfo& g : generators()) {
+        for (int P : {1, 2, 3, 5, 8, 9}) {
+            const Plan plan = make_plan(g.name, P);
+            std::vector<Case> cases;
+            for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) + 1, size_t{1000},
+                                 size_t{65537}}) {
+                for (int j = 0; j < 2; ++j, ++next) {
+                    const auto& pr = pairs[next % pairs.size()];
+                    cases.push_back(Case{pr.first, pr.second, count, next % 2 == 1, next % 3 == 0});
+                }
+            }
+            const ExecOptions o = P % 2 ? ExecOptions() : opts(48, 3);
+            const Status st = run_device_cases(plan, o, cases, /*bounce=*/true);
+            INFO(g.name << " P=" << P << " (" << format_exec_options(o) << "): " << st.message());
+            CHECK(st.is_ok());
+        }
+    }
+}
+
+TEST_CASE("bounced messages cross the bus once each way, through page-locked memory", "[device]") {
+    if (real_device_requested()) return;
+    FakeDevice& f = *test_device().fake;
+    const size_t before = f.live_allocations();
+    const int P = 5;
+    const size_t count = 100003;
+    for (const ExecOptions& o : {ExecOptions(), opts(4096, 2)}) {
+        f.reset_stats();
+        const Plan plan = make_plan("ring", P);
+        const Status st = run_device_cases(plan, o,
+                                           {Case{GENX_DT_FLOAT, GENX_OP_SUM, count, false, false},
+                                            Case{GENX_DT_INT64, GENX_OP_BXOR, count, true, true}},
+                                           /*bounce=*/true);
+        INFO(format_exec_options(o) << ": " << st.message());
+        REQUIRE(st.is_ok());
+        size_t sent = 0, received = 0, segments = 0;
+        for (size_t es : {size_t{4}, size_t{8}})
+            for (int r = 0; r < P; ++r) {
+                RankSchedule sched;
+                REQUIRE(compile(plan, r, count, es, o, &sched).is_ok());
+                sent += sched.bytes_sent;
+                received += sched.bytes_received;
+                segments += sched.segments.size();
+            }
+        const FakeDeviceStats s = f.stats();
+        CHECK(s.unpinned_copies == 0);
+        CHECK(s.bytes_d2h == sent);
+        CHECK(s.bytes_h2d == received);
+        CHECK(s.d2h + s.h2d == segments);  // one copy per message each way
+        CHECK(s.reduces > 0);              // the device's kernels reduced
+        CHECK(f.live_allocations() == before);
+    }
+}
+
+TEST_CASE("the reduction-site estimate prices bus copies against host reductions", "[device]") {
+    const Plan ring = make_plan("ring", 2);
+    auto estimate = [](const Plan& plan, size_t count, const DeviceRates& r, bool whole = false) {
+        RankSchedule sched;
+        REQUIRE(compile(plan, 0, count, 4, ExecOptions(), &sched).is_ok());
+        const StagePlan stage = make_stage_plan(sched, !whole);
+        return estimate_reduce_site(sched, stage, r);
+    };
+    const DeviceRates r;
+    // Ring on 2 ranks: one reduce-scatter step (n/2 out, n/2 in, one
+    // 2-operand reduction of n/2) and one allgather step.
+    const size_t n = size_t{64} << 20;  // floats: 256 MiB
+    const double b = n * 4.0;
+    const ReduceSiteEstimate big = estimate(ring, n, r);
+    const double copy = r.copy_latency_s + (b / 2) / r.pcie_bytes_per_s;
+    CHECK(big.device_s == Approx(4 * copy + r.kernel_latency_s + 3 * (b / 2) / r.device_bytes_per_s));
+    // Host: the reduction, then the first step's copy in (it touches both
+    // halves) and the copy out after the last step (the half it received).
+    CHECK(big.host_s == Approx((b / 2) * r.host_gamma + 3 * (b / 2) * r.host_delta +
+                               (r.copy_latency_s + b / r.pcie_bytes_per_s) + copy));
+    CHECK(big.site == ReduceSite::Device);
+    // Small: four copy latencies cost more than a host reduction of 64 B.
+    const ReduceSiteEstimate small = estimate(ring, 16, r, true);
+    CHECK(small.site == ReduceSite::Host);
+    CHECK(small.device_s > small.host_s);
+    // A fast host keeps large messages on it too.
+    DeviceRates fast_host = r;
+    fast_host.host_gamma = 0;
+    fast_host.host_delta = 1e-13;
+    CHECK(estimate(ring, n, fast_host).site == ReduceSite::Host);
+    // One rank: nothing to send; the device path copies nothing over the bus.
+    const ReduceSiteEstimate one = estimate(make_plan("ring", 1), 1000, r);
+    CHECK(one.device_s == 0);
+    CHECK(one.site == ReduceSite::Device);
+
+    DeviceRates parsed;
+    REQUIRE(parse_device_rates("pcie=5e10, copy_latency=2e-6,device_reduce=2e12,kernel_latency=0", &parsed).is_ok());
+    CHECK(parsed.pcie_bytes_per_s == 5e10);
+    CHECK(parsed.copy_latency_s == 2e-6);
+    CHECK(parsed.device_bytes_per_s == 2e12);
+    CHECK(parsed.kernel_latency_s == 0);
+    CHECK(parsed.host_delta == DeviceRates().host_delta);  // untouched
+    for (const char* bad : {"pcie=0", "pcie=-1", "pcie=fast", "copy_latency=-1e-6", "pci=1e9",
+                            "kernel_latency=", "device_reduce=inf"}) {
+        DeviceRates x;
+        const Status st = parse_device_rates(bad, &x);
+        INFO(bad);
+        CHECK_FALSE(st.is_ok());
+        CHECK(st.message().find("device rates") != std::string::npos);
+        CHECK(x.pcie_bytes_per_s == DeviceRates().pcie_bytes_per_s);  // nothing half-applied
+    }
+}
+
+TEST_CASE("genx_allreduce_ex reduces staged device calls where device_reduce says", "[device]") {
+    TestDevice& td = test_device();
+    const int P = 3;
+    const size_t count = 20011;
+    struct Mode {
+        const char* name;
+        const char* rates;
+        uint64_t device_reduced;  // of the 2 calls (float SUM, long double SUM)
+    };
+    // auto: a bus so slow that the host wins, then one so fast that the
+    // device does.
+    for (const Mode& m : {Mode{"device", "", 1}, Mode{"host", "", 0}, Mode{"auto", "pcie=1e6", 0},
+                          Mode{"auto", "pcie=1e15,copy_latency=0,kernel_latency=0", 1}}) {
+        if (td.fake != nullptr) td.fake->reset_stats();
+        std::vector<genx_comm_stats> stats(P);
+        const Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+            genx_transport_ops ops = transport_ops_for(&t);
+            genx_config cfg = config("ring");
+            cfg.device_reduce = m.name;
+            cfg.device_rates = m.rates;
+            char err[512];
+            genx_comm* c = genx_comm_create(rank, P, &cfg, err, sizeof(err));
+            if (c == nullptr) return Status::internal(err);
+            Status out;
+            for (genx_dtype dt : {GENX_DT_FLOAT, GENX_DT_LONG_DOUBLE}) {
+                const size_t es = type_size(dt);
+                const std::vector<unsigned char> input = make_input(dt, GENX_OP_SUM, rank, count);
+                const std::vector<unsigned char> want = reference_allreduce(dt, GENX_OP_SUM, P, count);
+                void* ds = td.alloc(count * es);
+                void* dr = td.alloc(count * es);
+                td.upload(ds, input.data(), count * es);
+                char why[512] = "";
+                const int rc = genx_allreduce(c, ds, dr, count, dt, es, GENX_OP_SUM, 1, nullptr, &ops,
+                                              why, sizeof(why));
+                std::vector<unsigned char> got(count * es);
+                td.download(got.data(), dr, count * es);
+                td.release(ds);
+                td.release(dr);
+                if (rc != GENX_OK) out = Status::internal(std::string(dtype_name(dt)) + ": " + why);
+                else if (first_difference(dt, got.data(), want.data(), count) >= 0)
+                    out = Status::internal(std::string(dtype_name(dt)) + ": wrong result");
+                if (!out.is_ok()) break;
+            }
+            genx_comm_get_stats(c, &stats[static_cast<size_t>(rank)]);
+            genx_comm_destroy(c);
+            return out;
+        }, kRunRanksTimeout);  // a fabric of host memory only
+        INFO(m.name << " " << m.rates << ": " << st.message());
+        REQUIRE(st.is_ok());
+        for (const genx_comm_stats& s : stats) {
+            CHECK(s.device_calls == 2);
+            CHECK(s.device_reduced == m.device_reduced);  // long double has no device kernel
+        }
+        if (td.fake != nullptr && m.device_reduced == 0) CHECK(td.fake->stats().reduces == 0);
+        if (td.fake != nullptr && m.device_reduced == 1) CHECK(td.fake->stats().reduces > 0);
+    }
+
+    // Bad settings fail the communicator with a message naming them.
+    for (const auto& [mode, rates, expect] :
+         {std::tuple<const char*, const char*, const char*>{"gpu", "", "coll_genx_cuda_reduce"},
+          {"auto", "pcie=x", "coll_genx_cuda_rates"},
+          {"auto", "bus=1e9", "unknown key 'bus'"}}) {
+        genx_config cfg = config("ring");
+        cfg.device_reduce = mode;
+        cfg.device_rates = rates;
+        char err[512] = "";
+        genx_comm* c = genx_comm_create(0, 2, &cfg, err, sizeof(err));
+        INFO(mode << " / " << rates << ": " << err);
+        CHECK(c == nullptr);
+        CHECK(std::string(err).find(expect) != std::string::npos);
+        genx_comm_destroy(c);
     }
 }

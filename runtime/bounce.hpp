@@ -1,0 +1,107 @@
+// Device-memory messages over a transport that takes host memory only.
+//
+// The staged path (staging.hpp) runs a plan on a page-locked host copy of
+// the buffer and reduces on the host.  Its alternative reduces on the
+// device: the plan runs device-resident (Execution::start_on_device:
+// result, scratch and reductions on the device, in libgenx-cuda.so's
+// kernels), and each message crosses the bus through a page-locked bounce
+// buffer on its way to and from a transport that cannot take device
+// pointers (Debian's Open MPI):
+//
+//   isend   device -> bounce copy queued on the send stream; the message
+//           is handed to the inner transport once that copy is done;
+//   irecv   posted to the inner transport into a bounce buffer at once;
+//           once it arrived, bounce -> device copy on the receive stream;
+//           the request completes when that copy is done.
+//
+// Which of the two is cheaper depends on the plan, the bus rate and the
+// two reduction rates: estimate_reduce_site() (staging.hpp) decides.
+//
+// Sends are handed to the inner transport in the order they were posted
+// (MPI's non-overtaking rule, which the executor relies on): their copies
+// run on one stream, so they finish in order, and a send whose copy is done
+// goes out only after every send posted before it.
+//
+// BounceTransport assumes every buffer it is given is device memory (the
+// device-resident executor passes only result and scratch addresses).  The
+// pool (buffers, events, request records, streams) belongs to the caller,
+// outlives every BounceTransport over it and is reused from call to call:
+// in the steady state a call allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "runtime/device.hpp"
+#include "runtime/transport.hpp"
+
+namespace genx {
+
+class BouncePool {
+  public:
+    BouncePool(DeviceBackend& device, int ordinal);
+    ~BouncePool();
+    BouncePool(const BouncePool&) = delete;
+    BouncePool& operator=(const BouncePool&) = delete;
+
+    DeviceBackend& device() const { return device_; }
+    int ordinal() const { return ordinal_; }
+    // Page-locked bytes held (all buffers, free or in use).
+    size_t held_bytes() const { return held_; }
+    size_t buffers() const { return bufs_.size(); }
+
+  private:
+    friend class BounceTransport;
+    struct Buffer {
+        void* p = nullptr;
+        size_t cap = 0;
+        bool busy = false;
+    };
+    struct Req;
+    Status streams();
+    Status acquire(size_t bytes, Buffer** out);
+    Status event(DeviceEvent* e);
+    Req* request();
+    void release(Req* r);
+
+    DeviceBackend& device_;
+    int ordinal_;
+    DeviceStream d2h_ = nullptr, h2d_ = nullptr;
+    std::vector<std::unique_ptr<Buffer>> bufs_;
+    std::vector<DeviceEvent> free_events_;
+    std::vector<DeviceEvent> all_events_;
+    std::vector<std::unique_ptr<Req>> reqs_;
+    std::vector<Req*> free_reqs_;
+    size_t held_ = 0;
+};
+
+class BounceTransport final : public Transport {
+  public:
+    // `inner` moves host memory; both must outlive this object.
+    BounceTransport(Transport& inner, BouncePool& pool) : inner_(inner), pool_(pool) {}
+    Status isend(const void* buf, size_t bytes, int peer, Request* req) override;
+    Status irecv(void* buf, size_t bytes, int peer, Request* req) override;
+    Status test(Request req, bool* done) override;
+    Status progress() override;
+    Status cancel(Request req, bool* cancelled) override;
+
+    // Copies queued each way so far (tests and logs).
+    size_t copies_out() const { return copies_out_; }
+    size_t copies_in() const { return copies_in_; }
+
+  private:
+    // Hands every send at the head of the queue whose copy is done to the
+    // inner transport, in posting order.
+    Status flush_sends();
+    Status step(BouncePool::Req* r, bool* done);
+
+    Transport& inner_;
+    BouncePool& pool_;
+    std::deque<BouncePool::Req*> pending_sends_;
+    size_t copies_out_ = 0;
+    size_t copies_in_ = 0;
+};
+
+}  // namespace genx
