@@ -159,7 +159,7 @@ static int genx_register(void)
     (void) mca_base_component_var_register(c, "cuda_rates",
         "The device figures of coll_genx_cuda_reduce's estimate, "
         "\"pcie=B/s,copy_latency=s,device_reduce=B/s,kernel_latency=s\" (any subset; "
-        "empty: 20e9, 10e-6, 1e12, 5e-6).  The host's reduction rates come from the "
+        "empty: 20e9, 300e-6, 1e12, 300e-6).  The host's reduction rates come from the "
         "rules file's model",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->cuda_rates);

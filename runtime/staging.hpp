@@ -78,15 +78,19 @@ const char* reduce_site_name(ReduceSite s);
 // What the choice between the two is priced with.  The host's reduction
 // costs are GenModel's (tuning/cost_model.hpp HostParams: gamma per byte
 // combined, delta per byte read or written); the rest describes the
-// device and its bus.  Defaults: a PCIe 4 x16 link as measured through
-// pinned copies, not the H100's PCIe 5 (docs/device.md).
+// device and its bus.  Defaults: a PCIe 4 x16 link, and fixed costs
+// fitted to runs inside MPI calls on one H200 shared by two ranks, where
+// a copy or kernel cost 100-200 us (20-30 times what the same operations
+// cost in a tight loop: bench/RESULTS.md): 300 us puts the estimate's
+// crossover for a ring of 2, with the built-in host model, at the 8 MiB
+// measured there, so the device is chosen only where it won; docs/device.md.
 struct DeviceRates {
     double host_gamma = 5e-11;           // s per byte combined on the host
     double host_delta = 1e-10;           // s per byte read or written on the host
     double pcie_bytes_per_s = 20e9;      // each direction
-    double copy_latency_s = 10e-6;       // one asynchronous copy and its event
+    double copy_latency_s = 300e-6;      // one asynchronous copy and its event
     double device_bytes_per_s = 1e12;    // a reduction kernel's reads and writes
-    double kernel_latency_s = 5e-6;      // one reduction kernel launch
+    double kernel_latency_s = 300e-6;    // one reduction kernel and its synchronisation
 };
 
 // Parses "pcie=2e10,copy_latency=1e-5,device_reduce=1e12,kernel_latency=5e-6"

@@ -16,8 +16,10 @@
 //                    seconds per byte reduced, which GenModel prices as
 //                    gamma + 3 delta (the built-in model: 3.5e-10)
 //
-// Prints one line for coll_genx_cuda_rates at the end.  Without a driver
-// or device: SKIP, exit 77.
+// Prints the figures in coll_genx_cuda_rates's form at the end.  They are
+// tight-loop figures: inside MPI calls, with other processes on the same
+// GPU, the fixed costs were 20-30 times higher (bench/RESULTS.md), which
+// is what genx's defaults hold.  Without a driver or device: SKIP, exit 77.
 //
 // Usage: device_rates [LIBGENX_CUDA_SO]
 #include <algorithm>
@@ -131,7 +133,7 @@ int main(int argc, char** argv) {
                 device_reduce);
     std::printf("  host             %.3g s per byte reduced (2-operand float SUM, one core;"
                 " GenModel: gamma + 3 delta, built-in 3.5e-10)\n", host_per_byte);
-    std::printf("coll_genx_cuda_rates=pcie=%.3g,copy_latency=%.3g,device_reduce=%.3g,kernel_latency=%.3g\n",
+    std::printf("tight loop: pcie=%.3g,copy_latency=%.3g,device_reduce=%.3g,kernel_latency=%.3g\n",
                 pcie, latency, device_reduce, kernel);
     b->event_destroy(0, e);
     b->stream_destroy(0, s);

@@ -35,6 +35,11 @@
 #   GENX_GPU_SITES         step d's genx runs, one per coll_genx_cuda_reduce
 #                          value (default "auto"; "host device auto"
 #                          compares where staged calls reduce)
+#   GENX_GPU_FALLBACK      step d's baseline: app-staged (default: the
+#                          application copies to host memory around Open
+#                          MPI's allreduce) or device (Open MPI's own
+#                          components on the device buffers: a CUDA-aware
+#                          Open MPI, whose coll/cuda stages them)
 #   GENX_GPU_BENCH_RANKS   rank counts of step d (default "2"; e.g. "2 4")
 #   GENX_GPU_ROUNDS        rounds per rank count (default 5, at least 1)
 #   GENX_GPU_BENCH_ARGS    gpu_bench's size and iteration options (default
@@ -305,7 +310,7 @@ elif [ -n "$mpirun" ]; then
                         --mca coll_genx_cuda_reduce "${side#genx-}" "$bench" --device "${bench_args[@]}")
                 else
                     cmd=("$mpirun" -np "$np" "${base[@]}" "${extra[@]}" --mca coll '^genx' "$bench"
-                        --app-staged "${bench_args[@]}")
+                        "--${GENX_GPU_FALLBACK:-app-staged}" "${bench_args[@]}")
                 fi
                 # .txt: gpu_bench's output alone (osu_allreduce's format);
                 # .err: the command line, then what went to stderr.
@@ -330,7 +335,7 @@ elif [ -n "$mpirun" ]; then
         median_table "$dir" "${sites[@]}" > "$dir/table.txt"
         say_pass "$name" "$rounds rounds; raw outputs and table in $dir"
         echo "Median Avg latency over $rounds rounds, P=$np (genx: --device on genx with"
-        echo "coll_genx_cuda_reduce = each column's; fallback: --mca coll ^genx, --app-staged;"
+        echo "coll_genx_cuda_reduce = each column's; fallback: --mca coll ^genx, --${GENX_GPU_FALLBACK:-app-staged};"
         echo "ratio to the fallback, below 1: genx faster):"
         sed 's/^/  /' "$dir/table.txt"
     done

@@ -894,6 +894,11 @@ TEST_CASE("the reduction-site estimate prices bus copies against host reductions
     CHECK(big.host_s == Approx((b / 2) * r.host_gamma + 3 * (b / 2) * r.host_delta +
                                (r.copy_latency_s + b / r.pcie_bytes_per_s) + copy));
     CHECK(big.site == ReduceSite::Device);
+    // The defaults reproduce the crossover measured on one H200 shared by
+    // two ranks (bench/RESULTS.md): a ring of 2 reduces on the host at
+    // 4 MiB (where the device lost 1.2x) and on the device from 16 MiB.
+    CHECK(estimate(ring, (size_t{4} << 20) / 4, r).site == ReduceSite::Host);
+    CHECK(estimate(ring, (size_t{16} << 20) / 4, r).site == ReduceSite::Device);
     // Small: four copy latencies cost more than a host reduction of 64 B.
     const ReduceSiteEstimate small = estimate(ring, 16, r, true);
     CHECK(small.site == ReduceSite::Host);
