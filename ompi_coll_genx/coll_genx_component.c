@@ -177,9 +177,22 @@ static int genx_register(void)
 int mca_coll_genx_mpi_cuda_aware(void)
 {
     int (*query)(void);
+    const bool *enabled = NULL;
+    int idx;
 
     *(void **) (&query) = dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support");
-    return (NULL != query && 1 == query()) ? 1 : 0;
+    if (NULL == query || 1 != query()) {
+        return 0;
+    }
+    /* Open MPI 4.1 answers at compile time; whether its CUDA support is on
+     * in this run (opal_cuda_support: set to 0 by the user, or cleared when
+     * libcuda could not be loaded) is this variable. */
+    idx = mca_base_var_find("opal", "opal", NULL, "cuda_support");
+    if (0 <= idx && OPAL_SUCCESS == mca_base_var_get_value(idx, &enabled, NULL, NULL) &&
+        NULL != enabled && !*enabled) {
+        return 0;
+    }
+    return 1;
 }
 
 static void genx_report_devices(mca_coll_genx_component_t *cs)
