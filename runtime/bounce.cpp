@@ -13,8 +13,7 @@ unsigned char g_empty;
 }  // namespace
 
 struct BouncePool::Req {
-    enum class State { CopyOut, Sending, Receiving, CopyIn };
-    State state = State::CopyOut;
+    ReqState state = ReqState::CopyOut;
     void* dev = nullptr;  // the device side
     size_t bytes = 0;
     int peer = -1;
@@ -95,6 +94,21 @@ BouncePool::Req* BouncePool::request() {
     return r;
 }
 
+// A request record with its bounce buffer and event (none for an empty
+// message).  On error *out is still set, for the caller to release.
+Status BouncePool::start(ReqState state, void* dev, size_t bytes, int peer, Req** out) {
+    Req* r = request();
+    *out = r;
+    r->state = state;
+    r->dev = dev;
+    r->bytes = bytes;
+    r->peer = peer;
+    GENX_RETURN_IF_ERROR(streams());
+    if (bytes == 0) return Status::ok();
+    GENX_RETURN_IF_ERROR(acquire(bytes, &r->buf));
+    return event(&r->ev);
+}
+
 void BouncePool::release(Req* r) {
     if (r->buf != nullptr) r->buf->busy = false;
     if (r->ev != nullptr) free_events_.push_back(r->ev);
@@ -104,16 +118,9 @@ void BouncePool::release(Req* r) {
 }
 
 Status BounceTransport::isend(const void* buf, size_t bytes, int peer, Request* req) {
-    GENX_RETURN_IF_ERROR(pool_.streams());
-    BouncePool::Req* r = pool_.request();
-    r->state = BouncePool::Req::State::CopyOut;
-    r->dev = const_cast<void*>(buf);
-    r->bytes = bytes;
-    r->peer = peer;
-    Status st;
+    BouncePool::Req* r = nullptr;
+    Status st = pool_.start(BouncePool::ReqState::CopyOut, const_cast<void*>(buf), bytes, peer, &r);
     if (bytes > 0) {
-        st = pool_.acquire(bytes, &r->buf);
-        if (st.is_ok()) st = pool_.event(&r->ev);
         if (st.is_ok())
             st = pool_.device_.memcpy_async(pool_.ordinal_, r->buf->p, buf, bytes, pool_.d2h_);
         if (st.is_ok()) st = pool_.device_.event_record(pool_.ordinal_, r->ev, pool_.d2h_);
@@ -129,17 +136,8 @@ Status BounceTransport::isend(const void* buf, size_t bytes, int peer, Request* 
 }
 
 Status BounceTransport::irecv(void* buf, size_t bytes, int peer, Request* req) {
-    GENX_RETURN_IF_ERROR(pool_.streams());
-    BouncePool::Req* r = pool_.request();
-    r->state = BouncePool::Req::State::Receiving;
-    r->dev = buf;
-    r->bytes = bytes;
-    r->peer = peer;
-    Status st;
-    if (bytes > 0) {
-        st = pool_.acquire(bytes, &r->buf);
-        if (st.is_ok()) st = pool_.event(&r->ev);
-    }
+    BouncePool::Req* r = nullptr;
+    Status st = pool_.start(BouncePool::ReqState::Receiving, buf, bytes, peer, &r);
     if (st.is_ok()) st = inner_.irecv(r->host(), bytes, peer, &r->inner);
     if (!st.is_ok()) {
         pool_.release(r);
@@ -158,14 +156,14 @@ Status BounceTransport::flush_sends() {
             if (!copied) break;
         }
         GENX_RETURN_IF_ERROR(inner_.isend(r->host(), r->bytes, r->peer, &r->inner));
-        r->state = BouncePool::Req::State::Sending;
+        r->state = BouncePool::ReqState::Sending;
         pending_sends_.pop_front();
     }
     return Status::ok();
 }
 
 Status BounceTransport::step(BouncePool::Req* r, bool* done) {
-    using S = BouncePool::Req::State;
+    using S = BouncePool::ReqState;
     *done = false;
     if (r->state == S::CopyOut) {
         GENX_RETURN_IF_ERROR(flush_sends());
@@ -212,7 +210,7 @@ Status BounceTransport::progress() {
 }
 
 Status BounceTransport::cancel(Request req, bool* cancelled) {
-    using S = BouncePool::Req::State;
+    using S = BouncePool::ReqState;
     auto* r = static_cast<BouncePool::Req*>(req);
     *cancelled = false;
     switch (r->state) {

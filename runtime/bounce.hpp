@@ -59,11 +59,13 @@ class BouncePool {
         size_t cap = 0;
         bool busy = false;
     };
+    enum class ReqState { CopyOut, Sending, Receiving, CopyIn };
     struct Req;
     Status streams();
     Status acquire(size_t bytes, Buffer** out);
     Status event(DeviceEvent* e);
     Req* request();
+    Status start(ReqState state, void* dev, size_t bytes, int peer, Req** out);
     void release(Req* r);
 
     DeviceBackend& device_;

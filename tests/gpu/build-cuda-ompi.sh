@@ -94,50 +94,14 @@ die() { say "$*"; exit 1; }
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
 
-# ------------------------------------------------------------ 1. deps
-packages=(gcc g++ make perl pkg-config libevent-dev libhwloc-dev zlib1g-dev xz-utils
-          ca-certificates)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    say "installing Debian 12 packages: ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -q
-    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=tests/openmpi-source.sh
+. "$(dirname "$0")/../openmpi-source.sh"
 
-# ------------------------------------------ 2. bookworm's source lists
-# Kept in WORKDIR/apt, apart from the system's: its own sources file (no
-# sources.list.d), lists directory and cache.
-aptdir=$work/apt
-mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial" "$work/src"
-echo "deb-src $mirror $suite main" > "$aptdir/sources.list"
-apt_opts=(-o "Dir::Etc::sourcelist=$aptdir/sources.list" -o "Dir::Etc::sourceparts=-"
-          -o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache"
-          -o "APT::Get::List-Cleanup=0")
-cd "$work/src"
-dsc=$(ls openmpi_4.1.*.dsc 2>/dev/null | sort -V | tail -n 1 || true)
-if [ -z "$dsc" ]; then
-    say "fetching Debian $suite's source index ($mirror) into $aptdir"
-    "${sudo[@]}" apt-get "${apt_opts[@]}" update -q
-    # ------------------------------------------------ 3. the source package
-    say "apt-get source --download-only openmpi ($suite) into $work/src"
-    "${sudo[@]}" apt-get "${apt_opts[@]}" source --download-only openmpi
-    dsc=$(ls openmpi_4.1.*.dsc 2>/dev/null | sort -V | tail -n 1 || true)
-    [ -n "$dsc" ] || die "$suite's openmpi source package is not Open MPI 4.1 ($(ls openmpi_*.dsc 2>/dev/null))"
-fi
-version=$(sed -n 's/^Version: \([0-9.]*\)-.*/\1/p' "$dsc")
-[ -n "$version" ] || die "$dsc names no version"
-orig=openmpi_$version.orig.tar.xz
-srcdir=$work/src/openmpi-$version
-[ -f "$orig" ] || die "$orig is missing next to $dsc"
-if [ ! -x "$srcdir/configure" ]; then
-    say "unpacking $orig"
-    tar -xJf "$orig"
-fi
-[ -x "$srcdir/configure" ] || die "$orig did not unpack to $srcdir"
+# ------------------------------------------------------------ 1. deps
+install_build_deps
+
+# ------------------------- 2.-3. bookworm's source package, unpacked
+fetch_openmpi_source "$work" "$suite" "$mirror" 4.1
 if [ "$fetch_only" = 1 ]; then
     say "Open MPI $version's source is in $srcdir (-d: not building)"
     exit 0

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/device.hpp"
+#include "tests/gpu/gpu_backend.hpp"
 
 namespace {
 
@@ -35,19 +36,9 @@ double ns_per_query(genx::DeviceBackend* b, const void* p, genx::MemKind want, b
 }  // namespace
 
 int main(int argc, char** argv) {
-    genx::DeviceConfig dc;
-    if (argc > 1) dc.library = argv[1];
-    std::string note;
-    genx::DeviceBackend* b = genx::device_probe(dc, &note);
-    if (b == nullptr) {
-        std::printf("SKIP: %s\n", note.c_str());
-        return 77;
-    }
-    const genx::Status ready = b->ready();
-    if (!ready.is_ok()) {
-        std::printf("FAIL: %s\n", ready.message().c_str());
-        return 1;
-    }
+    int status = 0;
+    genx::DeviceBackend* b = gpu_backend(argc, argv, &status);
+    if (b == nullptr) return status;
     void* host = std::malloc(1 << 20);
     void* pinned = nullptr;
     void* dev = nullptr;

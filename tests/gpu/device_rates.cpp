@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "runtime/device.hpp"
+#include "tests/gpu/gpu_backend.hpp"
 #include "runtime/reduce.hpp"
 
 namespace {
@@ -52,19 +53,9 @@ double median_seconds(int runs, const std::function<bool()>& fn, bool* ok) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    genx::DeviceConfig dc;
-    if (argc > 1) dc.library = argv[1];
-    std::string note;
-    genx::DeviceBackend* b = genx::device_probe(dc, &note);
-    if (b == nullptr) {
-        std::printf("SKIP: %s\n", note.c_str());
-        return 77;
-    }
-    const genx::Status ready = b->ready();
-    if (!ready.is_ok()) {
-        std::printf("FAIL: %s\n", ready.message().c_str());
-        return 1;
-    }
+    int status = 0;
+    genx::DeviceBackend* b = gpu_backend(argc, argv, &status);
+    if (b == nullptr) return status;
     constexpr size_t kBig = size_t{64} << 20;  // bytes per copy
     constexpr size_t kElems = size_t{64} << 20;  // floats per reduction operand
     void* pinned = nullptr;

@@ -145,35 +145,23 @@ else
     fi
 fi
 
-# ------------------------------------- b2. what the pointer query costs
-name="device_query_cost"
-prog=$builddir/tests/gpu/device_query_cost
-log=$out/device_query_cost.log
-if ! want b; then
-    skip "$name" "not in GENX_GPU_STEPS"
-elif ! [ -x "$prog" ]; then
-    skip "$name" "$prog not built"
-else
-    timeout -k 10 "$limit" "$prog" "$cudalib" > "$log" 2>&1
-    rc=$?
-    sed 's/^/  /' "$log"
-    if [ "$rc" -eq 0 ]; then say_pass "$name"; else fail "$name" "exit $rc" "$log"; fi
-fi
-
-# ------------------------- b3. the figures of coll_genx_cuda_rates, measured
-name="device_rates"
-prog=$builddir/tests/gpu/device_rates
-log=$out/device_rates.log
-if ! want b; then
-    skip "$name" "not in GENX_GPU_STEPS"
-elif ! [ -x "$prog" ]; then
-    skip "$name" "$prog not built"
-else
-    timeout -k 10 "$limit" "$prog" "$cudalib" > "$log" 2>&1
-    rc=$?
-    sed 's/^/  /' "$log"
-    if [ "$rc" -eq 0 ]; then say_pass "$name"; else fail "$name" "exit $rc" "$log"; fi
-fi
+# ---------- b2. what the pointer query costs; b3. the estimate's figures
+# device_query_cost: ns per pointer-space query; device_rates: the bus,
+# copy, kernel and reduction figures of coll_genx_cuda_rates.
+for name in device_query_cost device_rates; do
+    prog=$builddir/tests/gpu/$name
+    log=$out/$name.log
+    if ! want b; then
+        skip "$name" "not in GENX_GPU_STEPS"
+    elif ! [ -x "$prog" ]; then
+        skip "$name" "$prog not built"
+    else
+        timeout -k 10 "$limit" "$prog" "$cudalib" > "$log" 2>&1
+        rc=$?
+        sed 's/^/  /' "$log"
+        if [ "$rc" -eq 0 ]; then say_pass "$name"; else fail "$name" "exit $rc" "$log"; fi
+    fi
+done
 
 # ------------------------------------------------------------ Open MPI setup
 mpirun=${GENX_MPIRUN:-$(command -v mpirun || true)}

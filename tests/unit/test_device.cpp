@@ -763,6 +763,35 @@ TEST_CASE("every device kernel through ring and butterfly on the device", "[devi
     }
 }
 
+namespace {
+
+// Rank `rank`'s part of two C API calls on device buffers, float SUM then
+// long double SUM of `count` elements, each checked against the reference.
+Status sum_on_device(genx_comm* c, const genx_transport_ops& ops, int rank, int P, size_t count) {
+    TestDevice& td = test_device();
+    for (genx_dtype dt : {GENX_DT_FLOAT, GENX_DT_LONG_DOUBLE}) {
+        const size_t es = type_size(dt);
+        const std::vector<unsigned char> input = make_input(dt, GENX_OP_SUM, rank, count);
+        const std::vector<unsigned char> want = reference_allreduce(dt, GENX_OP_SUM, P, count);
+        void* ds = td.alloc(count * es);
+        void* dr = td.alloc(count * es);
+        td.upload(ds, input.data(), count * es);
+        char why[512] = "";
+        const int rc = genx_allreduce(c, ds, dr, count, dt, es, GENX_OP_SUM, 1, nullptr, &ops, why,
+                                      sizeof(why));
+        std::vector<unsigned char> got(count * es);
+        td.download(got.data(), dr, count * es);
+        td.release(ds);
+        td.release(dr);
+        if (rc != GENX_OK) return Status::internal(std::string(dtype_name(dt)) + ": " + why);
+        if (first_difference(dt, got.data(), want.data(), count) >= 0)
+            return Status::internal(std::string(dtype_name(dt)) + ": wrong result");
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
 TEST_CASE("a device-aware transport keeps device buffers on the device; what has no device kernel is staged",
           "[device]") {
     TestDevice& td = test_device();
@@ -776,27 +805,8 @@ TEST_CASE("a device-aware transport keeps device buffers on the device; what has
         char err[512];
         genx_comm* c = genx_comm_create(rank, P, &cfg, err, sizeof(err));
         if (c == nullptr) return Status::internal(err);
-        Status out;
         // float SUM has a device kernel; long double SUM does not.
-        for (genx_dtype dt : {GENX_DT_FLOAT, GENX_DT_LONG_DOUBLE}) {
-            const size_t es = type_size(dt);
-            const std::vector<unsigned char> input = make_input(dt, GENX_OP_SUM, rank, count);
-            const std::vector<unsigned char> want = reference_allreduce(dt, GENX_OP_SUM, P, count);
-            void* ds = td.alloc(count * es);
-            void* dr = td.alloc(count * es);
-            td.upload(ds, input.data(), count * es);
-            char why[512] = "";
-            const int rc = genx_allreduce(c, ds, dr, count, dt, es, GENX_OP_SUM, 1, nullptr, &ops,
-                                          why, sizeof(why));
-            std::vector<unsigned char> got(count * es);
-            td.download(got.data(), dr, count * es);
-            td.release(ds);
-            td.release(dr);
-            if (rc != GENX_OK) out = Status::internal(std::string(dtype_name(dt)) + ": " + why);
-            else if (first_difference(dt, got.data(), want.data(), count) >= 0)
-                out = Status::internal(std::string(dtype_name(dt)) + ": wrong result");
-            if (!out.is_ok()) break;
-        }
+        const Status out = sum_on_device(c, ops, rank, P, count);
         genx_comm_destroy(c);
         return out;
     }, kRunRanksTimeout, device_copy());
@@ -954,26 +964,7 @@ TEST_CASE("genx_allreduce_ex reduces staged device calls where device_reduce say
             char err[512];
             genx_comm* c = genx_comm_create(rank, P, &cfg, err, sizeof(err));
             if (c == nullptr) return Status::internal(err);
-            Status out;
-            for (genx_dtype dt : {GENX_DT_FLOAT, GENX_DT_LONG_DOUBLE}) {
-                const size_t es = type_size(dt);
-                const std::vector<unsigned char> input = make_input(dt, GENX_OP_SUM, rank, count);
-                const std::vector<unsigned char> want = reference_allreduce(dt, GENX_OP_SUM, P, count);
-                void* ds = td.alloc(count * es);
-                void* dr = td.alloc(count * es);
-                td.upload(ds, input.data(), count * es);
-                char why[512] = "";
-                const int rc = genx_allreduce(c, ds, dr, count, dt, es, GENX_OP_SUM, 1, nullptr, &ops,
-                                              why, sizeof(why));
-                std::vector<unsigned char> got(count * es);
-                td.download(got.data(), dr, count * es);
-                td.release(ds);
-                td.release(dr);
-                if (rc != GENX_OK) out = Status::internal(std::string(dtype_name(dt)) + ": " + why);
-                else if (first_difference(dt, got.data(), want.data(), count) >= 0)
-                    out = Status::internal(std::string(dtype_name(dt)) + ": wrong result");
-                if (!out.is_ok()) break;
-            }
+            const Status out = sum_on_device(c, ops, rank, P, count);
             genx_comm_get_stats(c, &stats[static_cast<size_t>(rank)]);
             genx_comm_destroy(c);
             return out;
