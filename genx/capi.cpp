@@ -94,6 +94,7 @@ struct ScheduleEntry {
     std::unique_ptr<genx::StagePlan> stage;
     // Where that call reduces (auto: estimated with the stage plan).
     bool site_known = false;
+    bool site_logged = false;
     genx::ReduceSiteEstimate site;
 };
 
@@ -412,24 +413,38 @@ genx::Status configure(genx_comm* c, const genx_config* cfg) {
 
 // Where staged calls on device memory reduce, and the figures of the
 // estimate that decides it (genx_config's device_reduce, device_rates).
+// A bad value is reported and genx uses auto with the default figures
+// (a typo in a device setting must not take genx off host calls); with
+// rules_strict it fails the communicator instead.
 genx::Status configure_device(genx_comm* c, const genx_config* cfg) {
+    const bool strict = cfg != nullptr && cfg->rules_strict != 0;
     const std::string mode = cfg != nullptr && cfg->device_reduce != nullptr ? cfg->device_reduce : "";
-    if (mode.empty() || mode == "auto")
+    if (mode.empty() || mode == "auto") {
         c->site_mode = genx_comm::SiteMode::Auto;
-    else if (mode == "host")
+    } else if (mode == "host") {
         c->site_mode = genx_comm::SiteMode::Host;
-    else if (mode == "device")
+    } else if (mode == "device") {
         c->site_mode = genx_comm::SiteMode::Device;
-    else
-        return genx::Status::invalid("device reduction site '" + mode +
-                                     "' (coll_genx_cuda_reduce): known auto, host, device");
+    } else {
+        const std::string msg = "coll_genx_cuda_reduce '" + mode + "' is not auto, host or device";
+        if (strict) return genx::Status::invalid(msg);
+        report(c, msg + "; genx uses auto");
+        c->site_mode = genx_comm::SiteMode::Auto;
+    }
     const genx::ModelParams& model =
         c->rules != nullptr && c->rules->has_model ? c->rules->model : genx::builtin_rules().model;
-    c->rates.host_gamma = model.host.gamma;
-    c->rates.host_delta = model.host.delta;
-    const std::string rates = cfg != nullptr && cfg->device_rates != nullptr ? cfg->device_rates : "";
-    const genx::Status st = genx::parse_device_rates(rates, &c->rates);
-    if (!st.is_ok()) return genx::Status::invalid(st.message() + " (coll_genx_cuda_rates)");
+    genx::DeviceRates rates;
+    rates.host_gamma = model.host.gamma;
+    rates.host_delta = model.host.delta;
+    c->rates = rates;
+    const std::string text = cfg != nullptr && cfg->device_rates != nullptr ? cfg->device_rates : "";
+    const genx::Status st = genx::parse_device_rates(text, &c->rates);
+    if (!st.is_ok()) {
+        const std::string msg = "coll_genx_cuda_rates: " + st.message();
+        if (strict) return genx::Status::invalid(msg);
+        report(c, msg + "; genx uses the default figures");
+        c->rates = rates;
+    }
     return genx::Status::ok();
 }
 
@@ -1052,26 +1067,38 @@ bool device_reducible(const genx_comm* comm, const Call& call, const BufferSpace
 }
 
 // Where the entry's staged calls reduce: the mode's answer, or the
-// estimate's (said once per schedule at verbose 1).
+// estimate's.
 const genx::ReduceSiteEstimate& reduce_site(genx_comm* comm, ScheduleEntry* entry) {
     if (entry->site_known) return entry->site;
     entry->site_known = true;
-    if (comm->site_mode != genx_comm::SiteMode::Auto) {
+    if (comm->site_mode == genx_comm::SiteMode::Auto)
+        entry->site = genx::estimate_reduce_site(entry->schedule, *entry->stage, comm->rates);
+    else
         entry->site.site = comm->site_mode == genx_comm::SiteMode::Device ? genx::ReduceSite::Device
                                                                           : genx::ReduceSite::Host;
-        comm->say(1, "genx: allreduce of " + std::to_string(entry->count * entry->elem_size) + " B on device memory (" +
-                         entry->plan->algorithm + "): reduces on the " +
-                         genx::reduce_site_name(entry->site.site) + " (coll_genx_cuda_reduce)");
-        return entry->site;
-    }
-    entry->site = genx::estimate_reduce_site(entry->schedule, *entry->stage, comm->rates);
-    char est[160];
-    std::snprintf(est, sizeof est, "estimated %.1f us on the host, %.1f us on the device",
-                  entry->site.host_s * 1e6, entry->site.device_s * 1e6);
-    comm->say(1, "genx: allreduce of " + std::to_string(entry->count * entry->elem_size) + " B on device memory (" +
-                     entry->plan->algorithm + "): reduces on the " +
-                     genx::reduce_site_name(entry->site.site) + " (" + est + ")");
     return entry->site;
+}
+
+// Says once per schedule (verbose 1) where its first staged call reduced,
+// and why.
+void log_site(genx_comm* comm, ScheduleEntry* entry, const Call& call, bool on_device) {
+    if (entry->site_logged || comm->verbose < 1) return;
+    entry->site_logged = true;
+    std::string why;
+    if (comm->site_mode != genx_comm::SiteMode::Auto) {
+        why = "coll_genx_cuda_reduce";
+    } else {
+        char est[160];
+        std::snprintf(est, sizeof est, "estimated %.1f us on the host, %.1f us on the device",
+                      entry->site.host_s * 1e6, entry->site.device_s * 1e6);
+        why = est;
+    }
+    if (entry->site.site == genx::ReduceSite::Device && !on_device)
+        why += "; this call cannot: no device kernel for " + std::string(genx::op_name(call.kernel.op())) +
+               " on " + genx::dtype_name(call.kernel.dtype()) + ", or its buffers are in two spaces";
+    comm->say(1, "genx: allreduce of " + std::to_string(entry->count * entry->elem_size) +
+                     " B on device memory (" + entry->plan->algorithm + "): reduces on the " +
+                     (on_device ? "device" : "host") + " (" + why + ")");
 }
 
 // A decided call on device memory: the schedule runs on the staging
@@ -1088,8 +1115,10 @@ int staged_allreduce(genx_comm* comm, const genx::MemSpace& where, const BufferS
         entry->stage = std::make_unique<genx::StagePlan>(
             genx::make_stage_plan(*call.sched, call.bytes >= genx::kStepStagingBytes));
     const genx::StagePlan& plan = *entry->stage;
-    if (reduce_site(comm, entry).site == genx::ReduceSite::Device &&
-        device_reducible(comm, call, spaces))
+    const bool on_device = reduce_site(comm, entry).site == genx::ReduceSite::Device &&
+                           device_reducible(comm, call, spaces);
+    log_site(comm, entry, call, on_device);
+    if (on_device)
         return device_allreduce(comm, where, call, sendbuf, recvbuf, transport, true, why, whylen);
     const int rc = device_prepared(comm, where, plan.in_begin.size() - 1, plan.bytes, why, whylen);
     if (rc != GENX_OK) return rc;

@@ -130,9 +130,12 @@ Status BounceTransport::isend(const void* buf, size_t bytes, int peer, Request* 
         pool_.release(r);
         return st;
     }
-    pending_sends_.push_back(r);
+    pool_.pending_sends_.push_back(r);
     *req = r;
-    return flush_sends();
+    // The request is posted whatever the flush finds: a failure to hand a
+    // send on is reported by the next test() or progress().
+    if (Status f = flush_sends(); !f.is_ok() && error_.is_ok()) error_ = f;
+    return Status::ok();
 }
 
 Status BounceTransport::irecv(void* buf, size_t bytes, int peer, Request* req) {
@@ -148,18 +151,35 @@ Status BounceTransport::irecv(void* buf, size_t bytes, int peer, Request* req) {
 }
 
 Status BounceTransport::flush_sends() {
-    while (!pending_sends_.empty()) {
-        BouncePool::Req* r = pending_sends_.front();
+    if (!error_.is_ok()) return error_;
+    while (!pool_.pending_sends_.empty()) {
+        BouncePool::Req* r = pool_.pending_sends_.front();
         if (r->ev != nullptr) {
             bool copied = false;
             GENX_RETURN_IF_ERROR(pool_.device_.event_query(pool_.ordinal_, r->ev, &copied));
             if (!copied) break;
         }
-        GENX_RETURN_IF_ERROR(inner_.isend(r->host(), r->bytes, r->peer, &r->inner));
+        if (Status st = inner_.isend(r->host(), r->bytes, r->peer, &r->inner); !st.is_ok()) {
+            error_ = st;
+            return st;
+        }
         r->state = BouncePool::ReqState::Sending;
-        pending_sends_.pop_front();
+        pool_.pending_sends_.pop_front();
     }
     return Status::ok();
+}
+
+void BounceTransport::drop(BouncePool::Req* r) {
+    using S = BouncePool::ReqState;
+    const auto it = std::find(pool_.pending_sends_.begin(), pool_.pending_sends_.end(), r);
+    if (it != pool_.pending_sends_.end()) pool_.pending_sends_.erase(it);
+    // Where only a copy may still run, wait for it and reuse the buffer;
+    // a buffer the inner transport may hold stays busy for good.
+    bool reusable = r->state == S::CopyOut || r->state == S::CopyIn;
+    if (reusable && r->ev != nullptr)
+        reusable = pool_.device_.event_synchronize(pool_.ordinal_, r->ev).is_ok();
+    if (!reusable) r->buf = nullptr;
+    pool_.release(r);
 }
 
 Status BounceTransport::step(BouncePool::Req* r, bool* done) {
@@ -190,14 +210,11 @@ Status BounceTransport::step(BouncePool::Req* r, bool* done) {
 
 Status BounceTransport::test(Request req, bool* done) {
     auto* r = static_cast<BouncePool::Req*>(req);
-    const Status st = step(r, done);
-    // A failed test releases the request, as the contract says; its
-    // buffer is not reused while the inner transport may hold it.
+    *done = false;
+    const Status st = error_.is_ok() ? step(r, done) : error_;
+    // A failed test releases the request, as the contract says.
     if (!st.is_ok()) {
-        const auto it = std::find(pending_sends_.begin(), pending_sends_.end(), r);
-        if (it != pending_sends_.end()) pending_sends_.erase(it);
-        r->buf = nullptr;  // stays busy: never handed out again
-        pool_.release(r);
+        drop(r);
         return st;
     }
     if (*done) pool_.release(r);
@@ -217,7 +234,8 @@ Status BounceTransport::cancel(Request req, bool* cancelled) {
         case S::CopyOut: {
             // Not handed on yet: only the copy into the bounce buffer runs.
             if (r->ev != nullptr) GENX_RETURN_IF_ERROR(pool_.device_.event_synchronize(pool_.ordinal_, r->ev));
-            pending_sends_.erase(std::find(pending_sends_.begin(), pending_sends_.end(), r));
+            const auto it = std::find(pool_.pending_sends_.begin(), pool_.pending_sends_.end(), r);
+            if (it != pool_.pending_sends_.end()) pool_.pending_sends_.erase(it);
             *cancelled = true;
             break;
         }

@@ -24,9 +24,14 @@
 //
 // BounceTransport assumes every buffer it is given is device memory (the
 // device-resident executor passes only result and scratch addresses).  The
-// pool (buffers, events, request records, streams) belongs to the caller,
-// outlives every BounceTransport over it and is reused from call to call:
-// in the steady state a call allocates nothing.
+// pool (buffers, events, request records, the queue of sends, streams)
+// belongs to the caller, outlives every BounceTransport over it and is
+// reused from call to call: in the steady state a call allocates nothing.
+//
+// Errors: a send that fails when it is handed on (its copy, or the inner
+// transport's isend) fails the transport, whichever request the failure
+// surfaces in; every later test() and progress() returns that error, and
+// sends still queued are never handed on.
 #pragma once
 
 #include <cstddef>
@@ -76,13 +81,16 @@ class BouncePool {
     std::vector<DeviceEvent> all_events_;
     std::vector<std::unique_ptr<Req>> reqs_;
     std::vector<Req*> free_reqs_;
+    std::deque<Req*> pending_sends_;  // copied or copying out, not yet handed on
     size_t held_ = 0;
 };
 
 class BounceTransport final : public Transport {
   public:
     // `inner` moves host memory; both must outlive this object.
-    BounceTransport(Transport& inner, BouncePool& pool) : inner_(inner), pool_(pool) {}
+    BounceTransport(Transport& inner, BouncePool& pool) : inner_(inner), pool_(pool) {
+        pool_.pending_sends_.clear();  // what a failed call left is not handed on
+    }
     Status isend(const void* buf, size_t bytes, int peer, Request* req) override;
     Status irecv(void* buf, size_t bytes, int peer, Request* req) override;
     Status test(Request req, bool* done) override;
@@ -99,9 +107,13 @@ class BounceTransport final : public Transport {
     Status flush_sends();
     Status step(BouncePool::Req* r, bool* done);
 
+    // Releases a request test() ends with an error: its buffer returns to
+    // the pool only where the inner transport never had it.
+    void drop(BouncePool::Req* r);
+
     Transport& inner_;
     BouncePool& pool_;
-    std::deque<BouncePool::Req*> pending_sends_;
+    Status error_;  // sticky: the first failure to hand a send on
     size_t copies_out_ = 0;
     size_t copies_in_ = 0;
 };

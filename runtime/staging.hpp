@@ -88,7 +88,7 @@ struct DeviceRates {
     double host_gamma = 5e-11;           // s per byte combined on the host
     double host_delta = 1e-10;           // s per byte read or written on the host
     double pcie_bytes_per_s = 20e9;      // each direction
-    double copy_latency_s = 300e-6;      // one asynchronous copy and its event
+    double copy_latency_s = 300e-6;      // per group of copies waited for (see below)
     double device_bytes_per_s = 1e12;    // a reduction kernel's reads and writes
     double kernel_latency_s = 300e-6;    // one reduction kernel and its synchronisation
 };
@@ -101,14 +101,16 @@ Status parse_device_rates(const std::string& text, DeviceRates* rates);
 // The two prices of one rank's schedule, in seconds beyond what both share
 // (the messages' wire time).
 //   host:   the reductions at the host's rates, plus the staging copies
-//           that do not overlap a transfer: with step staging the first
-//           step's copy in and the last step's copy out, with whole
-//           staging (`whole`) the whole buffer each way, each at the bus
-//           rate plus one copy latency.
-//   device: every step's sends copied out and receives copied in (each
-//           direction's bytes at the bus rate plus one latency per
-//           direction used), and its reductions at the device's rate plus
-//           a kernel launch per piece.
+//           that do not overlap a transfer: the copy in before the first
+//           step and the copy out after the last (with whole staging,
+//           `stage` made step_by_step = false, the whole buffer each way),
+//           each at the bus rate plus one copy latency.
+//   device: every step's sends copied out and receives copied in, each
+//           direction's bytes at the bus rate plus one copy latency (a
+//           step's segments queue behind its first copy on one stream, so
+//           the latency is charged per step and direction, not per
+//           segment), and its reductions at the device's rate plus a
+//           kernel latency per piece.
 // site: the cheaper; a tie goes to the host.
 struct ReduceSiteEstimate {
     double host_s = 0;
