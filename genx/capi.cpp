@@ -1004,14 +1004,19 @@ int finish_run(genx_comm* comm, const Call& call, const genx::Status& st, const 
     return GENX_ERROR;
 }
 
-// Whether a decided call on device memory can run on the device itself:
-// the transport takes device pointers, both buffers are device memory (of
-// one device) and the device has a kernel for the reduction.
-bool runs_on_device(const genx_comm* comm, const Call& call, const BufferSpaces& spaces) {
-    return comm->device_aware && !call.kernel.is_callback() &&
+// Whether a decided call on device memory can reduce on the device: a
+// device kernel for its (type, op), both buffers on one device.
+bool device_reducible(const genx_comm* comm, const Call& call, const BufferSpaces& spaces) {
+    return !call.kernel.is_callback() &&
            comm->device->reduce_supported(call.kernel.dtype(), call.kernel.op()) &&
            spaces.send.is_device() && spaces.recv.is_device() &&
            spaces.send.device == spaces.recv.device;
+}
+
+// Whether it runs on the device itself, messages included: that, and the
+// transport takes device pointers.
+bool runs_on_device(const genx_comm* comm, const Call& call, const BufferSpaces& spaces) {
+    return comm->device_aware && device_reducible(comm, call, spaces);
 }
 
 // A decided call run on the device: device scratch, device kernels, the
@@ -1055,15 +1060,6 @@ int device_allreduce(genx_comm* comm, const genx::MemSpace& where, const Call& c
         comm->dev.scratch_bytes = 0;
         (void)comm->dev.bounce.release();  // ... and into the bounce buffers
     });
-}
-
-// Whether a staged call can reduce on the device instead: a device kernel
-// for its (type, op), both buffers on one device.
-bool device_reducible(const genx_comm* comm, const Call& call, const BufferSpaces& spaces) {
-    return !call.kernel.is_callback() &&
-           comm->device->reduce_supported(call.kernel.dtype(), call.kernel.op()) &&
-           spaces.send.is_device() && spaces.recv.is_device() &&
-           spaces.send.device == spaces.recv.device;
 }
 
 // Where the entry's staged calls reduce: the mode's answer, or the

@@ -57,7 +57,6 @@ Status BouncePool::acquire(size_t bytes, Buffer** out) {
         GENX_RETURN_IF_ERROR(device_.host_alloc(cap, &p));
         if (largest_free != nullptr) {
             device_.host_free(largest_free->p);
-            held_ -= largest_free->cap;
             best = largest_free;
         } else {
             bufs_.push_back(std::make_unique<Buffer>());
@@ -65,7 +64,6 @@ Status BouncePool::acquire(size_t bytes, Buffer** out) {
         }
         best->p = p;
         best->cap = cap;
-        held_ += cap;
     }
     best->busy = true;
     *out = best;
@@ -124,7 +122,6 @@ Status BounceTransport::isend(const void* buf, size_t bytes, int peer, Request* 
         if (st.is_ok())
             st = pool_.device_.memcpy_async(pool_.ordinal_, r->buf->p, buf, bytes, pool_.d2h_);
         if (st.is_ok()) st = pool_.device_.event_record(pool_.ordinal_, r->ev, pool_.d2h_);
-        if (st.is_ok()) ++copies_out_;
     }
     if (!st.is_ok()) {
         pool_.release(r);
@@ -202,7 +199,6 @@ Status BounceTransport::step(BouncePool::Req* r, bool* done) {
         GENX_RETURN_IF_ERROR(
             pool_.device_.memcpy_async(pool_.ordinal_, r->dev, r->buf->p, r->bytes, pool_.h2d_));
         GENX_RETURN_IF_ERROR(pool_.device_.event_record(pool_.ordinal_, r->ev, pool_.h2d_));
-        ++copies_in_;
         r->state = S::CopyIn;
     }
     return pool_.device_.event_query(pool_.ordinal_, r->ev, done);

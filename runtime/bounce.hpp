@@ -51,12 +51,6 @@ class BouncePool {
     BouncePool(const BouncePool&) = delete;
     BouncePool& operator=(const BouncePool&) = delete;
 
-    DeviceBackend& device() const { return device_; }
-    int ordinal() const { return ordinal_; }
-    // Page-locked bytes held (all buffers, free or in use).
-    size_t held_bytes() const { return held_; }
-    size_t buffers() const { return bufs_.size(); }
-
   private:
     friend class BounceTransport;
     struct Buffer {
@@ -82,7 +76,6 @@ class BouncePool {
     std::vector<std::unique_ptr<Req>> reqs_;
     std::vector<Req*> free_reqs_;
     std::deque<Req*> pending_sends_;  // copied or copying out, not yet handed on
-    size_t held_ = 0;
 };
 
 class BounceTransport final : public Transport {
@@ -97,10 +90,6 @@ class BounceTransport final : public Transport {
     Status progress() override;
     Status cancel(Request req, bool* cancelled) override;
 
-    // Copies queued each way so far (tests and logs).
-    size_t copies_out() const { return copies_out_; }
-    size_t copies_in() const { return copies_in_; }
-
   private:
     // Hands every send at the head of the queue whose copy is done to the
     // inner transport, in posting order.
@@ -114,8 +103,6 @@ class BounceTransport final : public Transport {
     Transport& inner_;
     BouncePool& pool_;
     Status error_;  // sticky: the first failure to hand a send on
-    size_t copies_out_ = 0;
-    size_t copies_in_ = 0;
 };
 
 }  // namespace genx

@@ -123,10 +123,6 @@ StagePlan make_stage_plan(const RankSchedule& s, bool step_by_step) {
     return plan;
 }
 
-const char* reduce_site_name(ReduceSite s) {
-    return s == ReduceSite::Device ? "device" : "host";
-}
-
 Status parse_device_rates(const std::string& text, DeviceRates* rates) {
     ParamMap m;
     if (Status st = parse_params(text, &m); !st.is_ok()) return Status::invalid("device rates: " + st.message());
@@ -197,12 +193,11 @@ ReduceSiteEstimate estimate_reduce_site(const RankSchedule& s, const StagePlan& 
         for (size_t i = begin[slot]; i < begin[slot + 1]; ++i) b += static_cast<double>(ranges[i].bytes);
         return b;
     };
+    // The copies out after the last step and at the end: the last two slots.
     const size_t nslots_out = stage.out_begin.empty() ? 0 : stage.out_begin.size() - 1;
     double last_out = 0;
-    // The copies out after the last step with writes and at the end.
-    if (nslots_out >= 2) last_out = slot_bytes(stage.out_begin, stage.out, nslots_out - 2) +
-                                    slot_bytes(stage.out_begin, stage.out, nslots_out - 1);
-    else if (nslots_out == 1) last_out = slot_bytes(stage.out_begin, stage.out, 0);
+    for (size_t slot = nslots_out >= 2 ? nslots_out - 2 : 0; slot < nslots_out; ++slot)
+        last_out += slot_bytes(stage.out_begin, stage.out, slot);
     e.host_s += copies(slot_bytes(stage.in_begin, stage.in, 0)) + copies(last_out);
     e.site = e.device_s < e.host_s ? ReduceSite::Device : ReduceSite::Host;
     return e;

@@ -73,7 +73,6 @@ constexpr size_t kStepStagingBytes = size_t{256} << 10;
 
 // Where a staged call on device memory reduces.
 enum class ReduceSite { Host, Device };
-const char* reduce_site_name(ReduceSite s);
 
 // What the choice between the two is priced with.  The host's reduction
 // costs are GenModel's (tuning/cost_model.hpp HostParams: gamma per byte

@@ -722,38 +722,54 @@ TEST_CASE("device buffers are refused, never dereferenced, when they cannot be s
 
 // ------------------------------------------------- device-resident plans
 
-TEST_CASE("every generator runs on the device with a device-aware transport", "[device]") {
+namespace {
+
+// The (type, op) pairs the device has kernels for.
+std::vector<std::pair<genx_dtype, genx_op>> device_pairs() {
     std::vector<std::pair<genx_dtype, genx_op>> pairs;
     for (const auto& pr : valid_pairs())
         if (test_device().backend->reduce_supported(pr.first, pr.second)) pairs.push_back(pr);
-    // Every pair but long double's SUM, PROD, MIN and MAX (no device arithmetic).
-    REQUIRE(pairs.size() + 4 == valid_pairs().size());
+    return pairs;
+}
+
+// Every generator on the device, P = 1, 2, 3, 5, 8, 9, counts 0 up to
+// `largest`, the device's (type, op) pairs in turn, in place and
+// progress() alternating; even P with `even_p` options.  `bounce`: over a
+// host-only transport (run_device_cases).
+void check_every_generator_on_device(size_t largest, const ExecOptions& even_p, bool bounce) {
+    const auto pairs = device_pairs();
     size_t next = 0;
     for (const GeneratorInfo& g : generators()) {
         for (int P : {1, 2, 3, 5, 8, 9}) {
             const Plan plan = make_plan(g.name, P);
             std::vector<Case> cases;
-            for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) + 1, size_t{1000},
-                                 size_t{40003}}) {
+            for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) + 1, size_t{1000}, largest}) {
                 for (int j = 0; j < 2; ++j, ++next) {
                     const auto& pr = pairs[next % pairs.size()];
                     cases.push_back(Case{pr.first, pr.second, count, next % 2 == 1, next % 3 == 0});
                 }
             }
-            const ExecOptions o = P % 2 ? ExecOptions() : opts(40, 2);
-            const Status st = run_device_cases(plan, o, cases);
+            const ExecOptions o = P % 2 ? ExecOptions() : even_p;
+            const Status st = run_device_cases(plan, o, cases, bounce);
             INFO(g.name << " P=" << P << " (" << format_exec_options(o) << "): " << st.message());
             CHECK(st.is_ok());
         }
     }
 }
 
+}  // namespace
+
+TEST_CASE("every generator runs on the device with a device-aware transport", "[device]") {
+    // Every pair but long double's SUM, PROD, MIN and MAX (no device arithmetic).
+    REQUIRE(device_pairs().size() + 4 == valid_pairs().size());
+    check_every_generator_on_device(40003, opts(40, 2), /*bounce=*/false);
+}
+
 TEST_CASE("every device kernel through ring and butterfly on the device", "[device]") {
     std::vector<Case> cases;
     int n = 0;
-    for (const auto& pr : valid_pairs())
-        if (test_device().backend->reduce_supported(pr.first, pr.second))
-            for (bool in_place : {false, true}) cases.push_back(Case{pr.first, pr.second, 1777, in_place, (n++ % 2) == 0});
+    for (const auto& pr : device_pairs())
+        for (bool in_place : {false, true}) cases.push_back(Case{pr.first, pr.second, 1777, in_place, (n++ % 2) == 0});
     for (const char* name : {"ring", "butterfly", "cps"}) {
         for (int P : {4, 7}) {
             const Status st = run_device_cases(make_plan(name, P), opts(512, 2), cases);
@@ -825,28 +841,8 @@ TEST_CASE("a device-aware transport keeps device buffers on the device; what has
 
 TEST_CASE("every generator reduces on the device over a host-only transport, messages bounced",
           "[device]") {
-    std::vector<std::pair<genx_dtype, genx_op>> pairs;
-    for (const auto& pr : valid_pairs())
-        if (test_device().backend->reduce_supported(pr.first, pr.second)) pairs.push_back(pr);
-    REQUIRE(pairs.size() > 20);
-    size_t next = 0;
-    for (const GeneratorInfo& g : generators()) {
-        for (int P : {1, 2, 3, 5, 8, 9}) {
-            const Plan plan = make_plan(g.name, P);
-            std::vector<Case> cases;
-            for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) + 1, size_t{1000},
-                                 size_t{65537}}) {
-                for (int j = 0; j < 2; ++j, ++next) {
-                    const auto& pr = pairs[next % pairs.size()];
-                    cases.push_back(Case{pr.first, pr.second, count, next % 2 == 1, next % 3 == 0});
-                }
-            }
-            const ExecOptions o = P % 2 ? ExecOptions() : opts(48, 3);
-            const Status st = run_device_cases(plan, o, cases, /*bounce=*/true);
-            INFO(g.name << " P=" << P << " (" << format_exec_options(o) << "): " << st.message());
-            CHECK(st.is_ok());
-        }
-    }
+    REQUIRE(device_pairs().size() > 20);
+    check_every_generator_on_device(65537, opts(48, 3), /*bounce=*/true);
 }
 
 TEST_CASE("bounced messages cross the bus once each way, through page-locked memory", "[device]") {
