@@ -36,6 +36,7 @@
 // every decline.  Ranks decide identically, so rank 0 speaks for all at 1.
 #include "genx/genx_core.h"
 
+#include <algorithm>
 #include <bitset>
 #include <chrono>
 #include <cstdint>
@@ -550,7 +551,11 @@ genx::Status prepare(genx_comm* c) {
         nb.nonblocking = true;
         c->prepare_status = genx::selector_table(c->rules, c->shape, nb, &c->nb_table, &warnings);
     }
-    for (const std::string& w : warnings) report(c, w);
+    // Both tables check the same rules: each warning once.
+    for (size_t i = 0; i < warnings.size(); ++i)
+        if (std::find(warnings.begin(), warnings.begin() + static_cast<long>(i), warnings[i]) ==
+            warnings.begin() + static_cast<long>(i))
+            report(c, warnings[i]);
     if (!c->prepare_status) {
         c->table.reset();
         c->nb_table.reset();

@@ -316,7 +316,7 @@ MPI_Comm sub_comm(const std::vector<int>& members) {
 // ----------------------------------------------------------------- data
 
 struct Record {
-    std::string kind;    // p2p-intra, p2p-inter, reduce, cps, verify
+    std::string kind;    // p2p-intra, p2p-inter, reduce, cps, shift, verify
     std::string series;  // what the plot groups by
     std::string algorithm, params;
     int ranks = 0;
@@ -678,7 +678,8 @@ int main(int argc, char** argv) {
     auto phase_end = [&](double share) { return Budget{start + share * opt.max_time}; };
     const double share_p2p = opt.verify ? 0.10 : 0.20;
     const double share_reduce = opt.verify ? 0.20 : 0.40;
-    const double share_cps = opt.verify ? 0.50 : 0.95;
+    const double share_cps = opt.verify ? 0.45 : 0.90;
+    const double share_shift = opt.verify ? 0.50 : 0.95;
 
     std::vector<Record> records;
     std::vector<Measurement> data;
@@ -791,6 +792,35 @@ int main(int argc, char** argv) {
                 share_result(&s);
                 keep("cps", "cps P=" + std::to_string(x), plan, cluster.map_of_first(x), bytes, s,
                      Measurement::Role::Auto);
+            }
+            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+        }
+    }
+
+    // ---- a one-step cyclic shift over the first 3 and over all ranks, at
+    // latency sizes: beside the pairwise exchange it measures what a step
+    // whose partners differ costs more (LinkParams::alpha_shift)
+    if (g_size >= 3) {
+        const Budget budget = phase_end(share_shift);
+        std::vector<int> sizes = {3};
+        if (g_size > 3) sizes.push_back(g_size);
+        const std::vector<size_t> shift_bytes = {8, 512, 4096};
+        int todo = static_cast<int>(sizes.size() * shift_bytes.size());
+        for (int x : sizes) {
+            auto plan = std::make_shared<Plan>(shift_plan(x));
+            std::vector<int> members;
+            for (int r = 0; r < x; ++r) members.push_back(r);
+            MPI_Comm c = sub_comm(members);
+            for (size_t bytes : shift_bytes) {
+                double s = 0;
+                if (c != MPI_COMM_NULL) {
+                    PlanRun run(*plan, c, bytes / sizeof(float));
+                    s = measure(c, [&] { run.run(); }, budget, opt.target, todo);
+                }
+                --todo;
+                share_result(&s);
+                keep("shift", "shift P=" + std::to_string(x), plan, cluster.map_of_first(x), bytes,
+                     s, Measurement::Role::Auto);
             }
             if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
         }

@@ -54,23 +54,26 @@ Status check_keys(const nlohmann::json& obj, const std::string& path,
 }
 
 Status link_from_json(const nlohmann::json& j, const std::string& path, LinkParams* out) {
-    GENX_RETURN_IF_ERROR(check_keys(j, path, {"alpha", "beta", "epsilon", "w_t", "alpha_msg"}));
+    GENX_RETURN_IF_ERROR(check_keys(j, path, {"alpha", "beta", "epsilon", "w_t", "alpha_msg", "alpha_shift"}));
     LinkParams p;
     GENX_RETURN_IF_ERROR(read_number(j, path, "alpha", true, &p.alpha));
     GENX_RETURN_IF_ERROR(read_number(j, path, "beta", true, &p.beta));
     GENX_RETURN_IF_ERROR(read_number(j, path, "epsilon", false, &p.epsilon));
     GENX_RETURN_IF_ERROR(read_number(j, path, "w_t", false, &p.w_t));
     GENX_RETURN_IF_ERROR(read_number(j, path, "alpha_msg", false, &p.alpha_msg));
+    GENX_RETURN_IF_ERROR(read_number(j, path, "alpha_shift", false, &p.alpha_shift));
     *out = p;
     return Status::ok();
 }
 
 nlohmann::json link_to_json(const LinkParams& p) {
-    return {{"alpha", p.alpha},
-            {"beta", p.beta},
-            {"epsilon", p.epsilon},
-            {"w_t", p.w_t},
-            {"alpha_msg", p.alpha_msg}};
+    nlohmann::json j = {{"alpha", p.alpha},
+                        {"beta", p.beta},
+                        {"epsilon", p.epsilon},
+                        {"w_t", p.w_t},
+                        {"alpha_msg", p.alpha_msg}};
+    if (p.alpha_shift > 0) j["alpha_shift"] = p.alpha_shift;
+    return j;
 }
 
 }  // namespace
@@ -86,12 +89,20 @@ nlohmann::json model_params_to_json(const ModelParams& params) {
         j["links"]["classes"] = c;
     }
     if (params.topology_rates) j["topology_rates"] = true;
+    if (params.nonblocking_step > 0) j["nonblocking_step"] = params.nonblocking_step;
     return j;
+}
+
+ModelParams model_for_call(const ModelParams& params, bool nonblocking) {
+    ModelParams p = params;
+    p.price_nonblocking = nonblocking;
+    return p;
 }
 
 Status model_params_from_json(const nlohmann::json& j, const std::string& where, ModelParams* out) {
     const std::string root = where.empty() ? "model" : where;
-    GENX_RETURN_IF_ERROR(check_keys(j, root, {"links", "host", "topology_rates"}));
+    GENX_RETURN_IF_ERROR(
+        check_keys(j, root, {"links", "host", "topology_rates", "nonblocking_step"}));
     if (j.find("links") == j.end())
         return Status::invalid(root + ".links: required field is missing");
     if (j.find("host") == j.end())
@@ -128,6 +139,7 @@ Status model_params_from_json(const nlohmann::json& j, const std::string& where,
                                    it->dump());
         p.topology_rates = it->get<bool>();
     }
+    GENX_RETURN_IF_ERROR(read_number(j, root, "nonblocking_step", false, &p.nonblocking_step));
     *out = p;
     return Status::ok();
 }
@@ -443,20 +455,24 @@ struct StepCost {
     LinkKind link = LinkKind::None;
     int w = 0;
     int extra_msgs = 0;
+    bool shift = false;
     TermTimes terms;
     ModelCoefficients coeff;
 };
 
 // `msgs`: the larger of the messages the rank sends and receives over the
 // class in the step (>= 1 when there is any transfer).
+// `shift`: the rank sends and receives over the class in the step, but not
+// pairwise (LinkParams::alpha_shift).
 StepCost price_link(const LinkParams& p, double sent, double recv, int flows_in, int msgs,
-                    double hops = 1) {
+                    bool shift, double hops = 1) {
     StepCost c;
     const double bytes = std::max(sent, recv);
     c.w = 1 + flows_in;
     const double over = std::max(static_cast<double>(c.w) - p.w_t, 0.0);
     c.extra_msgs = std::max(msgs - 1, 0);
-    c.terms.alpha = p.alpha * hops + p.alpha_msg * c.extra_msgs;
+    c.shift = shift && sent > 0 && recv > 0;
+    c.terms.alpha = p.alpha * hops + p.alpha_msg * c.extra_msgs + (c.shift ? p.alpha_shift : 0.0);
     c.terms.beta = p.beta * bytes;
     c.terms.epsilon = p.epsilon * over * recv;
     c.cost = c.terms.alpha + c.terms.beta + c.terms.epsilon;
@@ -464,6 +480,27 @@ StepCost price_link(const LinkParams& p, double sent, double recv, int flows_in,
 }
 
 }  // namespace
+
+// Which link classes (bit 0 intra, bit 1 inter) step `st` of a rank on
+// node `node` uses both ways but not pairwise: the peers it sends to over
+// the class differ from those it receives from.
+static uint8_t shift_classes(const Step& st, int node, const RankMap& ranks) {
+    uint8_t bits = 0;
+    for (int c = 0; c < 2; ++c) {
+        std::vector<int> to, from;
+        for (const Transfer& t : st.sends)
+            if ((ranks.node_of(t.peer) == node) == (c == 0)) to.push_back(t.peer);
+        for (const Transfer& t : st.recvs)
+            if ((ranks.node_of(t.peer) == node) == (c == 0)) from.push_back(t.peer);
+        if (to.empty() || from.empty()) continue;
+        std::sort(to.begin(), to.end());
+        to.erase(std::unique(to.begin(), to.end()), to.end());
+        std::sort(from.begin(), from.end());
+        from.erase(std::unique(from.begin(), from.end()), from.end());
+        if (to != from) bits |= static_cast<uint8_t>(1u << c);
+    }
+    return bits;
+}
 
 // Builds a PlanModel over "model ranks": every rank, or the ranks of rank
 // 0's node when the quotient applies (cost_model.hpp).  Programs are added
@@ -640,6 +677,7 @@ Status PlanModel::Builder::add(int mi, const Program& prog) {
             }
         }
         rec.nxfer = static_cast<uint32_t>(m.xfers_.size()) - rec.first_xfer;
+        rec.shift = shift_classes(st, raw, ranks_);
         rec.first_op = static_cast<uint32_t>(m.op_runs_.size());
         for (const LocalOp& op : st.ops) {
             // stats.hpp's conventions: a k-ary reduce combines (k-1)·n and
@@ -996,10 +1034,11 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         StepCost best;
         if (l.sent[0] > 0 || l.recv[0] > 0) {
             best = price_link(params.intra, l.sent[0], l.recv[0], l.intra_flows_in,
-                              std::max(l.nsent[0], l.nrecv[0]));
+                              std::max(l.nsent[0], l.nrecv[0]), (rec.shift & 1) != 0);
             best.link = LinkKind::Intra;
             best.coeff.steps_intra = 1;
             best.coeff.extra_msgs_intra = best.extra_msgs;
+            best.coeff.shift_steps_intra = best.shift ? 1 : 0;
             best.coeff.bytes_intra = std::max(l.sent[0], l.recv[0]);
             best.coeff.incast_bytes_intra =
                 std::max(static_cast<double>(best.w) - params.intra.w_t, 0.0) * l.recv[0];
@@ -1014,7 +1053,7 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
             LinkParams nic_params = params.inter;
             if (by_links) nic_params.alpha = nic_params.beta = nic_params.epsilon = 0;
             StepCost e = price_link(nic_params, nic[ni].sent, nic[ni].recv, sources,
-                                    std::max(l.nsent[1], l.nrecv[1]),
+                                    std::max(l.nsent[1], l.nrecv[1]), (rec.shift & 2) != 0,
                                     direct_ ? nic_hops[ni] : 1);
             if (routed) {
                 // The NIC or the busiest routed link, whichever is slower,
@@ -1032,11 +1071,18 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
                 best.link = LinkKind::Inter;
                 best.coeff.steps_inter = by_links ? 0 : 1;
                 best.coeff.extra_msgs_inter = e.extra_msgs;
+                best.coeff.shift_steps_inter = e.shift ? 1 : 0;
                 best.coeff.bytes_inter = by_links ? 0 : std::max(nic[ni].sent, nic[ni].recv);
                 best.coeff.incast_bytes_inter =
                     by_links ? 0
                              : std::max(static_cast<double>(e.w) - params.inter.w_t, 0.0) * nic[ni].recv;
             }
+        }
+        if (params.price_nonblocking && best.link != LinkKind::None) {
+            // A non-blocking call's step waits for the application's next
+            // MPI call (ModelParams::nonblocking_step).
+            best.terms.alpha += params.nonblocking_step;
+            best.cost += params.nonblocking_step;
         }
         return best;
     };
@@ -1134,6 +1180,8 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         C.steps_inter += c.coeff.steps_inter;
         C.extra_msgs_intra += c.coeff.extra_msgs_intra;
         C.extra_msgs_inter += c.coeff.extra_msgs_inter;
+        C.shift_steps_intra += c.coeff.shift_steps_intra;
+        C.shift_steps_inter += c.coeff.shift_steps_inter;
         C.bytes_intra += c.coeff.bytes_intra;
         C.bytes_inter += c.coeff.bytes_inter;
         C.incast_bytes_intra += c.coeff.incast_bytes_intra;

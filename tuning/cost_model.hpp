@@ -98,6 +98,34 @@
 // (TermTimes::alpha, which is then "α·steps + α_m·extra messages"); α_m = 0
 // gives the paper's model exactly, which the Table 2 tests use.
 //
+// Why α_s (a second change)
+// -------------------------
+// The paper's α is the same for every step, however the step's partners
+// are arranged.  Measured on the emulated switch:7 (bench/RESULTS.md,
+// issue 10 "§1 again on switch:7"), the cyclic butterfly r = 3 (three
+// steps, each sending to rank + d and receiving from rank − d) took
+// 1.42–1.85× as long as recursive doubling with a fold (four steps, each a
+// pairwise exchange or a one-way fold) at 8 B–4 KiB: a shift step cost
+// about twice a pairwise one.  On TCP a pairwise exchange carries each
+// direction's acknowledgement in the other direction's data; a shift sends
+// data one way on each connection and the acknowledgements as packets of
+// their own, and the step waits for a partner that is itself waiting on a
+// third rank.  α_s is charged once per step and class in which the rank
+// sends and receives but not pairwise (some peer it sends to is not one
+// it receives from, or the other way round); steps that only send or only
+// receive are not shifts.  α_s = 0 is the model without the term.
+// genx-tune fits α_s beside α when its measurements hold both kinds of
+// step (ring and a cyclic butterfly are shifts, rd and rhd pairwise).
+//
+// Non-blocking calls
+// ------------------
+// A non-blocking plan advances only when the application enters MPI (no
+// progress thread), so each of its steps costs up to one interval between
+// the application's MPI calls more than the same step of a blocking call.
+// The table for MPI_Iallreduce and persistent allreduce prices every step
+// that moves data with ModelParams::nonblocking_step more (model_for_call),
+// which prefers plans with few steps there.
+//
 // Known limits (each is a modelling choice, documented for the fitter):
 //   * no overlap of communication with the reduction of the same step and
 //     no pipelining across segments (the executor's segment/window are not
@@ -141,6 +169,11 @@ struct LinkParams {
     double epsilon = 0;  // s per byte received per unit of fan-in above w_t
     double w_t = 0;      // incast threshold (fan-in degree; w <= w_t is free)
     double alpha_msg = 0;  // s per message beyond the first per direction and step
+    // s added to a step in which the rank both sends and receives over this
+    // class but not pairwise: some peer it sends to does not send to it, or
+    // the other way round (a cyclic shift, as in ring or a cyclic butterfly;
+    // "Why α_s" above).
+    double alpha_shift = 0;
 };
 
 // One host (per rank).
@@ -170,7 +203,21 @@ struct ModelParams {
     // where a topology file declares the hosts' link rate, 1/rate replaces
     // inter.β (model_for_topology).  genx-tune's fitted models leave it false.
     bool topology_rates = false;
+    // s added to every step of a non-blocking or persistent call (the
+    // decision table for MPI_Iallreduce prices with it; model_for_call):
+    // without a progress thread a plan advances only inside the
+    // application's MPI calls, so a step that completes waits, on average,
+    // for the next one.  0 prices both kinds of call alike.
+    double nonblocking_step = 0;
+    // Set by model_for_call (not part of the JSON form): price with
+    // nonblocking_step.
+    bool price_nonblocking = false;
 };
+
+// `params` for one kind of call: unchanged for a blocking call; for a
+// non-blocking or persistent one, nonblocking_step is added to the latency
+// of every step that moves data (once per step, whatever its classes).
+ModelParams model_for_call(const ModelParams& params, bool nonblocking);
 
 // The most common declared rate of the links from hosts to their switch
 // (bytes/s; 0 when no host link of the view has one).
@@ -331,6 +378,7 @@ struct TermTimes {
 struct ModelCoefficients {
     double steps_intra = 0, steps_inter = 0;
     double extra_msgs_intra = 0, extra_msgs_inter = 0;
+    double shift_steps_intra = 0, shift_steps_inter = 0;
     double bytes_intra = 0, bytes_inter = 0;
     double incast_bytes_intra = 0, incast_bytes_inter = 0;
     double reduce_bytes = 0;
@@ -448,6 +496,9 @@ class PlanModel {
     struct StepRec {
         int rank = -1, step = -1, node = -1;  // rank: real rank; node: dense, modelled nodes
         uint32_t first_xfer = 0, nxfer = 0, first_op = 0, nop = 0;
+        // Bit 0 intra, bit 1 inter: the step's transfers over the class go
+        // both ways but not pairwise (LinkParams::alpha_shift).
+        uint8_t shift = 0;
     };
     size_t nic_index(int node, int step) const {
         return static_cast<size_t>(node) * static_cast<size_t>(max_steps_) +

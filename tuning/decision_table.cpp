@@ -257,8 +257,11 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
 
     DecisionTable t;
     // Model prices per family list, computed when first needed, all with the
-    // rules' model as this communicator's topology states it.
-    const ModelParams model = model_for_topology(rules.model, shape.topology.get());
+    // rules' model as this communicator's topology states it, for this kind
+    // of call (a non-blocking step waits for the application's next MPI
+    // call: ModelParams::nonblocking_step).
+    const ModelParams model =
+        model_for_call(model_for_topology(rules.model, shape.topology.get()), options.nonblocking);
     std::map<std::vector<std::string>, std::vector<PricedCandidate>> priced;
     auto prices = [&](const std::vector<std::string>& families,
                       const std::vector<PricedCandidate>** p) -> Status {

@@ -42,7 +42,12 @@
 // inter-node 3 µs per step and 10 GB/s per NIC (100 Gb/s class), an incast
 // threshold of 8 concurrent senders (the paper measured < 10 on RoCE,
 // §3.4) with a mild penalty beyond, 1 µs per extra message in a step
-// (posting and completing a send or receive); shared-memory steps of 1 µs
+// (posting and completing a send or receive), a shift step (sends and
+// receives with different partners) 3 µs more than a pairwise exchange
+// (measured: the cyclic butterfly's shift steps cost about twice rd's
+// pairwise steps on 7 emulated hosts), and 3 µs more per step of a
+// non-blocking call (a step waits for the application's next MPI call,
+// assumed about as far apart as a network step); shared-memory steps of 1 µs
 // at 5 GB/s per rank pair without incast, 0.3 µs per extra message;
 // reduction at 20 GB/s combined and memory traffic at 10 GB/s per core.
 // genx-tune replaces all of this with measured values and decisions.
@@ -59,10 +64,12 @@ const std::string& builtin_rules_text() {
   "model": {
     "links": {
       "intra": {"alpha": 1e-6, "beta": 2e-10, "epsilon": 0, "w_t": 0, "alpha_msg": 3e-7},
-      "inter": {"alpha": 3e-6, "beta": 1e-10, "epsilon": 1e-11, "w_t": 8, "alpha_msg": 1e-6}
+      "inter": {"alpha": 3e-6, "beta": 1e-10, "epsilon": 1e-11, "w_t": 8, "alpha_msg": 1e-6,
+                "alpha_shift": 3e-6}
     },
     "host": {"gamma": 5e-11, "delta": 1e-10},
-    "topology_rates": true
+    "topology_rates": true,
+    "nonblocking_step": 3e-6
   },
   "allreduce": [
     {"nodes": 1, "algorithm": "fallback",

@@ -31,6 +31,24 @@ Plan exchange_plan() {
     return p;
 }
 
+Plan shift_plan(int x) {
+    Plan p;
+    p.algorithm = "shift";
+    p.params = "x=" + std::to_string(x);
+    p.nranks = x;
+    p.nblocks = 1;
+    p.nslots = 1;
+    p.programs.resize(static_cast<size_t>(x));
+    for (int r = 0; r < x; ++r) {
+        Step s;
+        s.sends.push_back(Transfer{(r + 1) % x, {0}, kResult});
+        s.recvs.push_back(Transfer{(r + x - 1) % x, {0}, 0});
+        p.programs[static_cast<size_t>(r)].steps = {s};
+    }
+    finalize(p);
+    return p;
+}
+
 Plan local_reduce_plan(int k) {
     Plan p;
     p.algorithm = "local-reduce";
@@ -185,7 +203,7 @@ Status nnls(const std::vector<double>& a_in, size_t m, size_t n, const std::vect
 
 namespace {
 
-constexpr size_t kCols = 10;
+constexpr size_t kCols = 12;
 enum Col : size_t {
     AlphaIntra,
     BetaIntra,
@@ -196,22 +214,27 @@ enum Col : size_t {
     EpsInter,
     MsgInter,
     Gamma,
-    Delta
+    Delta,
+    ShiftIntra,
+    ShiftInter
 };
 const char* const kColNames[kCols] = {
-    "alpha_intra", "beta_intra", "epsilon_intra", "alpha_msg_intra", "alpha_inter",
-    "beta_inter",  "epsilon_inter", "alpha_msg_inter", "gamma",     "delta"};
+    "alpha_intra",     "beta_intra", "epsilon_intra", "alpha_msg_intra",  "alpha_inter",
+    "beta_inter",      "epsilon_inter", "alpha_msg_inter", "gamma",       "delta",
+    "alpha_shift_intra", "alpha_shift_inter"};
 
 std::array<double, kCols> row_of(const ModelCoefficients& c) {
     return {c.steps_intra,  c.bytes_intra,  c.incast_bytes_intra, c.extra_msgs_intra,
             c.steps_inter,  c.bytes_inter,  c.incast_bytes_inter, c.extra_msgs_inter,
-            c.reduce_bytes, c.memory_bytes};
+            c.reduce_bytes, c.memory_bytes, c.shift_steps_intra,  c.shift_steps_inter};
 }
 
 ModelParams params_of(const std::vector<double>& x, double wt_intra, double wt_inter) {
     ModelParams p;
-    p.intra = LinkParams{x[AlphaIntra], x[BetaIntra], x[EpsIntra], wt_intra, x[MsgIntra]};
-    p.inter = LinkParams{x[AlphaInter], x[BetaInter], x[EpsInter], wt_inter, x[MsgInter]};
+    p.intra = LinkParams{x[AlphaIntra], x[BetaIntra], x[EpsIntra], wt_intra, x[MsgIntra],
+                         x[ShiftIntra]};
+    p.inter = LinkParams{x[AlphaInter], x[BetaInter], x[EpsInter], wt_inter, x[MsgInter],
+                         x[ShiftInter]};
     p.host = HostParams{x[Gamma], x[Delta]};
     return p;
 }
@@ -430,9 +453,10 @@ std::string format_fit_report(const std::vector<Measurement>& data, const FitRes
     char buf[256];
     auto link = [&](const char* name, const LinkParams& l, bool copied) {
         std::snprintf(buf, sizeof buf,
-                      "  %-5s alpha %.3e s  alpha_msg %.3e s  beta %.3e s/B (%.3g GB/s)  "
-                      "epsilon %.3e s/B  w_t %g%s\n",
-                      name, l.alpha, l.alpha_msg, l.beta, l.beta > 0 ? 1e-9 / l.beta : 0.0,
+                      "  %-5s alpha %.3e s  alpha_msg %.3e s  alpha_shift %.3e s  beta %.3e s/B "
+                      "(%.3g GB/s)  epsilon %.3e s/B  w_t %g%s\n",
+                      name, l.alpha, l.alpha_msg, l.alpha_shift, l.beta,
+                      l.beta > 0 ? 1e-9 / l.beta : 0.0,
                       l.epsilon, l.w_t,
                       copied ? "  (not measured: copied from the other class)" : "");
         out += buf;

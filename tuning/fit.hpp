@@ -73,6 +73,11 @@ struct Measurement {
 // both directions load the same memory system, which a ping-pong (one
 // direction at a time) never shows.
 Plan exchange_plan();
+// x ≥ 3 ranks in a cycle, one step: each sends its block to rank + 1 and
+// receives rank − 1's into a slot (a shift, where exchange_plan is
+// pairwise): α + α_s + bytes·β.  Beside the exchange it separates α_s
+// (LinkParams::alpha_shift) from α.
+Plan shift_plan(int x);
 // One rank, k ≥ 2: one fused k-ary reduce result ⊕= slot0 ⊕ … ⊕ slot(k−2)
 // over one block: (k−1)·bytes·γ + (k+1)·bytes·δ (eq. (5)).
 Plan local_reduce_plan(int k);

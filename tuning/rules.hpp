@@ -122,7 +122,11 @@ struct RulesFile {
     ModelParams model;
     std::vector<AllreduceRule> allreduce;
     // Some rule names a "call": non-blocking calls get a table of their own.
+    // Whether blocking and non-blocking calls can decide differently: a
+    // rule names one kind of call, or the model prices non-blocking steps
+    // apart (ModelParams::nonblocking_step).
     bool splits_calls() const {
+        if (model.nonblocking_step > 0) return true;
         for (const AllreduceRule& r : allreduce)
             if (r.call != CallKind::Any) return true;
         return false;

@@ -10,6 +10,7 @@
 #include "tests/unit/make_plan.hpp"
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
+#include "tuning/fit.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/decision_table.hpp"
 #include "tuning/rules.hpp"
@@ -435,13 +436,103 @@ TEST_CASE("alpha_msg: every message beyond the first in a step costs alpha_msg",
     CHECK(mixed.coefficients.extra_msgs_intra == 0);
 }
 
+TEST_CASE("alpha_shift: a step whose partners differ costs alpha_shift more", "[cost_model]") {
+    // Latency only, so the prediction is Σ over the critical path of
+    // α + α_s·[shift step].
+    const double a = 3e-5, as = 2e-5;
+    ModelParams m = single_switch(a, 0, 0, 0, 0, 0);
+    m.inter.alpha_shift = as;
+    for (int P : {3, 4, 5, 6, 7, 8, 9, 16, 17}) {
+        CAPTURE(P);
+        // ring: every one of its 2(P − 1) steps sends to rank + 1 and
+        // receives from rank − 1.
+        const Prediction ring = predict(make_plan("ring", P), 1024 * P, 4, m);
+        REQUIRE(ring.status.is_ok());
+        CHECK(ring.seconds == Approx(2 * (P - 1) * (a + as)).epsilon(1e-12));
+        CHECK(ring.coefficients.shift_steps_inter == 2 * (P - 1));
+        CHECK(ring.terms.alpha == Approx(ring.seconds).epsilon(1e-12));
+        // rd: pairwise exchanges, and for P not a power of two a one-way
+        // fold and unfold: never a shift.
+        const Prediction rd = predict(make_plan("rd", P), 1024 * P, 4, m);
+        REQUIRE(rd.status.is_ok());
+        CHECK(rd.coefficients.shift_steps_inter == 0);
+        const int L = ceil_log2(P);
+        const int steps = (1 << L) == P ? L : L + 1;  // ⌊log2 P⌋ + 2
+        CHECK(rd.seconds == Approx(steps * a).epsilon(1e-12));
+        // The cyclic butterfly r = ⌈log2 P⌉: a shift per step, except on
+        // the xor group of a power of two (pairwise) and in a step at
+        // distance P/2 (rank + P/2 = rank − P/2: pairwise; P = 6 has one).
+        const Prediction bf = predict(make_plan("butterfly", P, "r=" + std::to_string(L)), 8, 4, m);
+        REQUIRE(bf.status.is_ok());
+        const int shifts = (1 << L) == P ? 0 : P == 6 ? L - 1 : L;
+        if ((1 << L) != P) REQUIRE((P % 2 == 1 || P == 6));
+        CHECK(bf.coefficients.shift_steps_inter == shifts);
+        CHECK(bf.seconds == Approx(L * a + shifts * as).epsilon(1e-12));
+    }
+    // genx-tune's two latency benchmarks: the exchange is pairwise, the
+    // cycle of 3 a shift.
+    CHECK(predict(exchange_plan(), 8, 1, m).seconds == Approx(a).epsilon(1e-12));
+    CHECK(predict(shift_plan(3), 8, 1, m).seconds == Approx(a + as).epsilon(1e-12));
+    CHECK(predict(shift_plan(3), 8, 1, m).coefficients.shift_steps_inter == 1);
+    // Per class: a ring on one node pays the intra class's α_s, and a
+    // class in which the rank only sends or only receives is no shift
+    // (ring over 4 ranks, 2 per node: each rank sends over one class and
+    // receives over the other).
+    ModelParams cls = m;
+    cls.intra = LinkParams{a, 0, 0, 0, 0, 5 * as};
+    const Prediction one_node = predict(make_plan("ring", 4), 1024, 4, cls, RankMap::by_slot(4, 4));
+    CHECK(one_node.coefficients.shift_steps_intra == 6);
+    CHECK(one_node.coefficients.shift_steps_inter == 0);
+    CHECK(one_node.seconds == Approx(6 * (a + 5 * as)).epsilon(1e-12));
+    const Prediction split = predict(make_plan("ring", 4), 1024, 4, cls, RankMap::by_slot(4, 2));
+    CHECK(split.coefficients.shift_steps_intra == 0);
+    CHECK(split.coefficients.shift_steps_inter == 0);
+    // The built-in model charges shifts on the network, not on shared
+    // memory (not measured there).
+    CHECK(builtin_rules().model.inter.alpha_shift > 0);
+    CHECK(builtin_rules().model.intra.alpha_shift == 0);
+}
+
+TEST_CASE("non-blocking calls: every step that moves data costs nonblocking_step more",
+          "[cost_model]") {
+    ModelParams m = single_switch(3e-6, 1e-9, 0, 1e-10, 0, 8);
+    m.nonblocking_step = 7e-6;
+    for (const char* alg : {"ring", "rd", "cps", "rhd", "rb"}) {
+        for (int P : {2, 3, 5, 8, 13}) {
+            CAPTURE(alg, P);
+            const Plan plan = make_plan(alg, P);
+            const Prediction b = predict(plan, 4096 * P, 4, model_for_call(m, false));
+            const Prediction nb = predict(plan, 4096 * P, 4, model_for_call(m, true));
+            REQUIRE(b.status.is_ok());
+            REQUIRE(nb.status.is_ok());
+            // A plan priced as blocking ignores the term however large it is.
+            CHECK(b.seconds == predict(plan, 4096 * P, 4, m).seconds);
+            // Lock-step plans: the critical path keeps its steps, each
+            // nonblocking_step longer (in the latency column).
+            const int path = static_cast<int>(nb.critical_path.size());
+            CHECK(path == static_cast<int>(b.critical_path.size()));
+            CHECK(nb.seconds == Approx(b.seconds + path * m.nonblocking_step).epsilon(1e-12));
+            CHECK(nb.terms.alpha == Approx(b.terms.alpha + path * m.nonblocking_step).epsilon(1e-12));
+        }
+    }
+}
+
 TEST_CASE("ModelParams JSON round trip and errors", "[cost_model]") {
     ModelParams m = single_switch(5e-5, 8e-10, 2.5e-11, 1e-10, 3e-11, 9);
     m.inter.alpha_msg = 7e-6;
+    m.inter.alpha_shift = 4e-6;
+    m.nonblocking_step = 2e-6;
     ModelParams back;
     REQUIRE(model_params_from_json(model_params_to_json(m), "x", &back).is_ok());
     CHECK(back.inter.alpha == m.inter.alpha);
     CHECK(back.inter.alpha_msg == 7e-6);
+    CHECK(back.inter.alpha_shift == 4e-6);
+    CHECK(back.intra.alpha_shift == 0);
+    CHECK(back.nonblocking_step == 2e-6);
+    // Zero terms are not written, so files without them read back unchanged.
+    CHECK_FALSE(model_params_to_json(single_switch(1, 1, 1, 1, 1, 1)).contains("nonblocking_step"));
+    CHECK_FALSE(model_params_to_json(single_switch(1, 1, 1, 1, 1, 1))["links"]["inter"].contains(
+        "alpha_shift"));
     CHECK(back.inter.w_t == 9);
     CHECK(back.intra.beta == m.intra.beta);
     CHECK(back.host.delta == m.host.delta);
@@ -460,6 +551,12 @@ TEST_CASE("ModelParams JSON round trip and errors", "[cost_model]") {
     CHECK(only.intra.alpha == 1);
     CHECK(only.inter.epsilon == 0);
     CHECK(only.inter.alpha_msg == 0);
+    CHECK(only.inter.alpha_shift == 0);
+    CHECK(only.nonblocking_step == 0);
+    CHECK(err(R"({"links":{"inter":{"alpha":1,"beta":2,"alpha_shift":-1}},"host":{"gamma":3,"delta":4}})")
+              .find("m.json.links.inter.alpha_shift: must be a finite number >= 0") == 0);
+    CHECK(err(R"({"links":{"inter":{"alpha":1,"beta":2}},"host":{"gamma":3,"delta":4},"nonblocking_step":"1us"})")
+              .find("m.json.nonblocking_step: expected a number") == 0);
     CHECK(err(R"({"links":{"inter":{"alpha":1}},"host":{"gamma":3,"delta":4}})") ==
           "m.json.links.inter.beta: required field is missing");
     CHECK(err(R"({"links":{"inter":{"alpha":1,"beta":-2}},"host":{"gamma":3,"delta":4}})")

@@ -1,5 +1,5 @@
 // GenModel fitting: NNLS on known problems, the benchmark plans' costs, and
-// recovery of known parameters (α, α_m, β, ε, w_t per link class, γ, δ) from
+// recovery of known parameters (α, α_m, α_s, β, ε, w_t per link class, γ, δ) from
 // synthetic measurements with noise, with the held-out error reported.
 #include <catch2/catch.hpp>
 
@@ -23,8 +23,8 @@ bool rel_close(double got, double want, double tol) {
 
 ModelParams truth() {
     ModelParams p;
-    p.intra = LinkParams{2e-6, 2e-10, 5e-11, 4, 5e-7};
-    p.inter = LinkParams{8e-6, 8e-10, 2e-10, 6, 4e-6};
+    p.intra = LinkParams{2e-6, 2e-10, 5e-11, 4, 5e-7, 1e-6};
+    p.inter = LinkParams{8e-6, 8e-10, 2e-10, 6, 4e-6, 7e-6};
     p.host = HostParams{3e-11, 1.2e-10};
     return p;
 }
@@ -69,6 +69,15 @@ std::vector<Measurement> synthetic(const ModelParams& p, double amp, bool with_i
             if (with_inter) add("cps-inter", "cps inter " + tag, cps, RankMap{}, bytes);
         }
     }
+    // genx-tune's shift benchmark: the first 3 and all ranks (here 3 … 8).
+    for (int x = 3; x <= 8; ++x) {
+        auto sh = std::make_shared<Plan>(shift_plan(x));
+        for (size_t bytes : {size_t{8}, size_t{512}, size_t{4096}}) {
+            const std::string tag = "P=" + std::to_string(x) + " " + std::to_string(bytes);
+            add("shift-intra", "shift intra " + tag, sh, RankMap::by_slot(x, x), bytes);
+            if (with_inter) add("shift-inter", "shift inter " + tag, sh, RankMap{}, bytes);
+        }
+    }
     for (int k = 2; k <= 8; ++k) {
         auto red = std::make_shared<Plan>(local_reduce_plan(k));
         for (size_t bytes : {size_t{1} << 20, size_t{8} << 20, size_t{32} << 20})
@@ -83,11 +92,13 @@ void check_recovered(const ModelParams& got, const ModelParams& want, double tol
                      double gamma_tol) {
     CHECK(rel_close(got.intra.alpha, want.intra.alpha, tol));
     CHECK(rel_close(got.intra.alpha_msg, want.intra.alpha_msg, tol));
+    CHECK(rel_close(got.intra.alpha_shift, want.intra.alpha_shift, tol));
     CHECK(rel_close(got.intra.beta, want.intra.beta, tol));
     CHECK(rel_close(got.intra.epsilon, want.intra.epsilon, tol));
     CHECK(got.intra.w_t == want.intra.w_t);
     CHECK(rel_close(got.inter.alpha, want.inter.alpha, tol));
     CHECK(rel_close(got.inter.alpha_msg, want.inter.alpha_msg, tol));
+    CHECK(rel_close(got.inter.alpha_shift, want.inter.alpha_shift, tol));
     CHECK(rel_close(got.inter.beta, want.inter.beta, tol));
     CHECK(rel_close(got.inter.epsilon, want.inter.epsilon, tol));
     CHECK(got.inter.w_t == want.inter.w_t);
@@ -203,7 +214,7 @@ TEST_CASE("one node: the inter class is unidentified and copied from intra", "[f
     CHECK(r.inter_copied);
     CHECK_FALSE(r.intra_copied);
     CHECK(r.unidentified == std::vector<std::string>{"alpha_inter", "beta_inter", "epsilon_inter",
-                                                     "alpha_msg_inter"});
+                                                     "alpha_msg_inter", "alpha_shift_inter"});
     CHECK(rel_close(r.params.intra.beta, want.intra.beta, 1e-6));
     CHECK(r.params.inter.beta == r.params.intra.beta);
     CHECK(r.params.inter.w_t == r.params.intra.w_t);

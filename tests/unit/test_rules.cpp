@@ -151,6 +151,49 @@ TEST_CASE("non-blocking calls: rd below 8 KiB on 5-7 nodes, the blocking decisio
     }
 }
 
+TEST_CASE("non-blocking calls: the model prices their steps and prefers fewer", "[rules]") {
+    // A model rule over every family; the built-in model with a
+    // nonblocking_step of 0 (both tables alike) or 20 µs (steps dear).
+    auto steps_of = [](const Decision& d, int P) {
+        ParamMap pm;
+        REQUIRE(parse_params(d.params, &pm).is_ok());
+        Plan plan;
+        REQUIRE(generate(d.algorithm, P, pm, &plan).is_ok());
+        return plan.max_steps();
+    };
+    for (double step : {0.0, 2e-5}) {
+        RulesFile f;
+        REQUIRE(parse(R"({"format": "genx-rules", "version": 1, "allreduce": [{"algorithm": "model"}]})",
+                      &f));
+        f.model = builtin_rules().model;
+        f.model.nonblocking_step = step;
+        f.has_model = true;
+        CHECK(f.splits_calls() == (step > 0));
+        for (const CommShape& shape : {CommShape{6, 6, 1}, CommShape{8, 8, 1}, CommShape{12, 6, 2}}) {
+            CAPTURE(step, shape.size, shape.ppn);
+            TableOptions nb;
+            nb.nonblocking = true;
+            DecisionTable b, n;
+            REQUIRE(DecisionTable::build(f, shape, TableOptions(), &b, nullptr).is_ok());
+            REQUIRE(DecisionTable::build(f, shape, nb, &n, nullptr).is_ok());
+            int differ = 0;
+            for (size_t bytes = 8; bytes <= (size_t{64} << 20); bytes *= 2) {
+                CAPTURE(bytes);
+                const Decision& db = b.lookup(bytes);
+                const Decision& dn = n.lookup(bytes);
+                REQUIRE(db.by_model);
+                REQUIRE(dn.by_model);
+                if (db.algorithm == dn.algorithm && db.params == dn.params) continue;
+                ++differ;
+                // Only steps got dearer: a different choice has fewer.
+                CHECK(steps_of(dn, shape.size) < steps_of(db, shape.size));
+            }
+            if (step == 0) CHECK(differ == 0);
+            else CHECK(differ > 0);
+        }
+    }
+}
+
 TEST_CASE("\"call\": blocking or nonblocking, round-tripped, errors named", "[rules]") {
     const std::string head = R"({"format": "genx-rules", "version": 1, "allreduce": [)";
     RulesFile f;
