@@ -66,6 +66,8 @@
 #include "tuning/decision_table.hpp"
 #include "tuning/fit.hpp"
 #include "tools/plot.hpp"
+#include "topology/placement.hpp"
+#include "topology/topology.hpp"
 #include "tuning/rules.hpp"
 
 #ifndef PACKAGE_VERSION
@@ -105,6 +107,9 @@ struct Options {
     bool probe = false;
     bool print_defaults = false;
     std::string check_rules;
+    // A topology file placing the job's hosts on switches: the switch
+    // links' classes are measured and fitted too.
+    std::string topology, overlay;
 };
 
 int g_rank = 0;
@@ -325,14 +330,31 @@ struct Record {
     double predicted = 0;
     bool held_out = false;
     int measurement = -1;  // index into the fit's measurements
+    int route = -1;        // or into the switch-class measurements
 };
 
 struct Cluster {
     std::vector<int> node;  // dense node id per world rank
     int nodes = 1;
     int ppn = 1;
+    // With --topology: every rank's host name, and the files.
+    std::vector<std::string> hosts;
+    std::string topology, overlay;
 
+    // The first c ranks as the cost model sees them: placed on the
+    // topology's switch tree when one is given (their routes then cross
+    // its links' classes), else by node.
     RankMap map_of_first(int c) const {
+        if (!topology.empty()) {
+            std::shared_ptr<const TopologyView> view;
+            const std::vector<std::string> first(hosts.begin(), hosts.begin() + c);
+            if (place_ranks(topology, overlay, first, &view)) {
+                RankMap m;
+                m.node = view->host_of_rank();
+                m.tree = switch_tree(*view);
+                return m;
+            }
+        }
         RankMap m;
         m.node.assign(node.begin(), node.begin() + c);
         return m;
@@ -552,6 +574,13 @@ int main(int argc, char** argv) {
     app.add_option("--reduce-bytes", opt.reduce_bytes, "vector sizes of the reduce benchmark")
         ->delimiter(',')
         ->capture_default_str();
+    app.add_option("--topology", opt.topology,
+                   "a Slurm topology.conf (tree form) holding this job's hosts: genx-tune also "
+                   "measures exchanges across each class of switch link, fits those classes "
+                   "into the model and prices its decisions on the tree (docs/genx-tune.md)");
+    app.add_option("--overlay", opt.overlay,
+                   "with --topology: its JSON overlay (link rates, latencies, classes; "
+                   "docs/topology.md)");
     app.add_option("--cps-bytes", opt.cps_bytes, "message sizes of the co-located PS benchmark")
         ->delimiter(',')
         ->capture_default_str();
@@ -652,7 +681,7 @@ int main(int argc, char** argv) {
     std::string command = "genx-tune";
     for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
 
-    const Cluster cluster = discover();
+    Cluster cluster = discover();
     // Fingerprints must agree: a rules file is for one kind of host.
     const std::string fingerprint = local_fingerprint();
     {
@@ -668,6 +697,38 @@ int main(int argc, char** argv) {
                     fp0 + "\"); tune each kind of host separately",
                 2);
     }
+    // The switch tree, where a topology file holds the job's hosts.
+    RankMap world;
+    if (!opt.topology.empty()) {
+        constexpr int kName = 256;
+        std::vector<char> mine(kName, 0), all(static_cast<size_t>(kName) * g_size);
+        const std::string me = local_host_name();
+        std::copy_n(me.begin(), std::min<size_t>(me.size(), kName - 1), mine.begin());
+        MPI_Allgather(mine.data(), kName, MPI_CHAR, all.data(), kName, MPI_CHAR, MPI_COMM_WORLD);
+        for (int r = 0; r < g_size; ++r)
+            cluster.hosts.emplace_back(&all[static_cast<size_t>(r) * kName]);
+        std::shared_ptr<const TopologyView> view;
+        check(place_ranks(opt.topology, opt.overlay, cluster.hosts, &view), "--topology");
+        cluster.topology = opt.topology;
+        cluster.overlay = opt.overlay;
+        world.node = view->host_of_rank();
+        world.tree = switch_tree(*view);
+        progress("topology " + opt.topology + ": " + std::to_string(view->depth()) +
+                 " switch level(s)" + (world.tree ? "" : ", no link above the hosts"));
+    }
+    // The classes of the switch links between rank 0's host and rank r's
+    // (class id -> links of it on the route; empty without a tree).
+    auto route_classes = [&](int r) {
+        std::map<int, int> sig;
+        if (!world.tree) return sig;
+        std::vector<uint32_t> codes;
+        world.tree->route(world.node[0], world.node[static_cast<size_t>(r)], &codes);
+        for (uint32_t c : codes) {
+            const int cls = world.tree->up_class[c >> 1];
+            if (cls >= 0) ++sig[cls];
+        }
+        return sig;
+    };
     progress(std::to_string(g_size) + " ranks on " + std::to_string(cluster.nodes) +
              " node(s), up to " + std::to_string(cluster.ppn) + " per node; host \"" +
              fingerprint + "\"; budget " + std::to_string(static_cast<int>(opt.max_time)) + " s");
@@ -677,6 +738,10 @@ int main(int argc, char** argv) {
     const double start = MPI_Wtime();
     auto phase_end = [&](double share) { return Budget{start + share * opt.max_time}; };
     const double share_p2p = opt.verify ? 0.10 : 0.20;
+    // With a switch tree the exchanges across its links take the last
+    // 40 % of the p2p share.
+    const double share_route = share_p2p;
+    const double share_p2p_own = world.tree ? 0.6 * share_p2p : share_p2p;
     const double share_reduce = opt.verify ? 0.20 : 0.40;
     const double share_cps = opt.verify ? 0.45 : 0.90;
     const double share_shift = opt.verify ? 0.50 : 0.95;
@@ -721,9 +786,13 @@ int main(int argc, char** argv) {
         int intra = -1, inter = -1;
         for (int r = 1; r < g_size; ++r) {
             if (intra < 0 && cluster.node[static_cast<size_t>(r)] == cluster.node[0]) intra = r;
-            if (inter < 0 && cluster.node[static_cast<size_t>(r)] != cluster.node[0]) inter = r;
+            // The NIC's own α and β: a host under rank 0's leaf switch where
+            // the topology says which those are.
+            if (cluster.node[static_cast<size_t>(r)] != cluster.node[0] &&
+                (inter < 0 || (!route_classes(inter).empty() && route_classes(r).empty())))
+                inter = r;
         }
-        const Budget budget = phase_end(share_p2p);
+        const Budget budget = phase_end(share_p2p_own);
         int todo = 0;
         for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) todo += (intra >= 0) + (inter >= 0);
         for (int peer : {intra, inter}) {
@@ -742,6 +811,67 @@ int main(int argc, char** argv) {
                 m.node = {cluster.node[0], cluster.node[static_cast<size_t>(peer)]};
                 keep(same ? "p2p-intra" : "p2p-inter", same ? "p2p intra" : "p2p inter", pp, m,
                      bytes, s, Measurement::Role::Auto);
+            }
+            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+        }
+    }
+
+    // ---- exchanges across each class of switch link (--topology): rank 0
+    // and the first rank of each host whose route crosses a set of classes
+    // not seen yet, at most four routes (fit_link_classes)
+    std::vector<Measurement> route_data;
+    if (world.tree) {
+        std::vector<std::pair<int, std::string>> peers;
+        std::set<std::map<int, int>> seen;
+        for (int r = 1; r < g_size && peers.size() < 4; ++r) {
+            const std::map<int, int> sig = route_classes(r);
+            if (sig.empty() || !seen.insert(sig).second) continue;
+            std::string what;
+            for (const auto& [cls, n] : sig)
+                what += (what.empty() ? "" : "+") + std::to_string(n) + "x" +
+                        world.tree->classes[static_cast<size_t>(cls)].name;
+            peers.emplace_back(r, what);
+        }
+        if (peers.empty()) progress("topology: every host is under rank 0's switch; no switch class to fit");
+        auto pp = std::make_shared<Plan>(exchange_plan());
+        const Budget budget = phase_end(share_route);
+        int todo = 0;
+        for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) todo += static_cast<int>(peers.size());
+        for (const auto& [peer, what] : peers) {
+            MPI_Comm c = sub_comm({0, peer});
+            for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) {
+                double s = 0;
+                if (c != MPI_COMM_NULL) {
+                    PlanRun run(*pp, c, bytes / sizeof(float));
+                    s = measure(c, [&] { run.run(); }, budget, opt.target, todo);
+                }
+                --todo;
+                share_result(&s);
+                Record rec;
+                rec.kind = "p2p-route";
+                rec.series = "p2p via " + what;
+                rec.algorithm = pp->algorithm;
+                rec.ranks = 2;
+                rec.bytes = bytes;
+                rec.measured = s;
+                if (s > 0) {
+                    Measurement m;
+                    m.kind = rec.kind;
+                    m.label = rec.series + " " + size_text(bytes);
+                    m.plan = pp;
+                    m.ranks.node = {world.node[0], world.node[static_cast<size_t>(peer)]};
+                    m.ranks.tree = world.tree;
+                    m.count = bytes / sizeof(float);
+                    m.elem_size = sizeof(float);
+                    m.seconds = s;
+                    rec.route = static_cast<int>(route_data.size());
+                    route_data.push_back(std::move(m));
+                } else {
+                    ++skipped;
+                }
+                records.push_back(rec);
+                progress("p2p-route " + rec.series + " " + size_text(bytes) + ": " +
+                         (s > 0 ? time_text(s) : std::string("skipped (time budget)")));
             }
             if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
         }
@@ -832,15 +962,35 @@ int main(int argc, char** argv) {
     fopt.holdout_every = opt.holdout_every;
     FitResult fit;
     check(fit_model(data, fopt, &fit), "fitting the model");
-    const ModelParams& model = fit.params;
+    ModelParams model = fit.params;
+    std::vector<ClassFit> class_rows;
+    if (!route_data.empty())
+        check(fit_link_classes(route_data, fit.params, &model, &class_rows),
+              "fitting the switch links' classes");
     for (Record& r : records)
         if (r.measurement >= 0) {
             const FitPoint& p = fit.points[static_cast<size_t>(r.measurement)];
             r.predicted = p.predicted;
             r.held_out = p.held_out;
         }
+    for (Record& r : records)
+        if (r.route >= 0) {
+            const Measurement& m = route_data[static_cast<size_t>(r.route)];
+            r.predicted = predict(*m.plan, m.count, m.elem_size, model, m.ranks).seconds;
+        }
     if (g_rank == 0) {
         std::printf("%s", format_fit_report(data, fit).c_str());
+        for (const ClassFit& c : class_rows) {
+            if (c.note.rfind("not fitted", 0) == 0)
+                std::printf("  switch class %-8s (%zu points): %s\n", c.name.c_str(), c.points,
+                            c.note.c_str());
+            else
+                std::printf("  switch class %-8s alpha %.3e s per link, beta %.3e s/B (%s) "
+                            "(%zu points): %s\n",
+                            c.name.c_str(), c.alpha, c.beta,
+                            c.beta > 0 ? format_rate(1 / c.beta).c_str() : "-", c.points,
+                            c.note.c_str());
+        }
         std::fflush(stdout);
     }
     {

@@ -502,4 +502,111 @@ std::string format_fit_report(const std::vector<Measurement>& data, const FitRes
     return out;
 }
 
+// ------------------------------------------------------ switch-tree classes
+
+Status fit_link_classes(const std::vector<Measurement>& routes, const ModelParams& fitted,
+                        ModelParams* out, std::vector<ClassFit>* report) {
+    ModelParams params = fitted;
+    std::vector<ClassFit> rows;
+    // Route signature (class id -> links of it on the route) -> measurements.
+    std::map<std::map<int, int>, std::vector<const Measurement*>> groups;
+    std::shared_ptr<const SwitchTree> tree;
+    for (const Measurement& m : routes) {
+        if (!m.ranks.tree || m.ranks.node.size() != 2 || !(m.seconds > 0))
+            return Status::invalid("fit: route measurement " + m.label +
+                                   " has no switch tree, not two hosts or no time");
+        if (!tree) tree = m.ranks.tree;
+        std::vector<uint32_t> codes;
+        m.ranks.tree->route(m.ranks.node[0], m.ranks.node[1], &codes);
+        std::map<int, int> sig;
+        for (uint32_t c : codes) {
+            const int cls = m.ranks.tree->up_class[c >> 1];
+            if (cls >= 0) ++sig[cls];
+        }
+        if (!sig.empty()) groups[sig].push_back(&m);
+    }
+    std::vector<std::map<int, int>> order;
+    for (const auto& kv : groups) order.push_back(kv.first);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const std::map<int, int>& a, const std::map<int, int>& b) {
+                         return a.size() < b.size();
+                     });
+    std::map<int, LinkParams> known;
+    auto name_of = [&](int cls) { return tree->classes[static_cast<size_t>(cls)].name; };
+    for (const std::map<int, int>& sig : order) {
+        const std::vector<const Measurement*>& ms = groups[sig];
+        std::vector<int> fresh;
+        double known_alpha = params.inter.alpha, bottleneck = params.inter.beta;
+        for (const auto& [cls, n] : sig) {
+            auto it = known.find(cls);
+            if (it == known.end()) {
+                fresh.push_back(cls);
+            } else {
+                known_alpha += n * it->second.alpha;
+                bottleneck = std::max(bottleneck, it->second.beta);
+            }
+        }
+        if (fresh.empty()) continue;
+        if (fresh.size() > 1) {
+            for (int cls : fresh) {
+                ClassFit r;
+                r.name = name_of(cls);
+                r.points = ms.size();
+                r.note = "not fitted: its only routes also cross another unfitted class";
+                rows.push_back(r);
+            }
+            continue;
+        }
+        const int cls = fresh[0];
+        ClassFit r;
+        r.name = name_of(cls);
+        r.points = ms.size();
+        // t = I + S·b minimising Σ ((I + S·b) / t − 1)²: least squares on
+        // rows (1/t, b/t) against 1.
+        double a11 = 0, a12 = 0, a22 = 0, r1 = 0, r2 = 0;
+        std::vector<double> sizes;
+        for (const Measurement* m : ms) {
+            const double b = static_cast<double>(m->count) * static_cast<double>(m->elem_size);
+            const double u = 1 / m->seconds, v = b / m->seconds;
+            a11 += u * u;
+            a12 += u * v;
+            a22 += v * v;
+            r1 += u;
+            r2 += v;
+            sizes.push_back(b);
+        }
+        std::sort(sizes.begin(), sizes.end());
+        const double det = a11 * a22 - a12 * a12;
+        if (std::unique(sizes.begin(), sizes.end()) - sizes.begin() < 2 ||
+            !(std::fabs(det) > 1e-300)) {
+            r.note = "not fitted: fewer than two message sizes";
+            rows.push_back(r);
+            continue;
+        }
+        const double I = (r1 * a22 - r2 * a12) / det;
+        const double S = (a11 * r2 - a12 * r1) / det;
+        LinkParams lp;
+        lp.alpha = std::max((I - known_alpha) / sig.at(cls), 0.0);
+        if (S > 1.1 * bottleneck) {
+            lp.beta = S;
+            r.beta_measured = true;
+            r.note = "beta measured (the class is slower than the NIC)";
+        } else {
+            ModelParams no_class = params;
+            no_class.classes.erase(name_of(cls));
+            lp.beta = tree->class_params(cls, no_class).beta;
+            r.note = "beta from the topology's rates (one flow runs at the NIC's rate)";
+        }
+        r.alpha = lp.alpha;
+        r.beta = lp.beta;
+        known[cls] = lp;
+        params.classes[r.name] = lp;
+        rows.push_back(r);
+    }
+    *out = params;
+    if (report != nullptr) *report = std::move(rows);
+    return Status::ok();
+}
+
 }  // namespace genx
+

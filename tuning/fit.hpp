@@ -137,4 +137,31 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
 // for the held-out points.
 std::string format_fit_report(const std::vector<Measurement>& data, const FitResult& result);
 
+// The links of a switch tree (ModelParams::classes), fitted after the
+// hosts' own classes from exchanges (exchange_plan) between a host and
+// hosts whose routes cross those links: each measurement's RankMap holds
+// the tree and the two hosts (RankMap::tree, node).  Measurements are
+// grouped by the classes their route crosses and the groups taken in
+// order of how many classes they cross, so that a route crossing one new
+// class above known ones pins it down: a line t = I + S·bytes fitted to the
+// group (relative error), then
+//   α_class = (I − inter.α − the known classes' α on the route) / links of
+//             the class on the route (at least 0);
+//   β_class = S where S exceeds by 10 % the NIC's β and the known classes'
+//             on the route (the class is the bottleneck of one flow), else
+//             left to the topology's declared rates (class_params), since
+//             one flow cannot measure a link faster than its NIC.
+// A group with two or more new classes, or fewer than two sizes, fits
+// nothing.  `fitted` is the host-level fit; `out` gets `fitted` plus a
+// classes entry for every class whose α was fitted.
+struct ClassFit {
+    std::string name;
+    double alpha = 0, beta = 0;
+    bool beta_measured = false;  // false: β from the topology's declared rates
+    size_t points = 0;
+    std::string note;  // why a class was not fitted, or how β was set
+};
+Status fit_link_classes(const std::vector<Measurement>& routes, const ModelParams& fitted,
+                        ModelParams* out, std::vector<ClassFit>* report);
+
 }  // namespace genx

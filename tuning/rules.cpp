@@ -687,10 +687,16 @@ std::string format_rules(const RulesFile& rules) {
         out += "  \"model\": {\n";
         out += "    \"links\": {\n";
         out += "      \"intra\": " + m["links"]["intra"].dump() + ",\n";
-        out += "      \"inter\": " + m["links"]["inter"].dump() + "\n";
-        out += "    },\n";
-        out += "    \"host\": " + m["host"].dump() + "\n";
-        out += "  },\n";
+        out += "      \"inter\": " + m["links"]["inter"].dump();
+        if (m["links"].contains("classes"))
+            out += ",\n      \"classes\": " + m["links"]["classes"].dump();
+        out += "\n    },\n";
+        out += "    \"host\": " + m["host"].dump();
+        // Every other key of the model (topology_rates, nonblocking_step).
+        for (auto it = m.begin(); it != m.end(); ++it)
+            if (it.key() != "links" && it.key() != "host")
+                out += ",\n    \"" + it.key() + "\": " + it.value().dump();
+        out += "\n  },\n";
     }
     out += "  \"allreduce\": [";
     const json& list = j["allreduce"];

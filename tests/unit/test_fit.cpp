@@ -8,10 +8,15 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+#include <stdlib.h>
 
 #include "plan/registry.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/fit.hpp"
+#include "topology/placement.hpp"
 
 using namespace genx;
 
@@ -278,4 +283,101 @@ TEST_CASE("fit input errors", "[fit]") {
     const Status st = fit_model({m}, FitOptions{}, &r);
     CHECK_FALSE(st.is_ok());
     CHECK(st.message().find("held out") != std::string::npos);
+}
+
+TEST_CASE("switch-tree classes fitted from exchanges across them", "[fit]") {
+    // Two datacenters: dc-a over leaves a0, a1 and, across a slow "xdc"
+    // link, dc-b over b0; two hosts per leaf; the leaves' uplinks are the
+    // class "up".
+    char dir[] = "/tmp/genx-fit-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string conf = std::string(dir) + "/topology.conf", overlay = std::string(dir) + "/o.json";
+    {
+        std::ofstream c(conf);
+        c << "SwitchName=a0 Nodes=h[0-1]\nSwitchName=a1 Nodes=h[2-3]\nSwitchName=b0 Nodes=h[4-5]\n"
+             "SwitchName=dc-b Switches=b0\nSwitchName=dc-a Switches=a[0-1],dc-b\n";
+        std::ofstream o(overlay);
+        o << R"({"version": 1, "levels": {"1": {"rate": "1 Gbit/s", "latency": "1 us"}},
+                 "switches": {"a[0-1],b0": {"rate": "1 Gbit/s", "latency": "2 us", "class": "up"},
+                              "dc-b": {"rate": "100 Mbit/s", "latency": "1 ms", "cross_dc": true, "class": "xdc"}}})";
+    }
+    const std::vector<std::string> hosts = {"h0", "h1", "h2", "h3", "h4", "h5"};
+    std::shared_ptr<const TopologyView> view;
+    REQUIRE(place_ranks(conf, overlay, hosts, &view).is_ok());
+    const std::shared_ptr<const SwitchTree> tree = switch_tree(*view);
+    REQUIRE(tree);
+    const std::vector<int> node = view->host_of_rank();
+
+    // The truth: a NIC of 1 Gbit/s; uplinks 30 µs a link, as fast as the
+    // NIC; the cross-DC link 2 ms and 12.5 MB/s.
+    ModelParams host = truth();
+    host.inter.beta = 8e-9;
+    ModelParams want = host;
+    want.classes["up"] = LinkParams{3e-5, 8e-9};
+    want.classes["xdc"] = LinkParams{2e-3, 8e-8};
+    auto pp = std::make_shared<Plan>(exchange_plan());
+    std::vector<Measurement> routes;
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (double amp : {0.0, 0.02}) {
+        CAPTURE(amp);
+        routes.clear();
+        // From h0: h2 (up a0, down a1: two "up" links) and h4 (up a0, down
+        // dc-b then b0: two "up" and one xdc).
+        for (int peer : {2, 4})
+            for (size_t bytes = 8; bytes <= (size_t{4} << 20); bytes *= 4) {
+                Measurement m;
+                m.kind = "p2p-route";
+                m.label = "to h" + std::to_string(peer);
+                m.plan = pp;
+                m.ranks.node = {node[0], node[static_cast<size_t>(peer)]};
+                m.ranks.tree = tree;
+                m.count = bytes;
+                m.elem_size = 1;
+                const Prediction pr = predict(*pp, bytes, 1, want, m.ranks);
+                REQUIRE(pr.status.is_ok());
+                m.seconds = pr.seconds * (1 + amp * u(rng));
+                routes.push_back(m);
+            }
+        ModelParams got;
+        std::vector<ClassFit> rows;
+        REQUIRE(fit_link_classes(routes, host, &got, &rows).is_ok());
+        std::string names;
+        for (const ClassFit& c : rows) names += c.name + "(" + c.note + ") ";
+        INFO(names);
+        REQUIRE(rows.size() == 2);
+        const double tol = amp == 0 ? 1e-6 : 0.1;
+        // "up" first (the route crossing it alone), then xdc above it.
+        CHECK(rows[0].name == "up");
+        CHECK_FALSE(rows[0].beta_measured);  // as fast as the NIC
+        CHECK(rel_close(got.classes.at("up").alpha, 3e-5, amp == 0 ? 1e-6 : 0.5));
+        CHECK(got.classes.at("up").beta == Approx(8e-9));  // the declared rate's, as the NIC's
+        CHECK(rows[1].name == "xdc");
+        CHECK(rows[1].beta_measured);
+        CHECK(rel_close(got.classes.at("xdc").alpha, 2e-3, tol));
+        CHECK(rel_close(got.classes.at("xdc").beta, 8e-8, tol));
+        // The fitted model predicts the routes it was fitted on.
+        for (const Measurement& m : routes)
+            CHECK(rel_close(predict(*pp, m.count, 1, got, m.ranks).seconds, m.seconds, 2 * amp + 1e-6));
+        // The hosts' own classes are untouched.
+        CHECK(got.inter.alpha == host.inter.alpha);
+        CHECK(got.inter.beta == host.inter.beta);
+    }
+    // A route whose only crossing is of two unfitted classes fits nothing;
+    // a route without a tree is an error.
+    std::vector<Measurement> only_far;
+    for (const Measurement& m : routes)
+        if (m.label == "to h4") only_far.push_back(m);
+    ModelParams got;
+    std::vector<ClassFit> rows;
+    REQUIRE(fit_link_classes(only_far, host, &got, &rows).is_ok());
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].note.find("not fitted") == 0);
+    CHECK(got.classes.empty());
+    only_far[0].ranks.tree.reset();
+    CHECK(fit_link_classes(only_far, host, &got, &rows).message().find("has no switch tree") !=
+          std::string::npos);
+    std::remove(overlay.c_str());
+    std::remove(conf.c_str());
+    rmdir(dir);
 }

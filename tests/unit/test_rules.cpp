@@ -323,6 +323,12 @@ TEST_CASE("writing and re-reading a rules file keeps every rule", "[rules]") {
                 .is_ok());
     f.provenance.hosts = 3;
     f.provenance.date = "2026-01-01T00:00:00Z";
+    // The whole model, switch classes and the optional terms included.
+    REQUIRE(f.has_model);
+    f.model.classes["xdc"] = LinkParams{2e-3, 8e-8};
+    f.model.topology_rates = true;
+    f.model.nonblocking_step = 5e-6;
+    f.model.inter.alpha_shift = 4e-6;
     const std::string text = format_rules(f);
     RulesFile g;
     const Status st = parse(text, &g);
@@ -338,6 +344,12 @@ TEST_CASE("writing and re-reading a rules file keeps every rule", "[rules]") {
     CHECK(g.provenance.hosts == 3);
     CHECK(g.provenance.topology == "test-cluster");
     CHECK(g.model.inter.beta == f.model.inter.beta);
+    REQUIRE(g.model.classes.count("xdc") == 1);
+    CHECK(g.model.classes.at("xdc").alpha == 2e-3);
+    CHECK(g.model.classes.at("xdc").beta == 8e-8);
+    CHECK(g.model.topology_rates);
+    CHECK(g.model.nonblocking_step == 5e-6);
+    CHECK(g.model.inter.alpha_shift == 4e-6);
     // format_rules puts each rule on its own line, so errors point at it.
     CHECK(g.allreduce[1].line == g.allreduce[0].line + 1);
 }
