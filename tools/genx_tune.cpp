@@ -709,6 +709,16 @@ int main(int argc, char** argv) {
             cluster.hosts.emplace_back(&all[static_cast<size_t>(r) * kName]);
         std::shared_ptr<const TopologyView> view;
         check(place_ranks(opt.topology, opt.overlay, cluster.hosts, &view), "--topology");
+        // Every rank read the files itself: they must agree, or the ranks
+        // would measure different routes and hang.
+        unsigned long long fp = view->fingerprint(), fp_max = fp, fp_min = fp;
+        MPI_Allreduce(&fp, &fp_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&fp, &fp_min, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+        if (fp_max != fp_min)
+            die("--topology: the ranks read different trees from " + opt.topology +
+                    (opt.overlay.empty() ? std::string() : " and " + opt.overlay) +
+                    " (a file that differs between nodes?); give every rank the same files",
+                2);
         cluster.topology = opt.topology;
         cluster.overlay = opt.overlay;
         world.node = view->host_of_rank();
@@ -792,6 +802,9 @@ int main(int argc, char** argv) {
                 (inter < 0 || (!route_classes(inter).empty() && route_classes(r).empty())))
                 inter = r;
         }
+        if (inter >= 0 && !route_classes(inter).empty())
+            progress("topology: no other host under rank 0's switch; the NIC's p2p-inter "
+                     "crosses switch links");
         const Budget budget = phase_end(share_p2p_own);
         int todo = 0;
         for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) todo += (intra >= 0) + (inter >= 0);
@@ -902,6 +915,29 @@ int main(int argc, char** argv) {
         }
     }
 
+    // `plan` on the first x ranks at each of `sizes` within `budget`, kept as
+    // `kind` (series "KIND P=x"); every rank calls it alike.
+    auto bench_first = [&](const std::string& kind, const std::shared_ptr<const Plan>& plan,
+                           int x, const std::vector<size_t>& sizes, const Budget& budget,
+                           int* todo) {
+        std::vector<int> members;
+        for (int r = 0; r < x; ++r) members.push_back(r);
+        MPI_Comm c = sub_comm(members);
+        const RankMap map = cluster.map_of_first(x);
+        for (size_t bytes : sizes) {
+            double s = 0;
+            if (c != MPI_COMM_NULL) {
+                PlanRun run(*plan, c, bytes / sizeof(float));
+                s = measure(c, [&] { run.run(); }, budget, opt.target, *todo);
+            }
+            --*todo;
+            share_result(&s);
+            keep(kind, kind + " P=" + std::to_string(x), plan, map, bytes, s,
+                 Measurement::Role::Auto);
+        }
+        if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+    };
+
     // ---- co-located PS over 2..P ranks
     {
         const Budget budget = phase_end(share_cps);
@@ -909,21 +945,7 @@ int main(int argc, char** argv) {
         for (int x = 2; x <= g_size; ++x) {
             auto plan = std::make_shared<Plan>();
             check(generate("cps", x, ParamMap{}, plan.get()), "cps plan");
-            std::vector<int> members;
-            for (int r = 0; r < x; ++r) members.push_back(r);
-            MPI_Comm c = sub_comm(members);
-            for (size_t bytes : cps_bytes) {
-                double s = 0;
-                if (c != MPI_COMM_NULL) {
-                    PlanRun run(*plan, c, bytes / sizeof(float));
-                    s = measure(c, [&] { run.run(); }, budget, opt.target, todo);
-                }
-                --todo;
-                share_result(&s);
-                keep("cps", "cps P=" + std::to_string(x), plan, cluster.map_of_first(x), bytes, s,
-                     Measurement::Role::Auto);
-            }
-            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+            bench_first("cps", plan, x, cps_bytes, budget, &todo);
         }
     }
 
@@ -937,22 +959,8 @@ int main(int argc, char** argv) {
         const std::vector<size_t> shift_bytes = {8, 512, 4096};
         int todo = static_cast<int>(sizes.size() * shift_bytes.size());
         for (int x : sizes) {
-            auto plan = std::make_shared<Plan>(shift_plan(x));
-            std::vector<int> members;
-            for (int r = 0; r < x; ++r) members.push_back(r);
-            MPI_Comm c = sub_comm(members);
-            for (size_t bytes : shift_bytes) {
-                double s = 0;
-                if (c != MPI_COMM_NULL) {
-                    PlanRun run(*plan, c, bytes / sizeof(float));
-                    s = measure(c, [&] { run.run(); }, budget, opt.target, todo);
-                }
-                --todo;
-                share_result(&s);
-                keep("shift", "shift P=" + std::to_string(x), plan, cluster.map_of_first(x), bytes,
-                     s, Measurement::Role::Auto);
-            }
-            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+            bench_first("shift", std::make_shared<Plan>(shift_plan(x)), x, shift_bytes, budget,
+                        &todo);
         }
     }
 
@@ -964,9 +972,20 @@ int main(int argc, char** argv) {
     check(fit_model(data, fopt, &fit), "fitting the model");
     ModelParams model = fit.params;
     std::vector<ClassFit> class_rows;
-    if (!route_data.empty())
+    if (!route_data.empty()) {
+        // Hosts, then the switch classes on them; then the hosts again with
+        // what those classes add taken off the benchmarks that cross them
+        // (cps and shift over ranks under different switches), and the
+        // classes again on the new hosts' parameters.
         check(fit_link_classes(route_data, fit.params, &model, &class_rows),
               "fitting the switch links' classes");
+        fopt.classes = model.classes;
+        check(fit_model(data, fopt, &fit), "fitting the model");
+        ModelParams hosts = fit.params;
+        hosts.classes.clear();
+        check(fit_link_classes(route_data, hosts, &model, &class_rows),
+              "fitting the switch links' classes");
+    }
     for (Record& r : records)
         if (r.measurement >= 0) {
             const FitPoint& p = fit.points[static_cast<size_t>(r.measurement)];

@@ -114,8 +114,8 @@
 // sends and receives but not pairwise (some peer it sends to is not one
 // it receives from, or the other way round); steps that only send or only
 // receive are not shifts.  α_s = 0 is the model without the term.
-// genx-tune fits α_s beside α when its measurements hold both kinds of
-// step (ring and a cyclic butterfly are shifts, rd and rhd pairwise).
+// genx-tune fits α_s beside α from a one-step cycle (fit.hpp shift_plan)
+// measured beside the pairwise exchange.
 //
 // Non-blocking calls
 // ------------------
@@ -386,8 +386,8 @@ struct ModelCoefficients {
     // Seconds from the links of a switch tree (their latency, and their
     // bytes beyond what the NIC term already holds) or of a heterogeneous
     // direct network (its routes' latency and busiest link), at the
-    // parameters priced: constant for a fit of the other columns
-    // (genx-tune does not fit the link classes; docs/model.md).
+    // parameters priced: constant for a fit of the other columns (taken off
+    // the measured time there; fit.hpp fit_link_classes fits the classes).
     double route_seconds = 0;
 };
 

@@ -328,6 +328,7 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
     current.intra = LinkParams{1e-6, 1e-9, 0, static_cast<double>(max_w)};
     current.inter = current.intra;
     current.host = HostParams{1e-10, 1e-10};
+    current.classes = options.classes;
 
     // Rows for thresholds (wi, we) with the current parameters' critical
     // paths; then NNLS.
@@ -345,6 +346,9 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
             if (!pr.status)
                 return Status::invalid("fit: " + ms.label + ": " + pr.status.message());
             const auto row = row_of(pr.coefficients);
+            // What the switch links add (their latency and bytes beyond the
+            // NIC's, at their current parameters) is not the hosts' to fit.
+            b[r] = weight[r] * (1 - pr.coefficients.route_seconds / ms.seconds);
             for (size_t c = 0; c < kCols; ++c) {
                 a[r * kCols + c] = row[c] / ms.seconds * weight[r];
                 trial.has_data[c] = trial.has_data[c] || row[c] != 0;
@@ -380,7 +384,8 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
                 }
             }
         }
-        const ModelParams next = params_of(round.x, round.wt_intra, round.wt_inter);
+        ModelParams next = params_of(round.x, round.wt_intra, round.wt_inter);
+        next.classes = options.classes;
         auto rel = [](double a, double b) {
             return std::fabs(a - b) / std::max({std::fabs(a), std::fabs(b), 1e-300});
         };
@@ -418,6 +423,7 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
     for (size_t r = 0; r < m; ++r)
         if (weight[r] == 0) result.outliers.push_back(fit_idx[r]);
     ModelParams p = params_of(best.x, best.wt_intra, best.wt_inter);
+    p.classes = options.classes;
     // ε = 0: no incast seen up to the largest degree measured; say so with
     // the threshold rather than leave the searched value, which then means
     // nothing.

@@ -44,6 +44,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,11 @@ struct FitOptions {
     bool robust = true;
     // Largest w_t tried; 0 = the largest fan-in degree in the fitted data.
     int max_w_t = 0;
+    // Switch-link classes already fitted (fit_link_classes): a measurement
+    // whose route crosses switch links has their time taken off before the
+    // hosts' parameters are fitted (at these values; classes not named are
+    // derived from the topology), and the result carries them.
+    std::map<std::string, LinkParams> classes;
 };
 
 struct ErrorSummary {

@@ -52,7 +52,8 @@ grep -q 'genx-tune .* p2p-intra' tune.err || fail "no progress on stderr"
 grep -q '^reduce,reduce k=6,' tune.csv || fail "CSV lacks the reduce benchmark"
 grep -q '^cps,cps P=3,' tune.csv || fail "CSV lacks the cps benchmark at 3 ranks"
 grep -q '^shift,shift P=3,shift,x=3,3,4096,' tune.csv || fail "CSV lacks the shift benchmark at 3 ranks"
-grep -q 'alpha_shift' tune.out || fail "the fit report does not show alpha_shift"
+# One node: the shift benchmark identifies the intra class's alpha_shift.
+grep -q '^  no data for:.*alpha_shift_intra' tune.out && fail "alpha_shift_intra not identified: $(grep 'no data' tune.out)"
 grep -q '<svg' tune.svg || fail "SVG is not an SVG"
 "$tune" --check-rules tune.json >check.out 2>&1 || { cat check.out; fail "--check-rules rejects genx-tune's own file"; }
 # Explicit decisions for comm sizes 2 and 3, then the model for the rest.
