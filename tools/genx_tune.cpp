@@ -65,6 +65,7 @@
 #include "tuning/cost_model.hpp"
 #include "tuning/decision_table.hpp"
 #include "tuning/fit.hpp"
+#include "tools/host_names.hpp"
 #include "tools/plot.hpp"
 #include "topology/placement.hpp"
 #include "topology/topology.hpp"
@@ -348,12 +349,8 @@ struct Cluster {
         if (!topology.empty()) {
             std::shared_ptr<const TopologyView> view;
             const std::vector<std::string> first(hosts.begin(), hosts.begin() + c);
-            if (place_ranks(topology, overlay, first, &view)) {
-                RankMap m;
-                m.node = view->host_of_rank();
-                m.tree = switch_tree(*view);
-                return m;
-            }
+            if (place_ranks(topology, overlay, first, &view))
+                return rank_map_for(CommShape{c, 0, 0, view});
         }
         RankMap m;
         m.node.assign(node.begin(), node.begin() + c);
@@ -700,13 +697,7 @@ int main(int argc, char** argv) {
     // The switch tree, where a topology file holds the job's hosts.
     RankMap world;
     if (!opt.topology.empty()) {
-        constexpr int kName = 256;
-        std::vector<char> mine(kName, 0), all(static_cast<size_t>(kName) * g_size);
-        const std::string me = local_host_name();
-        std::copy_n(me.begin(), std::min<size_t>(me.size(), kName - 1), mine.begin());
-        MPI_Allgather(mine.data(), kName, MPI_CHAR, all.data(), kName, MPI_CHAR, MPI_COMM_WORLD);
-        for (int r = 0; r < g_size; ++r)
-            cluster.hosts.emplace_back(&all[static_cast<size_t>(r) * kName]);
+        cluster.hosts = genx::tools::allgather_names(local_host_name(), MPI_COMM_WORLD);
         std::shared_ptr<const TopologyView> view;
         check(place_ranks(opt.topology, opt.overlay, cluster.hosts, &view), "--topology");
         // Every rank read the files itself: they must agree, or the ranks
@@ -721,23 +712,15 @@ int main(int argc, char** argv) {
                 2);
         cluster.topology = opt.topology;
         cluster.overlay = opt.overlay;
-        world.node = view->host_of_rank();
-        world.tree = switch_tree(*view);
+        world = rank_map_for(CommShape{g_size, cluster.nodes, cluster.ppn, view});
         progress("topology " + opt.topology + ": " + std::to_string(view->depth()) +
                  " switch level(s)" + (world.tree ? "" : ", no link above the hosts"));
     }
     // The classes of the switch links between rank 0's host and rank r's
     // (class id -> links of it on the route; empty without a tree).
     auto route_classes = [&](int r) {
-        std::map<int, int> sig;
-        if (!world.tree) return sig;
-        std::vector<uint32_t> codes;
-        world.tree->route(world.node[0], world.node[static_cast<size_t>(r)], &codes);
-        for (uint32_t c : codes) {
-            const int cls = world.tree->up_class[c >> 1];
-            if (cls >= 0) ++sig[cls];
-        }
-        return sig;
+        return world.tree ? world.tree->route_classes(world.node[0], world.node[static_cast<size_t>(r)])
+                          : std::map<int, int>();
     };
     progress(std::to_string(g_size) + " ranks on " + std::to_string(cluster.nodes) +
              " node(s), up to " + std::to_string(cluster.ppn) + " per node; host \"" +
@@ -758,10 +741,15 @@ int main(int argc, char** argv) {
 
     std::vector<Record> records;
     std::vector<Measurement> data;
+    // Exchanges across switch links (--topology): fitted apart from `data`
+    // (fit_link_classes).
+    std::vector<Measurement> route_data;
     int skipped = 0;
     auto keep = [&](const std::string& kind, const std::string& series,
                     std::shared_ptr<const Plan> plan, const RankMap& ranks, size_t bytes,
-                    double seconds, Measurement::Role role) {
+                    double seconds, Measurement::Role role,
+                    std::vector<Measurement>* into = nullptr) {
+        if (into == nullptr) into = &data;
         Record r;
         r.kind = kind;
         r.series = series;
@@ -780,8 +768,8 @@ int main(int argc, char** argv) {
             m.elem_size = sizeof(float);
             m.seconds = seconds;
             m.role = role;
-            r.measurement = static_cast<int>(data.size());
-            data.push_back(std::move(m));
+            (into == &data ? r.measurement : r.route) = static_cast<int>(into->size());
+            into->push_back(std::move(m));
         } else {
             ++skipped;
         }
@@ -789,6 +777,29 @@ int main(int argc, char** argv) {
         progress(kind + " " + series + " " + size_text(bytes) + ": " +
                  (seconds > 0 ? time_text(seconds) : std::string("skipped (time budget)")));
     };
+
+    // `plan` on the ranks `members` (rank 0 first) at each of `sizes` within
+    // `budget`, kept as `kind`, `series` with `ranks` as the model places
+    // them; every rank calls it alike.
+    auto bench = [&](const std::string& kind, const std::string& series,
+                     const std::shared_ptr<const Plan>& plan, const std::vector<int>& members,
+                     const RankMap& ranks, const std::vector<size_t>& sizes, const Budget& budget,
+                     int* todo, std::vector<Measurement>* into = nullptr) {
+        MPI_Comm c = sub_comm(members);
+        for (size_t bytes : sizes) {
+            double s = 0;
+            if (c != MPI_COMM_NULL) {
+                PlanRun run(*plan, c, bytes / sizeof(float));
+                s = measure(c, [&] { run.run(); }, budget, opt.target, *todo);
+            }
+            --*todo;
+            share_result(&s);
+            keep(kind, series, plan, ranks, bytes, s, Measurement::Role::Auto, into);
+        }
+        if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+    };
+    std::vector<size_t> p2p_bytes;
+    for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) p2p_bytes.push_back(bytes);
 
     // ---- p2p exchange
     {
@@ -806,33 +817,20 @@ int main(int argc, char** argv) {
             progress("topology: no other host under rank 0's switch; the NIC's p2p-inter "
                      "crosses switch links");
         const Budget budget = phase_end(share_p2p_own);
-        int todo = 0;
-        for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) todo += (intra >= 0) + (inter >= 0);
+        int todo = static_cast<int>(p2p_bytes.size()) * ((intra >= 0) + (inter >= 0));
         for (int peer : {intra, inter}) {
             if (peer < 0) continue;
             const bool same = peer == intra;
-            MPI_Comm c = sub_comm({0, peer});
-            for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) {
-                double s = 0;
-                if (c != MPI_COMM_NULL) {
-                    PlanRun run(*pp, c, bytes / sizeof(float));
-                    s = measure(c, [&] { run.run(); }, budget, opt.target, todo);
-                }
-                --todo;
-                share_result(&s);
-                RankMap m;
-                m.node = {cluster.node[0], cluster.node[static_cast<size_t>(peer)]};
-                keep(same ? "p2p-intra" : "p2p-inter", same ? "p2p intra" : "p2p inter", pp, m,
-                     bytes, s, Measurement::Role::Auto);
-            }
-            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+            RankMap m;
+            m.node = {cluster.node[0], cluster.node[static_cast<size_t>(peer)]};
+            bench(same ? "p2p-intra" : "p2p-inter", same ? "p2p intra" : "p2p inter", pp, {0, peer},
+                  m, p2p_bytes, budget, &todo);
         }
     }
 
     // ---- exchanges across each class of switch link (--topology): rank 0
     // and the first rank of each host whose route crosses a set of classes
     // not seen yet, at most four routes (fit_link_classes)
-    std::vector<Measurement> route_data;
     if (world.tree) {
         std::vector<std::pair<int, std::string>> peers;
         std::set<std::map<int, int>> seen;
@@ -848,45 +846,13 @@ int main(int argc, char** argv) {
         if (peers.empty()) progress("topology: every host is under rank 0's switch; no switch class to fit");
         auto pp = std::make_shared<Plan>(exchange_plan());
         const Budget budget = phase_end(share_route);
-        int todo = 0;
-        for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) todo += static_cast<int>(peers.size());
+        int todo = static_cast<int>(p2p_bytes.size() * peers.size());
         for (const auto& [peer, what] : peers) {
-            MPI_Comm c = sub_comm({0, peer});
-            for (size_t bytes = 8; bytes <= p2p_max; bytes *= 4) {
-                double s = 0;
-                if (c != MPI_COMM_NULL) {
-                    PlanRun run(*pp, c, bytes / sizeof(float));
-                    s = measure(c, [&] { run.run(); }, budget, opt.target, todo);
-                }
-                --todo;
-                share_result(&s);
-                Record rec;
-                rec.kind = "p2p-route";
-                rec.series = "p2p via " + what;
-                rec.algorithm = pp->algorithm;
-                rec.ranks = 2;
-                rec.bytes = bytes;
-                rec.measured = s;
-                if (s > 0) {
-                    Measurement m;
-                    m.kind = rec.kind;
-                    m.label = rec.series + " " + size_text(bytes);
-                    m.plan = pp;
-                    m.ranks.node = {world.node[0], world.node[static_cast<size_t>(peer)]};
-                    m.ranks.tree = world.tree;
-                    m.count = bytes / sizeof(float);
-                    m.elem_size = sizeof(float);
-                    m.seconds = s;
-                    rec.route = static_cast<int>(route_data.size());
-                    route_data.push_back(std::move(m));
-                } else {
-                    ++skipped;
-                }
-                records.push_back(rec);
-                progress("p2p-route " + rec.series + " " + size_text(bytes) + ": " +
-                         (s > 0 ? time_text(s) : std::string("skipped (time budget)")));
-            }
-            if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+            RankMap m;
+            m.node = {world.node[0], world.node[static_cast<size_t>(peer)]};
+            m.tree = world.tree;
+            bench("p2p-route", "p2p via " + what, pp, {0, peer}, m, p2p_bytes, budget, &todo,
+                  &route_data);
         }
     }
 
@@ -915,27 +881,14 @@ int main(int argc, char** argv) {
         }
     }
 
-    // `plan` on the first x ranks at each of `sizes` within `budget`, kept as
-    // `kind` (series "KIND P=x"); every rank calls it alike.
+    // `plan` on the first x ranks (series "KIND P=x").
     auto bench_first = [&](const std::string& kind, const std::shared_ptr<const Plan>& plan,
                            int x, const std::vector<size_t>& sizes, const Budget& budget,
                            int* todo) {
         std::vector<int> members;
         for (int r = 0; r < x; ++r) members.push_back(r);
-        MPI_Comm c = sub_comm(members);
-        const RankMap map = cluster.map_of_first(x);
-        for (size_t bytes : sizes) {
-            double s = 0;
-            if (c != MPI_COMM_NULL) {
-                PlanRun run(*plan, c, bytes / sizeof(float));
-                s = measure(c, [&] { run.run(); }, budget, opt.target, *todo);
-            }
-            --*todo;
-            share_result(&s);
-            keep(kind, kind + " P=" + std::to_string(x), plan, map, bytes, s,
-                 Measurement::Role::Auto);
-        }
-        if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+        bench(kind, kind + " P=" + std::to_string(x), plan, members, cluster.map_of_first(x),
+              sizes, budget, todo);
     };
 
     // ---- co-located PS over 2..P ranks

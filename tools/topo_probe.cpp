@@ -29,6 +29,7 @@
 #include <map>
 #include <vector>
 
+#include "tools/host_names.hpp"
 #include "topology/probe.hpp"
 
 namespace genx::tools {
@@ -86,13 +87,11 @@ int run_probe(const ProbeArgs& a) {
     char name[MPI_MAX_PROCESSOR_NAME] = {0};
     int len = 0;
     MPI_Get_processor_name(name, &len);
-    std::vector<char> all(static_cast<size_t>(size) * MPI_MAX_PROCESSOR_NAME);
-    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
-                  MPI_CHAR, MPI_COMM_WORLD);
+    const std::vector<std::string> names = allgather_names(name, MPI_COMM_WORLD);
     std::vector<std::string> hosts;
     std::map<std::string, int> leader;
     for (int r = 0; r < size; ++r) {
-        const std::string h(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+        const std::string& h = names[static_cast<size_t>(r)];
         if (leader.emplace(h, r).second) hosts.push_back(h);
     }
     const int H = static_cast<int>(hosts.size());

@@ -359,6 +359,17 @@ void SwitchTree::route(int host_a, int host_b, std::vector<uint32_t>* out) const
     out->insert(out->end(), down.rbegin(), down.rend());
 }
 
+std::map<int, int> SwitchTree::route_classes(int host_a, int host_b) const {
+    std::vector<uint32_t> codes;
+    route(host_a, host_b, &codes);
+    std::map<int, int> counts;
+    for (uint32_t c : codes) {
+        const int cls = up_class[c >> 1];
+        if (cls >= 0) ++counts[cls];
+    }
+    return counts;
+}
+
 LinkParams SwitchTree::class_params(int cls, const ModelParams& params) const {
     LinkParams p;
     if (cls < 0 || static_cast<size_t>(cls) >= classes.size()) {

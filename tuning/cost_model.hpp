@@ -342,6 +342,9 @@ struct SwitchTree {
     // as (child node << 1) | 1 when crossed downwards, child node << 1
     // upwards; appended to `out`.
     void route(int host_a, int host_b, std::vector<uint32_t>* out) const;
+    // The classes of those links: class id -> links of it on the route
+    // (links without a class left out; empty within one leaf switch).
+    std::map<int, int> route_classes(int host_a, int host_b) const;
     // The parameters of class `cls`: params.classes[name] when named there;
     // else α = the class latency and β = inter.β · host_rate / class rate
     // (inter.β when either rate is unknown), so a fitted NIC β carries over

@@ -14,27 +14,14 @@ namespace genx {
 
 // ------------------------------------------------------ benchmark plans
 
-Plan exchange_plan() {
-    Plan p;
-    p.algorithm = "exchange";
-    p.nranks = 2;
-    p.nblocks = 1;
-    p.nslots = 1;
-    p.programs.resize(2);
-    for (int r = 0; r < 2; ++r) {
-        Step s;
-        s.sends.push_back(Transfer{1 - r, {0}, kResult});
-        s.recvs.push_back(Transfer{1 - r, {0}, 0});
-        p.programs[static_cast<size_t>(r)].steps = {s};
-    }
-    finalize(p);
-    return p;
-}
+namespace {
 
-Plan shift_plan(int x) {
+// One step over a cycle of x ranks: each sends its block to rank + 1 and
+// receives rank − 1's into a slot (for x = 2 both are the other rank).
+Plan cycle_plan(int x, const std::string& algorithm, const std::string& params) {
     Plan p;
-    p.algorithm = "shift";
-    p.params = "x=" + std::to_string(x);
+    p.algorithm = algorithm;
+    p.params = params;
     p.nranks = x;
     p.nblocks = 1;
     p.nslots = 1;
@@ -48,6 +35,12 @@ Plan shift_plan(int x) {
     finalize(p);
     return p;
 }
+
+}  // namespace
+
+Plan exchange_plan() { return cycle_plan(2, "exchange", ""); }
+
+Plan shift_plan(int x) { return cycle_plan(x, "shift", "x=" + std::to_string(x)); }
 
 Plan local_reduce_plan(int k) {
     Plan p;
@@ -229,8 +222,10 @@ std::array<double, kCols> row_of(const ModelCoefficients& c) {
             c.reduce_bytes, c.memory_bytes, c.shift_steps_intra,  c.shift_steps_inter};
 }
 
-ModelParams params_of(const std::vector<double>& x, double wt_intra, double wt_inter) {
+ModelParams params_of(const std::vector<double>& x, double wt_intra, double wt_inter,
+                      const std::map<std::string, LinkParams>& classes) {
     ModelParams p;
+    p.classes = classes;
     p.intra = LinkParams{x[AlphaIntra], x[BetaIntra], x[EpsIntra], wt_intra, x[MsgIntra],
                          x[ShiftIntra]};
     p.inter = LinkParams{x[AlphaInter], x[BetaInter], x[EpsInter], wt_inter, x[MsgInter],
@@ -384,8 +379,8 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
                 }
             }
         }
-        ModelParams next = params_of(round.x, round.wt_intra, round.wt_inter);
-        next.classes = options.classes;
+        const ModelParams next =
+            params_of(round.x, round.wt_intra, round.wt_inter, options.classes);
         auto rel = [](double a, double b) {
             return std::fabs(a - b) / std::max({std::fabs(a), std::fabs(b), 1e-300});
         };
@@ -422,8 +417,7 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
     result.iterations = iterations;
     for (size_t r = 0; r < m; ++r)
         if (weight[r] == 0) result.outliers.push_back(fit_idx[r]);
-    ModelParams p = params_of(best.x, best.wt_intra, best.wt_inter);
-    p.classes = options.classes;
+    ModelParams p = params_of(best.x, best.wt_intra, best.wt_inter, options.classes);
     // ε = 0: no incast seen up to the largest degree measured; say so with
     // the threshold rather than leave the searched value, which then means
     // nothing.
@@ -522,14 +516,8 @@ Status fit_link_classes(const std::vector<Measurement>& routes, const ModelParam
             return Status::invalid("fit: route measurement " + m.label +
                                    " has no switch tree, not two hosts or no time");
         if (!tree) tree = m.ranks.tree;
-        std::vector<uint32_t> codes;
-        m.ranks.tree->route(m.ranks.node[0], m.ranks.node[1], &codes);
-        std::map<int, int> sig;
-        for (uint32_t c : codes) {
-            const int cls = m.ranks.tree->up_class[c >> 1];
-            if (cls >= 0) ++sig[cls];
-        }
-        if (!sig.empty()) groups[sig].push_back(&m);
+        std::map<int, int> sig = m.ranks.tree->route_classes(m.ranks.node[0], m.ranks.node[1]);
+        if (!sig.empty()) groups[std::move(sig)].push_back(&m);
     }
     std::vector<std::map<int, int>> order;
     for (const auto& kv : groups) order.push_back(kv.first);
@@ -567,30 +555,23 @@ Status fit_link_classes(const std::vector<Measurement>& routes, const ModelParam
         ClassFit r;
         r.name = name_of(cls);
         r.points = ms.size();
-        // t = I + S·b minimising Σ ((I + S·b) / t − 1)²: least squares on
-        // rows (1/t, b/t) against 1.
-        double a11 = 0, a12 = 0, a22 = 0, r1 = 0, r2 = 0;
-        std::vector<double> sizes;
+        // t = I + S·b minimising Σ ((I + S·b) / t − 1)², I, S ≥ 0: rows
+        // (1/t, b/t) against 1, as fit_model's.
+        std::vector<double> a, ones(ms.size(), 1.0), sizes, line;
         for (const Measurement* m : ms) {
             const double b = static_cast<double>(m->count) * static_cast<double>(m->elem_size);
-            const double u = 1 / m->seconds, v = b / m->seconds;
-            a11 += u * u;
-            a12 += u * v;
-            a22 += v * v;
-            r1 += u;
-            r2 += v;
+            a.push_back(1 / m->seconds);
+            a.push_back(b / m->seconds);
             sizes.push_back(b);
         }
         std::sort(sizes.begin(), sizes.end());
-        const double det = a11 * a22 - a12 * a12;
-        if (std::unique(sizes.begin(), sizes.end()) - sizes.begin() < 2 ||
-            !(std::fabs(det) > 1e-300)) {
+        if (std::unique(sizes.begin(), sizes.end()) - sizes.begin() < 2) {
             r.note = "not fitted: fewer than two message sizes";
             rows.push_back(r);
             continue;
         }
-        const double I = (r1 * a22 - r2 * a12) / det;
-        const double S = (a11 * r2 - a12 * r1) / det;
+        GENX_RETURN_IF_ERROR(nnls(a, ms.size(), 2, ones, &line));
+        const double I = line[0], S = line[1];
         LinkParams lp;
         lp.alpha = std::max((I - known_alpha) / sig.at(cls), 0.0);
         if (S > 1.1 * bottleneck) {

@@ -150,7 +150,7 @@ std::string format_fit_report(const std::vector<Measurement>& data, const FitRes
 // grouped by the classes their route crosses and the groups taken in
 // order of how many classes they cross, so that a route crossing one new
 // class above known ones pins it down: a line t = I + S·bytes fitted to the
-// group (relative error), then
+// group (relative error, I and S ≥ 0: fit.hpp nnls), then
 //   α_class = (I − inter.α − the known classes' α on the route) / links of
 //             the class on the route (at least 0);
 //   β_class = S where S exceeds by 10 % the NIC's β and the known classes'
