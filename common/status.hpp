@@ -2,6 +2,7 @@
 // no exception crosses a module boundary (and none crosses into C).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -9,10 +10,29 @@ namespace genx {
 
 enum class Code { Ok, InvalidArgument, NotFound, Unsupported, ParseError, IoError, Internal };
 
+// The success path is the hot path (every executor step returns a
+// Status): an Ok Status is a code and a null pointer, so making, moving and
+// destroying one touches no string.  Only an error carries its message, on
+// the heap.
 class Status {
   public:
     Status() = default;
-    Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+    Status(Code code, std::string message)
+        : code_(code),
+          message_(code == Code::Ok && message.empty()
+                       ? nullptr
+                       : std::make_unique<std::string>(std::move(message))) {}
+    Status(const Status& o) : code_(o.code_), message_(copy(o.message_)) {}
+    Status& operator=(const Status& o) {
+        if (this != &o) {
+            code_ = o.code_;
+            message_ = copy(o.message_);
+        }
+        return *this;
+    }
+    Status(Status&&) noexcept = default;
+    Status& operator=(Status&&) noexcept = default;
+
     static Status ok() { return Status(); }
     static Status invalid(std::string m) { return Status(Code::InvalidArgument, std::move(m)); }
     static Status unsupported(std::string m) { return Status(Code::Unsupported, std::move(m)); }
@@ -24,11 +44,18 @@ class Status {
     bool is_ok() const { return code_ == Code::Ok; }
     explicit operator bool() const { return is_ok(); }
     Code code() const { return code_; }
-    const std::string& message() const { return message_; }
+    const std::string& message() const { return message_ ? *message_ : empty(); }
 
   private:
+    static const std::string& empty() {
+        static const std::string e;
+        return e;
+    }
+    static std::unique_ptr<std::string> copy(const std::unique_ptr<std::string>& m) {
+        return m ? std::make_unique<std::string>(*m) : nullptr;
+    }
     Code code_ = Code::Ok;
-    std::string message_;
+    std::unique_ptr<std::string> message_;
 };
 
 #define GENX_RETURN_IF_ERROR(expr)                 \

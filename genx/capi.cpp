@@ -84,6 +84,15 @@ struct FreeDeleter {
 
 using PlanRef = std::shared_ptr<const genx::RankPlan>;
 
+// What a call runs, once genx_allreduce or genx_iallreduce decided to run
+// it: the plan, its schedule for this count and the reduce kernel.
+struct Call {
+    size_t bytes = 0;
+    const genx::RankPlan* plan = nullptr;
+    const genx::RankSchedule* sched = nullptr;
+    genx::ReduceKernel kernel;
+};
+
 struct ScheduleEntry {
     const genx::RankPlan* plan = nullptr;
     size_t count = 0;
@@ -157,6 +166,24 @@ struct genx_comm {
     std::vector<PlanRef> nb_decision_plans;  // nb_table's (shared when it is table)
     std::vector<std::shared_ptr<ScheduleEntry>> schedules;  // shared: an iallreduce in flight keeps its own
     ScheduleEntry* last_schedule = nullptr;
+    uint64_t schedule_evictions = 0;
+    // The last blocking call on host memory, reused while the next call
+    // has the same count, type, element size, op and commutativity (a loop
+    // calls MPI_Allreduce the same way again): no kernel, table or schedule
+    // lookup.  Only genx's own kernels (a callback's context changes from
+    // call to call); valid while the schedule cache evicted nothing since;
+    // never at verbose >= 2, which logs every call.
+    struct LastCall {
+        bool valid = false;
+        size_t count = 0;
+        genx_dtype dtype = GENX_DT_OTHER;
+        size_t elem_size = 0;
+        genx_op op = GENX_OP_OTHER;
+        int commutative = 0;
+        uint64_t evictions = 0;
+        ScheduleEntry* entry = nullptr;
+        Call call;
+    } last_call;
     genx_comm_stats stats{};
     size_t schedule_bytes = 0;
     uint64_t tick = 0;
@@ -289,6 +316,7 @@ struct genx_comm {
             for (size_t i = 1; i < schedules.size(); ++i)
                 if (schedules[i]->last_used < schedules[oldest]->last_used) oldest = i;
             schedule_bytes -= schedules[oldest]->bytes;
+            ++schedule_evictions;
             schedules.erase(schedules.begin() + static_cast<long>(oldest));
         }
         schedule_bytes += e->bytes;
@@ -710,15 +738,6 @@ uint64_t genx_comm_digest(const genx_comm* comm) {
 
 namespace {
 
-// What a call runs, once genx_allreduce or genx_iallreduce decided to run
-// it: the plan, its schedule for this count and the reduce kernel.
-struct Call {
-    size_t bytes = 0;
-    const genx::RankPlan* plan = nullptr;
-    const genx::RankSchedule* sched = nullptr;
-    genx::ReduceKernel kernel;
-};
-
 // The calls decide() serves: the name genx's log gives each (a static
 // string, the key of log_decision's once-per-size-class record) and the
 // decision table it reads (rules with "call", rules.hpp CallKind).
@@ -1009,6 +1028,52 @@ int finish_run(genx_comm* comm, const Call& call, const genx::Status& st, const 
     return GENX_ERROR;
 }
 
+// A decided call on host memory, run to its end.
+int run_host(genx_comm* comm, const Call& call, const void* sendbuf, void* recvbuf,
+             const genx_transport_ops* transport, char* why, size_t whylen) {
+    unsigned char* scratch = comm->scratch_of(call.sched->scratch_bytes);
+    genx::OpsTransport ops(*transport);
+    genx::Status st = comm->execution.start(*call.sched, sendbuf, recvbuf, scratch,
+                                            comm->scratch_bytes, call.kernel, ops);
+    if (st.is_ok()) st = comm->execution.run();
+    return finish_run(comm, call, st, "", why, whylen, [comm] {
+        // The next call allocates another scratch area.
+        (void)comm->scratch.release();
+        comm->scratch_bytes = 0;
+    });
+}
+
+// genx_comm::last_call: remembers a decided host call ...
+void remember_call(genx_comm* comm, const Call& call, size_t count, genx_dtype dtype,
+                   size_t elem_size, genx_op op, int commutative) {
+    genx_comm::LastCall& m = comm->last_call;
+    m.valid = comm->verbose < 2 && !call.kernel.is_callback() && comm->last_schedule != nullptr &&
+              &comm->last_schedule->schedule == call.sched;
+    if (!m.valid) return;
+    m.count = count;
+    m.dtype = dtype;
+    m.elem_size = elem_size;
+    m.op = op;
+    m.commutative = commutative;
+    m.evictions = comm->schedule_evictions;
+    m.entry = comm->last_schedule;
+    m.call = call;
+}
+
+// ... and finds it again: the call decide() would return, with the
+// schedule's LRU stamp refreshed as schedule_for() would.
+const Call* remembered_call(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size,
+                            genx_op op, int commutative) {
+    genx_comm::LastCall& m = comm->last_call;
+    if (!m.valid || m.count != count || m.dtype != dtype || m.elem_size != elem_size ||
+        m.op != op || m.commutative != commutative || m.evictions != comm->schedule_evictions)
+        return nullptr;
+    m.entry->last_used = ++comm->tick;
+    comm->last_schedule = m.entry;
+    ++comm->stats.repeat_calls;
+    return &m.call;
+}
+
 // Whether a decided call on device memory can reduce on the device: a
 // device kernel for its (type, op), both buffers on one device.
 bool device_reducible(const genx_comm* comm, const Call& call, const BufferSpaces& spaces) {
@@ -1167,6 +1232,10 @@ int genx_allreduce_ex(genx_comm* comm, const void* sendbuf, void* recvbuf, size_
     clear(why, whylen);
     try {
         const BufferSpaces spaces = spaces_of(comm, sendbuf, recvbuf);
+        if (comm != nullptr && transport != nullptr && transport->isend != nullptr &&
+            transport->irecv != nullptr && transport->test != nullptr && !spaces.on_device())
+            if (const Call* again = remembered_call(comm, count, dtype, elem_size, op, commutative))
+                return run_host(comm, *again, sendbuf, recvbuf, transport, why, whylen);
         const genx::MemSpace where = spaces.device();
         Call call;
         const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
@@ -1183,16 +1252,8 @@ int genx_allreduce_ex(genx_comm* comm, const void* sendbuf, void* recvbuf, size_
                                     whylen);
         }
         if (rc != GENX_OK || call.sched == nullptr) return rc;
-        unsigned char* scratch = comm->scratch_of(call.sched->scratch_bytes);
-        genx::OpsTransport ops(*transport);
-        genx::Status st = comm->execution.start(*call.sched, sendbuf, recvbuf, scratch,
-                                                comm->scratch_bytes, call.kernel, ops);
-        if (st.is_ok()) st = comm->execution.run();
-        return finish_run(comm, call, st, "", why, whylen, [comm] {
-            // The next call allocates another scratch area.
-            (void)comm->scratch.release();
-            comm->scratch_bytes = 0;
-        });
+        remember_call(comm, call, count, dtype, elem_size, op, commutative);
+        return run_host(comm, call, sendbuf, recvbuf, transport, why, whylen);
     } catch (const std::bad_alloc&) {
         fill(why, whylen, "genx_allreduce: out of memory (plan, schedule or scratch)");
     } catch (const std::exception& e) {

@@ -242,6 +242,8 @@ typedef struct genx_comm_stats {
     uint64_t waits;             /* transport wait_all() calls, summed over the calls */
     uint64_t device_calls;      /* calls on device memory genx staged (its plan or the fallback's) */
     uint64_t device_reduced;    /* of device_calls: reduced on the device (CUDA-aware or bounced) */
+    uint64_t repeat_calls;      /* of calls: reused the previous call's decision (same count,
+                                   type and op: no kernel, table or schedule lookup) */
 } genx_comm_stats;
 int genx_comm_get_stats(const genx_comm *comm, genx_comm_stats *out);
 

@@ -108,6 +108,21 @@ static int genx_pml_wait_all(void *ctx, void **reqs, int n)
     int rc;
 
     (void) ctx;
+    if (1 == n) {
+        /* One request (a step's receive after its blocking send): the
+         * single-request wait tuned's sendrecv uses, without wait_all's
+         * sync object.  On an error it returns the request complete but
+         * not freed: released here, as wait_all's path below does. */
+        rc = ompi_request_wait(&requests[0], MPI_STATUS_IGNORE);
+        if (OMPI_SUCCESS != rc && MPI_REQUEST_NULL != requests[0] &&
+            REQUEST_COMPLETE(requests[0])) {
+            (void) ompi_request_free(&requests[0]);
+        }
+        if (MPI_REQUEST_NULL == requests[0]) {
+            reqs[0] = NULL;
+        }
+        return (OMPI_SUCCESS == rc) ? 0 : rc;
+    }
     rc = ompi_request_wait_all((size_t) n, requests, MPI_STATUSES_IGNORE);
     if (OMPI_SUCCESS != rc) {
         /* Completed ones are released and set to NULL; the core abandons

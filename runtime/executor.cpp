@@ -453,7 +453,9 @@ Status Execution::start_payload_free(const RankSchedule& schedule, Transport& tr
 
 void Execution::drop_stale_requests() {
     // A failed call that was not abandon()ed may have left requests
-    // marked; they are no longer this execution's to touch.
+    // marked; they are no longer this execution's to touch.  One that ran
+    // to its end left none.
+    if (finished_) return;
     if (!held_.empty() || std::find(in_flight_.begin(), in_flight_.end(), 1) != in_flight_.end()) {
         std::fill(in_flight_.begin(), in_flight_.end(), 0);
         held_.clear();
@@ -476,6 +478,7 @@ void Execution::bind(const RankSchedule& schedule, unsigned char* result, unsign
     if (kernel != nullptr && temp_.size() < kernel->temp_bytes()) temp_.resize(kernel->temp_bytes());
 
     sched_ = &schedule;
+    finished_ = false;
     result_ = result;
     scratch_ = scratch;
     kernel_ = kernel;
@@ -670,6 +673,7 @@ Status Execution::progress(bool* done, bool block) {
         if (!finished) return Status::ok();
     }
     *done = true;
+    finished_ = true;
     return Status::ok();
 }
 

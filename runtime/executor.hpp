@@ -346,6 +346,7 @@ class Execution {
     size_t window_ = 1;  // ring slots per transfer: min(window, longest transfer)
     size_t step_ = 0;
     bool posted_ = false;
+    bool finished_ = true;  // the last run ended with everything complete (nothing stale)
     Status error_;
     std::vector<Flight> flights_;       // per transfer of the current step
     std::vector<Request> requests_;     // flights x window_ ring slots

@@ -723,6 +723,64 @@ TEST_CASE("calls compile each count once, generate no plan, and share plans acro
     }
 }
 
+TEST_CASE("a repeated call reuses its decision until the schedule cache evicts it", "[capi][hot]") {
+    const int P = 3;
+    // Repeats of one count reuse the first call's decision; a different
+    // count, type or op decides again; 70 non-blocking calls of other counts
+    // evict the remembered schedule from the 64-entry cache, after which
+    // the same count must compile again (a stale decision would run a freed
+    // schedule) and still sum right.
+    std::vector<genx_comm_stats> mid(P), end(P);
+    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_config cfg = config("rd", "", 0, nullptr);
+        genx_comm* comm = genx_comm_create(rank, P, &cfg, nullptr, 0);
+        if (comm == nullptr) return Status::internal("create failed");
+        const genx_transport_ops ops = transport_ops_for(&t);
+        char why[256] = "";
+        auto blocking = [&](size_t n, genx_dtype dt, genx_op op) -> Status {
+            std::vector<int32_t> x(n, rank + 1);
+            if (genx_allreduce(comm, nullptr, x.data(), n, dt, 4, op, 1, nullptr, &ops, why,
+                               sizeof why) != GENX_OK)
+                return Status::internal(why);
+            const int32_t want = op == GENX_OP_MAX ? 3 : 6;  // ranks contribute 1, 2, 3
+            return ensure(x == std::vector<int32_t>(n, want), "wrong result");
+        };
+        for (int i = 0; i < 5; ++i) GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_INT32, GENX_OP_SUM));
+        GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_INT32, GENX_OP_MAX));
+        GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_UINT32, GENX_OP_SUM));
+        GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_INT32, GENX_OP_SUM));
+        genx_comm_get_stats(comm, &mid[static_cast<size_t>(rank)]);
+        for (size_t n = 1000; n < 1070; ++n) {
+            std::vector<int32_t> in(n, 1), out(n, 0);
+            genx_request* req = nullptr;
+            if (genx_iallreduce(comm, in.data(), out.data(), n, GENX_DT_INT32, 4, GENX_OP_SUM, 1,
+                                nullptr, &ops, &req, why, sizeof why) != GENX_OK)
+                return Status::internal(why);
+            Status s = drive(req);
+            genx_request_free(req);
+            GENX_RETURN_IF_ERROR(s);
+        }
+        GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_INT32, GENX_OP_SUM));
+        GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_INT32, GENX_OP_SUM));
+        genx_comm_get_stats(comm, &end[static_cast<size_t>(rank)]);
+        genx_comm_destroy(comm);
+        return Status::ok();
+    });
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    for (int r = 0; r < P; ++r) {
+        const size_t i = static_cast<size_t>(r);
+        CAPTURE(r);
+        CHECK(mid[i].calls == 8);
+        CHECK(mid[i].repeat_calls == 4);  // calls 2-5 of the first five
+        CHECK(mid[i].schedule_compiles == 1);  // one count, one element size
+        // After the evictions: the first call compiles and decides again,
+        // the second reuses it.
+        CHECK(end[i].repeat_calls == mid[i].repeat_calls + 1);
+        CHECK(end[i].schedule_compiles == mid[i].schedule_compiles + 70 + 1);
+    }
+}
+
 TEST_CASE("communicators of one shape and rank share their plans", "[capi][hot]") {
     // One thread, so the process-wide count moves only by what this does.
     const std::string rules = write_model_rules("share");
