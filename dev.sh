@@ -20,7 +20,7 @@ configure_args=(-q)
 packages=(
     g++ make autoconf automake libtool pkg-config
     openmpi-bin libopenmpi-dev
-    catch2 nlohmann-json3-dev libcli11-dev libhwloc-dev libfabric-dev
+    catch2 nlohmann-json3-dev libcli11-dev libhwloc-dev libfabric-dev libucx-dev
     libsimgrid-dev
     iproute2 procps man-db python3 valgrind
 )

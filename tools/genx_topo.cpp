@@ -52,6 +52,7 @@ struct Options {
     std::string binding;
     std::string host_name;
     bool no_libfabric = false;
+    bool ucx = false;
     bool probe = false;
     tools::ProbeArgs probe_args;
 };
@@ -130,6 +131,14 @@ int this_host(const Options& o) {
         else
             lists.push_back(l);
     }
+    if (o.ucx) {
+        UcxNicSource ucx;
+        std::vector<NicInfo> l;
+        if (Status s = ucx.list(&l); !s)
+            notes.push_back("ucx: " + s.message());
+        else
+            lists.push_back(l);
+    }
     const std::vector<NicInfo> nics = merge_nic_rates(lists, &notes);
     HostHardware hw;
     if (Status s = HwlocHostSource(o.hwloc_xml, o.binding).load(&hw); !s)
@@ -171,6 +180,9 @@ int main(int argc, char** argv) {
     app.add_option("--host-name", o.host_name,
                    "name of this host (default: SLURMD_NODENAME, else the hostname)");
     app.add_flag("--no-libfabric", o.no_libfabric, "do not ask libfabric for NIC rates");
+    app.add_flag("--ucx", o.ucx,
+                 "also ask UCX (UCT interface attributes) for NIC rates, after sysfs and "
+                 "libfabric: UCT's bandwidths are its model, not measurements");
     app.add_flag("--probe", o.probe,
                  "under mpirun, one rank per host or more: measure round-trip times and link "
                  "rates between the job's hosts, group them into switches, and print a "
@@ -196,9 +208,9 @@ int main(int argc, char** argv) {
             return bad_input("--probe measures the network; it takes no topology file and prints "
                              "a topology.conf (--out, --overlay-out)");
         if (!o.hwloc_xml.empty() || !o.binding.empty() || o.sysfs_root != "/sys" ||
-            o.no_libfabric || !o.host_name.empty())
+            o.no_libfabric || o.ucx || !o.host_name.empty())
             return bad_input("--probe measures between hosts; --sysfs-root, --hwloc-xml, "
-                             "--binding, --host-name and --no-libfabric describe this host");
+                             "--binding, --host-name, --no-libfabric and --ucx describe this host");
         return tools::run_probe(o.probe_args);
     }
     if (!o.probe_args.out.empty() || !o.probe_args.overlay_out.empty() || app.count("--pings") > 0)
@@ -209,9 +221,9 @@ int main(int argc, char** argv) {
     if (!file_mode && (!o.overlay.empty() || !o.ranks.empty()))
         return bad_input("--overlay and --ranks need a topology.conf");
     if (file_mode && (!o.hwloc_xml.empty() || !o.binding.empty() || o.sysfs_root != "/sys" ||
-                      o.no_libfabric || !o.host_name.empty()))
+                      o.no_libfabric || o.ucx || !o.host_name.empty()))
         return bad_input(
-            "--sysfs-root, --hwloc-xml, --binding, --host-name and --no-libfabric describe this "
+            "--sysfs-root, --hwloc-xml, --binding, --host-name, --no-libfabric and --ucx describe this "
             "host; they do not apply to a topology.conf");
     if (!o.check_file.empty() && (o.json || !o.svg_file.empty()))
         return bad_input("--check prints no tree");

@@ -213,6 +213,52 @@ Status LibfabricNicSource::list(std::vector<NicInfo>* out) {
     return Status::ok();
 }
 
+std::vector<NicInfo> nics_from_uct(const std::vector<UctIfaceFacts>& ifaces) {
+    std::vector<NicInfo> out;
+    std::vector<std::vector<std::string>> said;  // per NIC: each transport's figures
+    for (const UctIfaceFacts& f : ifaces) {
+        if (!f.network || f.dev_name.empty()) continue;
+        NicInfo n;
+        n.source = "ucx";
+        n.name = f.dev_name;
+        const size_t colon = f.dev_name.rfind(':');
+        if (colon != std::string::npos && colon + 1 < f.dev_name.size() &&
+            f.dev_name.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+            n.name = f.dev_name.substr(0, colon);
+            n.port = std::atoi(f.dev_name.c_str() + colon + 1);
+            n.kind = "openfabrics";
+        } else {
+            n.kind = "network";
+        }
+        n.pci_busid = is_pci_busid(f.pci_busid) ? f.pci_busid : "";
+        const double rate = f.dedicated + f.shared;
+        n.rate = std::isfinite(rate) && rate > 0 ? rate : 0;
+        std::ostringstream fig;
+        fig << f.tl_name << ": " << (n.rate > 0 ? format_rate(n.rate) : std::string("no bandwidth"));
+        if (f.latency > 0 && std::isfinite(f.latency)) fig << ", latency " << f.latency * 1e6 << " us";
+        size_t i = 0;
+        while (i < out.size() && !(out[i].name == n.name && out[i].port == n.port)) ++i;
+        if (i == out.size()) {
+            out.push_back(n);
+            said.push_back({fig.str()});
+            continue;
+        }
+        said[i].push_back(fig.str());
+        if (n.rate > out[i].rate) {
+            n.pci_busid = n.pci_busid.empty() ? out[i].pci_busid : n.pci_busid;
+            out[i] = n;
+        } else if (out[i].pci_busid.empty()) {
+            out[i].pci_busid = n.pci_busid;
+        }
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+        std::string all;
+        for (const std::string& f : said[i]) all += (all.empty() ? "" : "; ") + f;
+        out[i].detail = "UCT's bandwidth model, not a measurement (" + all + ")";
+    }
+    return out;
+}
+
 std::vector<NicInfo> merge_nic_rates(const std::vector<std::vector<NicInfo>>& by_source,
                                      std::vector<std::string>* notes) {
     std::vector<NicInfo> out;
@@ -253,6 +299,9 @@ std::vector<NicInfo> merge_nic_rates(const std::vector<std::vector<NicInfo>>& by
             notes->push_back(who + ": no source gives a rate (" + join(why) + ")");
             continue;
         }
+        if (out[i].source == "ucx")
+            notes->push_back(who + ": only UCX gives a rate, " + format_rate(out[i].rate) + ": " +
+                             out[i].detail);
         for (const NicInfo& n : seen_by[i]) {
             if (n.rate <= 0 || n.source == out[i].source) continue;
             if (std::fabs(n.rate - out[i].rate) > 0.01 * out[i].rate)

@@ -11,8 +11,15 @@
 //      filled only by providers tied to a hardware NIC (verbs, efa, psm3);
 //      tcp, udp, shm leave `nic` NULL, which is reported as "unknown",
 //      never replaced by a guess.
-// UCX's UCT interface attributes are not read: their bandwidth is a model
-// (100 Mbit/s assumed on TCP of unknown speed) and UCT's API is not stable.
+//   3. UCX (UCT interface attributes), opt-in only (genx-topo --ucx): the
+//      bandwidth UCT reports is its own model, not a measurement (on TCP
+//      of unknown speed it assumes 100 Mbit/s; on InfiniBand it derives
+//      the rate from the port's width and speed, less protocol overhead),
+//      and UCT's API is not promised stable across releases.  It comes
+//      last, so it gives a number only where sysfs and libfabric give none,
+//      and every disagreement is reported.  Its code lives in
+//      topology/ucx_nics.cpp, linked into genx-topo only: the component
+//      never loads UCT through genx.
 //
 // Nominal rates are what the hardware negotiated, not what a shaped or
 // shared link delivers: a veth says 10 Gbit/s whatever tc limits it to.
@@ -78,6 +85,34 @@ NicInfo nic_from_fi_info(const struct fi_info* info);
 // utility providers layered over a core one ("ofi_rxm;verbs" repeats
 // verbs), the shared-memory providers (shm, sm2: not NICs) and loopback.
 std::vector<NicInfo> nics_from_fi_info_list(const struct fi_info* head);
+
+// What UCT says of one transport on one device (uct_tl_resource_desc_t
+// and uct_iface_attr_t, copied out so that tests need no UCX).
+struct UctIfaceFacts {
+    std::string tl_name;    // "tcp", "rc_verbs", "ud_mlx5", ...
+    std::string dev_name;   // "eth0", "mlx5_0:1"
+    bool network = false;   // dev_type == UCT_DEVICE_TYPE_NET
+    double dedicated = 0;   // bandwidth.dedicated, bytes/s
+    double shared = 0;      // bandwidth.shared, bytes/s
+    double latency = 0;     // latency.c, seconds
+    std::string pci_busid;  // ucs_topo_sys_device_bdf_name; "" when unknown
+};
+
+// The NICs of UCT's interfaces: one per network device (shared-memory,
+// self and accelerator transports are not NICs), named as sysfs names them
+// ("mlx5_0:1" is HCA mlx5_0 port 1), with the largest bandwidth any
+// transport reports for it (one process: dedicated + shared), and in
+// `detail` every transport's figures and that they are UCT's model.
+std::vector<NicInfo> nics_from_uct(const std::vector<UctIfaceFacts>& ifaces);
+
+// Opens every UCT component, memory domain and network interface (as
+// `ucx_info -d` does) and asks each its attributes.  Defined in
+// topology/ucx_nics.cpp.
+class UcxNicSource : public NicRateSource {
+  public:
+    std::string name() const override { return "ucx"; }
+    Status list(std::vector<NicInfo>* out) override;
+};
 
 // Merges the sources' lists, the first source (by order) with a known rate
 // winning for each NIC (matched by name and port; an HCA's port 1 also

@@ -87,6 +87,19 @@ expect 0 '^note: down0: no source gives a rate \(sysfs: speed -1 \(unknown or li
 expect 1 '^genx-topo: hwloc: binding .9. names cpus the host does not have$' \
     --sysfs-root "$fx/sysfs" --hwloc-xml "$fx/host-2pkg.xml" --binding 9 --no-libfabric
 
+# UCX, opt-in: it only describes this host, and it runs against this
+# machine's UCX (whatever devices it has).  Where it gives a NIC a rate the
+# fixtures' sysfs lacks, genx-topo says the number is UCT's model.
+expect 2 'and --ucx describe this host; they do not apply to a topology.conf' "$fx/tree.conf" --ucx
+expect 2 '--no-libfabric and --ucx describe this host' --probe --ucx
+# shellcheck disable=SC2086
+expect 0 '^h0 \[host\]$' $here --ucx
+if grep -q '\[ucx\]$' "$out" && ! grep -q '^note: .*: only UCX gives a rate, .*UCT.s bandwidth model, not a measurement' "$out"; then
+    echo "FAIL: a NIC's rate came from UCX without the note that it is UCT's model:"
+    sed 's/^/    /' "$out"
+    fails=$((fails + 1))
+fi
+
 if [ "$fails" -ne 0 ]; then
     echo "genx-topo: $fails check(s) failed"
     exit 1

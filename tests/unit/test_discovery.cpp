@@ -218,6 +218,62 @@ TEST_CASE("[discovery] merging sources: first known rate wins, disagreements and
     CHECK(notes.empty());
 }
 
+TEST_CASE("[discovery] UCX interfaces: one NIC per network device, the best transport's model",
+          "[discovery]") {
+    auto iface = [](const char* tl, const char* dev, bool net, double dedicated, double shared,
+                    const char* bdf = "") {
+        UctIfaceFacts f;
+        f.tl_name = tl;
+        f.dev_name = dev;
+        f.network = net;
+        f.dedicated = dedicated;
+        f.shared = shared;
+        f.latency = 1e-6;
+        f.pci_busid = bdf;
+        return f;
+    };
+    const std::vector<NicInfo> n = nics_from_uct({
+        iface("posix", "memory", false, 0, 12e9),            // shared memory: not a NIC
+        iface("tcp", "eth0", true, 11.8e6, 0),               // UCT's 100 Mb/s assumption
+        iface("rc_verbs", "mlx5_0:1", true, 11.5e9, 0, "0000:03:00.0"),
+        iface("ud_verbs", "mlx5_0:1", true, 0, 11.9e9),      // better: this one is kept
+        iface("rc_verbs", "mlx5_0:2", true, 0, 0),           // no bandwidth: rate unknown
+        iface("tcp", "", true, 1e9, 0),                      // no device name: skipped
+    });
+    REQUIRE(n.size() == 3);
+    CHECK(n[0].name == "eth0");
+    CHECK(n[0].port == 0);
+    CHECK(n[0].kind == "network");
+    CHECK(n[0].source == "ucx");
+    CHECK(n[0].rate == Approx(11.8e6));
+    CHECK(n[1].name == "mlx5_0");
+    CHECK(n[1].port == 1);
+    CHECK(n[1].kind == "openfabrics");
+    CHECK(n[1].rate == Approx(11.9e9));
+    CHECK(n[1].pci_busid == "0000:03:00.0");  // from the transport that gave it
+    CHECK(n[1].detail.find("not a measurement") != std::string::npos);
+    CHECK(n[1].detail.find("rc_verbs: ") != std::string::npos);
+    CHECK(n[1].detail.find("ud_verbs: ") != std::string::npos);
+    CHECK(n[2].port == 2);
+    CHECK(n[2].rate == 0);
+    // Last in the merge: sysfs's number wins where it has one, UCX's
+    // disagreement is reported, and a rate only UCX gives is said to be
+    // its model.
+    std::vector<std::string> notes;
+    const std::vector<NicInfo> m =
+        merge_nic_rates({{fake("mlx5_0", 12.5e9, "sysfs")}, n}, &notes);
+    REQUIRE(m.size() == 3);
+    CHECK(m[0].source == "sysfs");
+    CHECK(std::find(notes.begin(), notes.end(),
+                    "mlx5_0: sysfs says 100 Gbit/s, ucx says 95.2 Gbit/s; genx uses sysfs's") !=
+          notes.end());
+    CHECK(m[1].name == "eth0");
+    CHECK(m[1].source == "ucx");
+    CHECK(std::count_if(notes.begin(), notes.end(), [](const std::string& x) {
+              return x.rfind("eth0: only UCX gives a rate, 94.4 Mbit/s: UCT's bandwidth model", 0) == 0;
+          }) == 1);
+}
+
 TEST_CASE(
     "[discovery] hwloc from XML: packages, NUMA, cores, NICs and GPUs with locality, injected "
     "binding",
