@@ -25,8 +25,8 @@ class Status {
     Status(const Status& o) : code_(o.code_), message_(copy(o.message_)) {}
     Status& operator=(const Status& o) {
         if (this != &o) {
+            message_ = copy(o.message_);  // first: a bad_alloc leaves *this as it was
             code_ = o.code_;
-            message_ = copy(o.message_);
         }
         return *this;
     }

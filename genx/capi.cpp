@@ -637,6 +637,14 @@ int genx_comm_place_topology_addrs(genx_comm* comm, const char* const* addrs, co
         comm->nb_table.reset();
         comm->decision_plans.clear();
         comm->nb_decision_plans.clear();
+        // Schedules are keyed by plan address, and a freed plan's address
+        // may come back for a new one: none is kept (a request in flight
+        // holds its own), and the remembered call goes with them.
+        comm->schedules.clear();
+        comm->schedule_bytes = 0;
+        comm->last_schedule = nullptr;
+        ++comm->schedule_evictions;
+        comm->last_call.valid = false;
         if (comm->forced) comm->forced_plan = comm->plan_for(comm->algorithm, comm->forced_params);
         return 1;
     } catch (const std::exception& e) {

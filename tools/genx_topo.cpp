@@ -138,6 +138,7 @@ int this_host(const Options& o) {
             notes.push_back("ucx: " + s.message());
         else
             lists.push_back(l);
+        for (const std::string& n : ucx.notes()) notes.push_back("ucx: not opened: " + n);
     }
     const std::vector<NicInfo> nics = merge_nic_rates(lists, &notes);
     HostHardware hw;

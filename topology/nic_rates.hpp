@@ -112,6 +112,12 @@ class UcxNicSource : public NicRateSource {
   public:
     std::string name() const override { return "ucx"; }
     Status list(std::vector<NicInfo>* out) override;
+    // What list() could not open or query and could not attach to a NIC
+    // it lists ("memory domain mlx5_1: No such device", "eth2: tcp: ...").
+    const std::vector<std::string>& notes() const { return notes_; }
+
+  private:
+    std::vector<std::string> notes_;
 };
 
 // Merges the sources' lists, the first source (by order) with a known rate

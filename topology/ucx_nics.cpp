@@ -6,6 +6,7 @@
 // UCX).  Linked into genx-topo only.
 #include <uct/api/uct.h>
 #include <ucs/async/async_fwd.h>
+#include <ucs/config/global_opts.h>
 #include <ucs/sys/topo/base/topo.h>
 
 #include <net/if.h>
@@ -48,25 +49,31 @@ bool is_loopback(const char* dev) {
 // The network interfaces of one memory domain, each opened and queried.
 // A transport that cannot be opened (no permission, no link) is skipped and
 // said in `skipped`.
+// A transport UCT listed but could not open or query: its device and why.
+struct Skipped {
+    std::string dev_name;  // "" when the whole memory domain failed
+    std::string why;
+};
+
 void query_md(uct_component_h component, const char* md_name, uct_worker_h worker,
-              std::vector<UctIfaceFacts>* out, std::vector<std::string>* skipped) {
+              std::vector<UctIfaceFacts>* out, std::vector<Skipped>* skipped) {
     uct_md_config_t* md_config = nullptr;
     if (uct_md_config_read(component, nullptr, nullptr, &md_config) != UCS_OK) {
-        skipped->push_back(std::string(md_name) + ": configuration not readable");
+        skipped->push_back({"", std::string(md_name) + ": configuration not readable"});
         return;
     }
     uct_md_h md = nullptr;
     const ucs_status_t opened = uct_md_open(component, md_name, md_config, &md);
     uct_config_release(md_config);
     if (opened != UCS_OK) {
-        skipped->push_back(std::string(md_name) + ": " + ucs_status_string(opened));
+        skipped->push_back({"", std::string(md_name) + ": " + ucs_status_string(opened)});
         return;
     }
     uct_tl_resource_desc_t* tls = nullptr;
     unsigned ntls = 0;
     if (uct_md_query_tl_resources(md, &tls, &ntls) != UCS_OK) {
         uct_md_close(md);
-        skipped->push_back(std::string(md_name) + ": transports not listed");
+        skipped->push_back({"", std::string(md_name) + ": transports not listed"});
         return;
     }
     for (unsigned i = 0; i < ntls; ++i) {
@@ -74,8 +81,7 @@ void query_md(uct_component_h component, const char* md_name, uct_worker_h worke
         if (tl.dev_type != UCT_DEVICE_TYPE_NET || is_loopback(tl.dev_name)) continue;
         uct_iface_config_t* iface_config = nullptr;
         if (uct_md_iface_config_read(md, tl.tl_name, nullptr, nullptr, &iface_config) != UCS_OK) {
-            skipped->push_back(std::string(tl.tl_name) + "/" + tl.dev_name +
-                               ": configuration not readable");
+            skipped->push_back({tl.dev_name, std::string(tl.tl_name) + ": configuration not readable"});
             continue;
         }
         uct_iface_params_t params{};
@@ -92,8 +98,7 @@ void query_md(uct_component_h component, const char* md_name, uct_worker_h worke
         const ucs_status_t s = uct_iface_open(md, worker, &params, iface_config, &iface);
         uct_config_release(iface_config);
         if (s != UCS_OK) {
-            skipped->push_back(std::string(tl.tl_name) + "/" + tl.dev_name + ": " +
-                               ucs_status_string(s));
+            skipped->push_back({tl.dev_name, std::string(tl.tl_name) + ": " + ucs_status_string(s)});
             continue;
         }
         uct_iface_attr_t attr{};
@@ -111,7 +116,7 @@ void query_md(uct_component_h component, const char* md_name, uct_worker_h worke
             }
             out->push_back(f);
         } else {
-            skipped->push_back(std::string(tl.tl_name) + "/" + tl.dev_name + ": not queryable");
+            skipped->push_back({tl.dev_name, std::string(tl.tl_name) + ": not queryable"});
         }
         uct_iface_close(iface);
     }
@@ -123,6 +128,14 @@ void query_md(uct_component_h component, const char* md_name, uct_worker_h worke
 
 Status UcxNicSource::list(std::vector<NicInfo>* out) {
     out->clear();
+    notes_.clear();
+    // UCX logs to stdout by default: an interface that fails to open would
+    // print into genx-topo's JSON.  What failed is reported below instead.
+    struct Quiet {
+        ucs_log_level_t saved = ucs_global_opts.log_component.log_level;
+        Quiet() { ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL; }
+        ~Quiet() { ucs_global_opts.log_component.log_level = saved; }
+    } quiet;
     ucs_async_context_t* async = nullptr;
     ucs_status_t s = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async);
     if (s != UCS_OK) return Status::io_error(ucs_error("ucs_async_context_create", s));
@@ -141,7 +154,7 @@ Status UcxNicSource::list(std::vector<NicInfo>* out) {
         return Status::io_error(ucs_error("uct_query_components", s));
     }
     std::vector<UctIfaceFacts> facts;
-    std::vector<std::string> skipped;
+    std::vector<Skipped> skipped;
     for (unsigned c = 0; c < ncomponents; ++c) {
         uct_component_attr_t attr{};
         attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
@@ -158,11 +171,26 @@ Status UcxNicSource::list(std::vector<NicInfo>* out) {
     ucs_async_context_destroy(async);
     *out = nics_from_uct(facts);
     // Transports UCT listed for a NIC but could not open or query: said in
-    // that NIC's detail (a device none of whose transports opened is not
-    // listed; its other sources still are).
-    for (const std::string& why : skipped)
+    // that NIC's detail, matched by device name and port exactly; a device
+    // none of whose transports opened, and a memory domain that failed as
+    // a whole, are said in notes().
+    for (const Skipped& sk : skipped) {
+        if (sk.dev_name.empty()) {
+            notes_.push_back("memory domain " + sk.why);
+            continue;
+        }
+        UctIfaceFacts probe;
+        probe.dev_name = sk.dev_name;
+        probe.network = true;
+        const std::vector<NicInfo> id = nics_from_uct({probe});
+        bool said = false;
         for (NicInfo& n : *out)
-            if (why.find("/" + n.name) != std::string::npos) n.detail += "; not opened: " + why;
+            if (!id.empty() && n.name == id[0].name && n.port == id[0].port) {
+                n.detail += "; not opened: " + sk.why;
+                said = true;
+            }
+        if (!said) notes_.push_back(sk.dev_name + ": " + sk.why);
+    }
     return Status::ok();
 }
 
