@@ -115,29 +115,24 @@ int from_file(const Options& o) {
 int this_host(const Options& o) {
     std::vector<std::vector<NicInfo>> lists;
     std::vector<std::string> notes;
-    {
-        SysfsNicSource sysfs(o.sysfs_root);
+    // Each source in order (nic_rates.hpp says why this order); one that
+    // fails is said and the others still count.
+    auto ask = [&](NicRateSource& source) {
         std::vector<NicInfo> l;
-        if (Status s = sysfs.list(&l); !s)
-            notes.push_back("sysfs: " + s.message());
+        if (Status s = source.list(&l); !s)
+            notes.push_back(source.name() + ": " + s.message());
         else
             lists.push_back(l);
-    }
+    };
+    SysfsNicSource sysfs(o.sysfs_root);
+    ask(sysfs);
     if (!o.no_libfabric) {
         LibfabricNicSource fab;
-        std::vector<NicInfo> l;
-        if (Status s = fab.list(&l); !s)
-            notes.push_back("libfabric: " + s.message());
-        else
-            lists.push_back(l);
+        ask(fab);
     }
     if (o.ucx) {
         UcxNicSource ucx;
-        std::vector<NicInfo> l;
-        if (Status s = ucx.list(&l); !s)
-            notes.push_back("ucx: " + s.message());
-        else
-            lists.push_back(l);
+        ask(ucx);
         for (const std::string& n : ucx.notes()) notes.push_back("ucx: not opened: " + n);
     }
     const std::vector<NicInfo> nics = merge_nic_rates(lists, &notes);

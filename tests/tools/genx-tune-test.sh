@@ -39,7 +39,7 @@ run() { timeout 300 "$mpirun" --oversubscribe --mca coll '^genx' "$@"; }
 
 if ! run -np 3 "$tune" --max-time 40 -o tune.json --comm-sizes all --export-tuned tuned.rules \
         --max-bytes 64K --p2p-max 64K --reduce-bytes 256K --reduce-max-k 6 \
-        --cps-bytes 16K,64K --target 0.05 >tune.out 2>tune.err; then
+        --cps-bytes 16K,64K --target 0.05 --verify >tune.out 2>tune.err; then
     cat tune.out tune.err
     echo "FAIL: genx-tune run"
     exit 1
@@ -55,6 +55,27 @@ grep -q '^shift,shift P=3,shift,x=3,3,4096,' tune.csv || fail "CSV lacks the shi
 # One node: the shift benchmark identifies the intra class's alpha_shift.
 grep -q '^  no data for:.*alpha_shift_intra' tune.out && fail "alpha_shift_intra not identified: $(grep 'no data' tune.out)"
 grep -q '<svg' tune.svg || fail "SVG is not an SVG"
+# --verify measures, at every size, the plan kept at the size before: each
+# verified decision interval's first point lists the previous interval's
+# plan among those it measured.
+python3 - tune.out <<'PY' || fail "a verified point did not measure the plan kept before it"
+import re, sys
+prev, bad, checked = {}, 0, 0
+for line in open(sys.argv[1]):
+    m = re.match(r"\s+comm_size (\d+)\s+nodes \d+\s+ppn \d+\s+bytes \S+\s+(.*?)\s+\[at \S+: (.*)\]$", line)
+    if not m:
+        continue
+    size, plan, note = m.groups()
+    if size in prev and note.startswith("verified:"):
+        checked += 1
+        measured = [x.replace(" (no time left)", "").rsplit(" ", 2)[0] if "(no time left)" not in x else x.replace(" (no time left)", "") for x in note[len("verified: "):-len(" measured")].split(" vs ")]
+        if prev[size] not in measured:
+            print("comm_size %s: %r kept before, not measured at: %s" % (size, prev[size], note))
+            bad += 1
+    prev[size] = plan
+print("verified intervals checked: %d" % checked)
+sys.exit(1 if bad or checked == 0 else 0)
+PY
 "$tune" --check-rules tune.json >check.out 2>&1 || { cat check.out; fail "--check-rules rejects genx-tune's own file"; }
 # Explicit decisions for comm sizes 2 and 3, then the model for the rest.
 grep -q '"comm_size":"2"' tune.json || fail "no rule for 2 ranks"
