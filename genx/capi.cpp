@@ -283,7 +283,6 @@ struct genx_comm {
     genx::Status schedule_for(const genx::RankPlan& p, size_t count, size_t elem_size,
                               const genx::RankSchedule** out,
                               std::shared_ptr<const genx::RankSchedule>* keep = nullptr) {
-        ++tick;
         ScheduleEntry* hit = nullptr;
         if (last_schedule != nullptr && last_schedule->plan == &p && last_schedule->count == count &&
             last_schedule->elem_size == elem_size) {
@@ -293,8 +292,7 @@ struct genx_comm {
                 if (s->plan == &p && s->count == count && s->elem_size == elem_size) hit = s.get();
         }
         if (hit != nullptr) {
-            hit->last_used = tick;
-            last_schedule = hit;
+            touch(hit);
             *out = &hit->schedule;
             if (keep != nullptr) *keep = share(hit);
             return genx::Status::ok();
@@ -306,7 +304,7 @@ struct genx_comm {
         e->plan = &p;
         e->count = count;
         e->elem_size = elem_size;
-        e->last_used = tick;
+        e->last_used = ++tick;
         e->bytes = genx::schedule_bytes(e->schedule);
         // Evict least recently used entries (never the one being added, so a
         // schedule larger than the cap still runs).
@@ -325,6 +323,13 @@ struct genx_comm {
         *out = &last_schedule->schedule;
         if (keep != nullptr) *keep = share(last_schedule);
         return genx::Status::ok();
+    }
+
+    // A cache hit: the entry becomes the most recently used and the one
+    // checked first.
+    void touch(ScheduleEntry* e) {
+        e->last_used = ++tick;
+        last_schedule = e;
     }
 
     // The schedule of a cached entry, sharing the entry's ownership.
@@ -639,12 +644,12 @@ int genx_comm_place_topology_addrs(genx_comm* comm, const char* const* addrs, co
         comm->nb_decision_plans.clear();
         // Schedules are keyed by plan address, and a freed plan's address
         // may come back for a new one: none is kept (a request in flight
-        // holds its own), and the remembered call goes with them.
+        // holds its own); counted as evictions, which forgets the
+        // remembered call.
         comm->schedules.clear();
         comm->schedule_bytes = 0;
         comm->last_schedule = nullptr;
         ++comm->schedule_evictions;
-        comm->last_call.valid = false;
         if (comm->forced) comm->forced_plan = comm->plan_for(comm->algorithm, comm->forced_params);
         return 1;
     } catch (const std::exception& e) {
@@ -757,6 +762,13 @@ constexpr CallSite kBlockingCall{"allreduce", false};
 constexpr CallSite kIallreduceCall{"iallreduce", true};
 constexpr CallSite kPersistentCall{"persistent allreduce", true};
 
+// What every call needs before anything is decided: a communicator and a
+// transport with its three mandatory functions.
+bool callable(const genx_comm* comm, const genx_transport_ops* transport) {
+    return comm != nullptr && transport != nullptr && transport->isend != nullptr &&
+           transport->irecv != nullptr && transport->test != nullptr;
+}
+
 // The decisions both entry points share.  GENX_OK with *call filled (or
 // nothing to do: call->sched == nullptr for count 0), GENX_DECLINE with
 // why filled, or GENX_ERROR.  `keep`: the schedule's ownership, for a call
@@ -765,8 +777,7 @@ int decide(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size, ge
            int commutative, const genx_reduce_cb* cb, const genx_transport_ops* transport,
            Call* call, std::shared_ptr<const genx::RankSchedule>* keep, char* why, size_t whylen,
            const CallSite& site = kBlockingCall) {
-    if (comm == nullptr || transport == nullptr || transport->isend == nullptr ||
-        transport->irecv == nullptr || transport->test == nullptr) {
+    if (!callable(comm, transport)) {
         fill(why, whylen, "genx: NULL communicator or incomplete transport ops");
         return GENX_ERROR;
     }
@@ -1068,16 +1079,15 @@ void remember_call(genx_comm* comm, const Call& call, size_t count, genx_dtype d
     m.call = call;
 }
 
-// ... and finds it again: the call decide() would return, with the
-// schedule's LRU stamp refreshed as schedule_for() would.
+// ... and finds it again: the call decide() would return, the schedule
+// touched as schedule_for() would.
 const Call* remembered_call(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size,
                             genx_op op, int commutative) {
     genx_comm::LastCall& m = comm->last_call;
     if (!m.valid || m.count != count || m.dtype != dtype || m.elem_size != elem_size ||
         m.op != op || m.commutative != commutative || m.evictions != comm->schedule_evictions)
         return nullptr;
-    m.entry->last_used = ++comm->tick;
-    comm->last_schedule = m.entry;
+    comm->touch(m.entry);
     ++comm->stats.repeat_calls;
     return &m.call;
 }
@@ -1240,8 +1250,7 @@ int genx_allreduce_ex(genx_comm* comm, const void* sendbuf, void* recvbuf, size_
     clear(why, whylen);
     try {
         const BufferSpaces spaces = spaces_of(comm, sendbuf, recvbuf);
-        if (comm != nullptr && transport != nullptr && transport->isend != nullptr &&
-            transport->irecv != nullptr && transport->test != nullptr && !spaces.on_device())
+        if (callable(comm, transport) && !spaces.on_device())
             if (const Call* again = remembered_call(comm, count, dtype, elem_size, op, commutative))
                 return run_host(comm, *again, sendbuf, recvbuf, transport, why, whylen);
         const genx::MemSpace where = spaces.device();

@@ -1085,20 +1085,16 @@ int main(int argc, char** argv) {
                 Point& p = pts[k];
                 std::vector<size_t>& m = to_measure[k];
                 if (k > 0) {
-                    // The plan kept at the point before (planned counted one
-                    // for it: given back when it is measured anyway).
+                    // The plan kept at the point before, unless it is listed
+                    // already (planned counted one for it: given back then).
                     const Point& before = pts[k - 1];
-                    auto kept = [&](size_t i) {
-                        return p.ranked[i].second.algorithm == before.choice_alg &&
-                               p.ranked[i].second.params == before.choice_params;
-                    };
-                    bool listed = false;
-                    for (size_t i : m) listed = listed || kept(i);
                     bool added = false;
-                    for (size_t i = 0; i < p.ranked.size() && !listed && !added; ++i)
-                        if (kept(i)) {
-                            m.push_back(i);
-                            added = true;
+                    for (size_t i = 0; i < p.ranked.size(); ++i)
+                        if (p.ranked[i].second.algorithm == before.choice_alg &&
+                            p.ranked[i].second.params == before.choice_params) {
+                            added = std::find(m.begin(), m.end(), i) == m.end();
+                            if (added) m.push_back(i);
+                            break;
                         }
                     if (!added) --verify_todo;
                 }

@@ -213,6 +213,19 @@ Status LibfabricNicSource::list(std::vector<NicInfo>* out) {
     return Status::ok();
 }
 
+bool split_uct_device(const std::string& dev_name, std::string* name, int* port) {
+    const size_t colon = dev_name.rfind(':');
+    if (colon != std::string::npos && colon + 1 < dev_name.size() &&
+        dev_name.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+        *name = dev_name.substr(0, colon);
+        *port = std::atoi(dev_name.c_str() + colon + 1);
+        return true;
+    }
+    *name = dev_name;
+    *port = 0;
+    return false;
+}
+
 std::vector<NicInfo> nics_from_uct(const std::vector<UctIfaceFacts>& ifaces) {
     std::vector<NicInfo> out;
     std::vector<std::vector<std::string>> said;  // per NIC: each transport's figures
@@ -220,16 +233,7 @@ std::vector<NicInfo> nics_from_uct(const std::vector<UctIfaceFacts>& ifaces) {
         if (!f.network || f.dev_name.empty()) continue;
         NicInfo n;
         n.source = "ucx";
-        n.name = f.dev_name;
-        const size_t colon = f.dev_name.rfind(':');
-        if (colon != std::string::npos && colon + 1 < f.dev_name.size() &&
-            f.dev_name.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
-            n.name = f.dev_name.substr(0, colon);
-            n.port = std::atoi(f.dev_name.c_str() + colon + 1);
-            n.kind = "openfabrics";
-        } else {
-            n.kind = "network";
-        }
+        n.kind = split_uct_device(f.dev_name, &n.name, &n.port) ? "openfabrics" : "network";
         n.pci_busid = is_pci_busid(f.pci_busid) ? f.pci_busid : "";
         const double rate = f.dedicated + f.shared;
         n.rate = std::isfinite(rate) && rate > 0 ? rate : 0;

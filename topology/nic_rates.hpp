@@ -98,6 +98,10 @@ struct UctIfaceFacts {
     std::string pci_busid;  // ucs_topo_sys_device_bdf_name; "" when unknown
 };
 
+// A UCT device name as sysfs names the NIC: "mlx5_0:1" is HCA mlx5_0 port
+// 1 (true: an OpenFabrics port), "eth0" a netdev (false, port 0).
+bool split_uct_device(const std::string& dev_name, std::string* name, int* port);
+
 // The NICs of UCT's interfaces: one per network device (shared-memory,
 // self and accelerator transports are not NICs), named as sysfs names them
 // ("mlx5_0:1" is HCA mlx5_0 port 1), with the largest bandwidth any

@@ -46,15 +46,15 @@ bool is_loopback(const char* dev) {
     return loop;
 }
 
-// The network interfaces of one memory domain, each opened and queried.
-// A transport that cannot be opened (no permission, no link) is skipped and
-// said in `skipped`.
 // A transport UCT listed but could not open or query: its device and why.
 struct Skipped {
     std::string dev_name;  // "" when the whole memory domain failed
     std::string why;
 };
 
+// The network interfaces of one memory domain, each opened and queried.
+// A transport that cannot be opened (no permission, no link) is skipped and
+// said in `skipped`.
 void query_md(uct_component_h component, const char* md_name, uct_worker_h worker,
               std::vector<UctIfaceFacts>* out, std::vector<Skipped>* skipped) {
     uct_md_config_t* md_config = nullptr;
@@ -179,13 +179,12 @@ Status UcxNicSource::list(std::vector<NicInfo>* out) {
             notes_.push_back("memory domain " + sk.why);
             continue;
         }
-        UctIfaceFacts probe;
-        probe.dev_name = sk.dev_name;
-        probe.network = true;
-        const std::vector<NicInfo> id = nics_from_uct({probe});
+        std::string name;
+        int port = 0;
+        split_uct_device(sk.dev_name, &name, &port);
         bool said = false;
         for (NicInfo& n : *out)
-            if (!id.empty() && n.name == id[0].name && n.port == id[0].port) {
+            if (n.name == name && n.port == port) {
                 n.detail += "; not opened: " + sk.why;
                 said = true;
             }
