@@ -346,13 +346,17 @@ struct Cluster {
     // The first c ranks as the cost model sees them: placed on the
     // topology's switch tree when one is given (their routes then cross
     // its links' classes), else by node.
+    // The first c ranks placed on the topology's switch tree (null without
+    // --topology): what GenTree's candidates are built on.
+    std::shared_ptr<const TopologyView> view_of_first(int c) const {
+        std::shared_ptr<const TopologyView> view;
+        if (topology.empty()) return view;
+        const std::vector<std::string> first(hosts.begin(), hosts.begin() + c);
+        if (!place_ranks(topology, overlay, first, &view)) view.reset();
+        return view;
+    }
     RankMap map_of_first(int c) const {
-        if (!topology.empty()) {
-            std::shared_ptr<const TopologyView> view;
-            const std::vector<std::string> first(hosts.begin(), hosts.begin() + c);
-            if (place_ranks(topology, overlay, first, &view))
-                return rank_map_for(CommShape{c, 0, 0, view});
-        }
+        if (auto view = view_of_first(c)) return rank_map_for(CommShape{c, 0, 0, view});
         RankMap m;
         m.node.assign(node.begin(), node.begin() + c);
         return m;
@@ -999,15 +1003,20 @@ int main(int argc, char** argv) {
     for (int c : comm_sizes) {
         const CommShape shape = cluster.shape_of_first(c);
         const RankMap ranks = cluster.map_of_first(c);
+        // With --topology the families that follow the network (GenTree)
+        // are candidates too, built on the first c ranks' placement, as the
+        // component builds them from coll_genx_topology_file.
+        const std::shared_ptr<const TopologyView> view = cluster.view_of_first(c);
         CandidateOptions copt;
         copt.max_hcps_levels = opt.max_hcps_levels;
         copt.ranks_per_node = shape.ppn;
+        copt.topology = view.get();
         std::vector<std::pair<Candidate, std::shared_ptr<Plan>>> cands;
         for (const Candidate& cand : enumerate_candidates(c, copt)) {
             ParamMap pm;
             check(parse_params(cand.params, &pm), "candidate params");
             auto plan = std::make_shared<Plan>();
-            check(generate(cand.algorithm, c, pm, plan.get()),
+            check(generate(cand.algorithm, c, pm, view.get(), plan.get()),
                   "candidate " + describe(cand.algorithm, cand.params));
             // The first of identical schedules stands for all of them.
             bool dup = false;

@@ -39,4 +39,17 @@ up = m["links"]["classes"]["uplink"]
 assert 0.6e-3 <= up["alpha"] <= 2.5e-3, "uplink alpha %g s, want 1-2 ms" % up["alpha"]
 print("fitted uplink: %.0f us per link, %.3g s/B" % (up["alpha"] * 1e6, up["beta"]))
 PY
-echo "ok: genx-tune --topology fitted the uplinks' delay"
+# The families that follow the network are candidates on the tree, as in
+# the component: GenTree (and its pipelined forms, two switch levels here)
+# priced for the 4 ranks, so that a rules file can choose it.  (Unpipelined
+# GenTree on tree:2x2 is the same schedule as a flat family's plan, which
+# stands for it: genx-tune prices identical schedules once.)
+python3 - "$tmp/rules.csv" <<'PY' || fail "GenTree was not priced: $(cut -d, -f3 "$tmp/rules.csv" | sort | uniq -c)"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["kind"] == "predict" and r["ranks"] == "4"]
+gt = {r["params"] for r in rows if r["algorithm"] == "gentree"}
+assert "pipeline=2" in gt, "gentree candidates priced: %s" % sorted(gt)
+assert all(float(r["predicted_s"]) > 0 for r in rows if r["algorithm"] == "gentree")
+print("gentree priced at 4 ranks: %s" % ", ".join(sorted(p or "(unpipelined)" for p in gt)))
+PY
+echo "ok: genx-tune --topology fitted the uplinks' delay and priced GenTree"
