@@ -31,6 +31,7 @@
 
 #include "tools/host_names.hpp"
 #include "topology/probe.hpp"
+#include "topology/topology.hpp"
 
 namespace genx::tools {
 
@@ -84,9 +85,11 @@ int run_probe(const ProbeArgs& a) {
     int size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    char name[MPI_MAX_PROCESSOR_NAME] = {0};
-    int len = 0;
-    MPI_Get_processor_name(name, &len);
+    // Hosts are named as genx names them when it reads the file back
+    // (SLURMD_NODENAME, else the host name), not by MPI_Get_processor_name:
+    // under Slurm the two can differ, and the topology.conf written here
+    // would then place no rank.
+    const std::string name = local_host_name();
     const std::vector<std::string> names = allgather_names(name, MPI_COMM_WORLD);
     std::vector<std::string> hosts;
     std::map<std::string, int> leader;

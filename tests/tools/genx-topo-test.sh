@@ -102,6 +102,27 @@ if grep -q '^note: ucx: [^n]' "$out"; then
     fails=$((fails + 1))
 fi
 
+# --probe names hosts as genx reads a topology file back (SLURMD_NODENAME,
+# else the host name): two local ranks given different SLURMD_NODENAMEs are
+# two hosts, and the topology.conf it writes names them (by the host name
+# alone, both would be one host and the probe would stop with exit 1).
+mpirun=${GENX_MPIRUN:-$(command -v mpirun || true)}
+if [ -n "$mpirun" ] && [ -x "$mpirun" ]; then
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$mpirun" \
+        --oversubscribe --mca coll '^genx' \
+        -np 1 -x SLURMD_NODENAME=probe-a "$topo" --probe --pings 5 --out "$dir/probe.conf" : \
+        -np 1 -x SLURMD_NODENAME=probe-b "$topo" --probe --pings 5 --out "$dir/probe.conf" \
+        >"$out" 2>&1
+    rc=$?
+    if [ "$rc" -ne 0 ] || ! grep -Eq '^SwitchName=.*Nodes=probe-(a,probe-b|\[a-b\])' "$dir/probe.conf" 2>/dev/null; then
+        echo "FAIL: genx-topo --probe with SLURMD_NODENAME probe-a/probe-b -> exit $rc, topology.conf:"
+        sed 's/^/    /' "$dir/probe.conf" "$out" 2>/dev/null
+        fails=$((fails + 1))
+    fi
+else
+    echo "note: mpirun not found; --probe's host naming not checked"
+fi
+
 if [ "$fails" -ne 0 ]; then
     echo "genx-topo: $fails check(s) failed"
     exit 1
