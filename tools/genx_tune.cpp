@@ -44,6 +44,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -90,6 +91,7 @@ struct Options {
     double max_time = 300;
     bool verify = false;
     double verify_margin = 0.05;
+    bool no_fallback = false;  // --no-fallback: --verify never defers
     double verify_spread = 2.0;
     std::string comm_sizes;
     std::string min_bytes = "8";
@@ -201,9 +203,40 @@ class MpiTransport final : public Transport {
     }
     // MPI_Test drives MPI's progress engine.
     Status progress() override { return Status::ok(); }
+    // The component's PML transport blocks on a step's requests and sends
+    // a step's last message with a blocking send (tuned's sendrecv does the
+    // same); genx-tune times plans over the same calls, so that what it
+    // measures is what MPI_Allreduce will run.
+    Status wait_all(Request* reqs, int n) override {
+        std::vector<MPI_Request>& mpi = waiting_;  // reused: no allocation per step
+        mpi.resize(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i) mpi[static_cast<size_t>(i)] = *static_cast<MPI_Request*>(reqs[i]);
+        const int rc = MPI_Waitall(n, mpi.data(), MPI_STATUSES_IGNORE);
+        for (int i = 0; i < n; ++i) {
+            // MPI_Waitall frees what completed (MPI_REQUEST_NULL); a
+            // request still pending after an error stays for abandon().
+            auto* r = static_cast<MPI_Request*>(reqs[i]);
+            *r = mpi[static_cast<size_t>(i)];
+            if (*r == MPI_REQUEST_NULL) {
+                delete r;
+                reqs[i] = nullptr;
+            }
+        }
+        return rc == MPI_SUCCESS ? Status::ok() : Status::io_error("MPI_Waitall failed");
+    }
+    bool has_blocking_send() const override { return true; }
+    Status send(const void* buf, size_t bytes, int peer) override {
+        if (bytes > static_cast<size_t>(INT_MAX))
+            return Status::unsupported("message of " + std::to_string(bytes) + " B > INT_MAX");
+        return MPI_Send(const_cast<void*>(buf), static_cast<int>(bytes), MPI_BYTE, peer, kTag,
+                        comm_) == MPI_SUCCESS
+                   ? Status::ok()
+                   : Status::io_error("MPI_Send failed");
+    }
 
   private:
     MPI_Comm comm_;
+    std::vector<MPI_Request> waiting_;
 };
 
 // One rank's compiled plan with its buffers, run in place on zeros (sums
@@ -249,19 +282,24 @@ struct Budget {
 // of what `budget` leaves for the `remaining` measurements of the phase
 // (this one included); returns -1 (on every rank) when not even one call
 // fits.
-double measure(MPI_Comm comm, const std::function<void()>& op, const Budget& budget,
-               double target, int remaining) {
+// The batches of a measurement: one warm-up call of `op` (plan buffers,
+// connections), then rank 0 of comm picks {batches, calls per batch} as
+// described above, `per_call` seconds added to each call's estimate (the
+// barrier of an isolated call); {0, 0} when not even one call fits.
+std::array<int, 2> plan_batches(MPI_Comm comm, const std::function<void()>& op,
+                                const Budget& budget, double target, int remaining,
+                                double per_call) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Barrier(comm);
     double t = MPI_Wtime();
-    op();  // warm-up: plan buffers, connections
+    op();
     t = MPI_Wtime() - t;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm);
-    int plan[2] = {0, 0};  // batches, calls per batch
+    std::array<int, 2> plan = {0, 0};  // batches, calls per batch
     if (rank == 0) {
         const double left = budget.left();
-        const double one = std::max(t, 1e-7);
+        const double one = std::max(t + per_call, 1e-7);
         target = std::min(target, left / std::max(remaining, 1));
         if (one < left) {
             int batches = 5;
@@ -273,7 +311,13 @@ double measure(MPI_Comm comm, const std::function<void()>& op, const Budget& bud
             plan[1] = iters;
         }
     }
-    MPI_Bcast(plan, 2, MPI_INT, 0, comm);
+    MPI_Bcast(plan.data(), 2, MPI_INT, 0, comm);
+    return plan;
+}
+
+double measure(MPI_Comm comm, const std::function<void()>& op, const Budget& budget,
+               double target, int remaining) {
+    const std::array<int, 2> plan = plan_batches(comm, op, budget, target, remaining, 0);
     if (plan[0] == 0) return -1;
     std::vector<double> means;
     for (int b = 0; b < plan[0]; ++b) {
@@ -283,6 +327,44 @@ double measure(MPI_Comm comm, const std::function<void()>& op, const Budget& bud
         double mean = (MPI_Wtime() - t0) / plan[1];
         MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_MAX, comm);
         means.push_back(mean);
+    }
+    std::sort(means.begin(), means.end());
+    return g_use_min ? means.front() : means[means.size() / 2];
+}
+
+// Seconds per call of `op` as OSU's osu_allreduce (and genx-bench, and
+// bench/compare) time MPI_Allreduce: every call alone, the ranks released
+// together by a barrier outside the timed region, each rank's mean over a
+// batch, the batch's value the mean over ranks; the median (or minimum,
+// g_use_min) over batches.  Back-to-back calls (measure()) let one call's
+// last steps overlap the next call's first ones and take the slowest
+// rank; an application that computes between allreduces gets neither, and
+// on the emulated asym cluster the two methods ranked rd and rhd at 4 KiB
+// in opposite orders.  --verify decides with this one.
+double measure_isolated(MPI_Comm comm, const std::function<void()>& op, const Budget& budget,
+                        double target, int remaining) {
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    // A barrier's cost, for sizing the batches.
+    MPI_Barrier(comm);
+    double bar = MPI_Wtime();
+    MPI_Barrier(comm);
+    bar = MPI_Wtime() - bar;
+    MPI_Allreduce(MPI_IN_PLACE, &bar, 1, MPI_DOUBLE, MPI_MAX, comm);
+    const std::array<int, 2> plan = plan_batches(comm, op, budget, target, remaining, bar);
+    if (plan[0] == 0) return -1;
+    std::vector<double> means;
+    for (int b = 0; b < plan[0]; ++b) {
+        double sum = 0;
+        for (int i = 0; i < plan[1]; ++i) {
+            MPI_Barrier(comm);
+            const double t0 = MPI_Wtime();
+            op();
+            sum += MPI_Wtime() - t0;
+        }
+        double mean = sum / plan[1];
+        MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_SUM, comm);
+        means.push_back(mean / size);
     }
     std::sort(means.begin(), means.end());
     return g_use_min ? means.front() : means[means.size() / 2];
@@ -554,7 +636,12 @@ int main(int argc, char** argv) {
     app.add_flag("--verify", opt.verify,
                  "measure the model's best two, its best plan of every other family predicted "
                  "within --verify-spread, and the plan kept at the size before, at every grid "
-                 "point; keep the fastest");
+                 "point, each call alone as OSU times them, and MPI_Allreduce itself (the "
+                 "component genx displaces); keep the fastest, or defer (\"fallback\") where "
+                 "the displaced component was faster");
+    app.add_flag("--no-fallback", opt.no_fallback,
+                 "with --verify: do not measure the displaced component; every decision runs a "
+                 "genx plan");
     app.add_option("--verify-margin", opt.verify_margin,
                    "--verify replaces the model's choice only when another plan measured this "
                    "fraction faster")
@@ -644,6 +731,8 @@ int main(int argc, char** argv) {
     check(parse_size(opt.p2p_max, &p2p_max), "--p2p-max");
     if (min_bytes < sizeof(float) || max_bytes < min_bytes)
         die("--min-bytes/--max-bytes: need 4 <= min <= max", 2);
+    if (opt.no_fallback && !opt.verify)
+        die("--no-fallback applies to --verify's measurements; add --verify", 2);
     const std::vector<size_t> grid = pow2_grid(min_bytes, max_bytes);
 
     if (opt.probe) {
@@ -1087,7 +1176,7 @@ int main(int argc, char** argv) {
                         seen = seen || p.ranked[j].second.algorithm == p.ranked[i].second.algorithm;
                     if (!seen) m.push_back(i);
                 }
-                planned += m.size() + (k > 0 ? 1 : 0);
+                planned += m.size() + (k > 0 ? 1 : 0) + (opt.no_fallback ? 0 : 1);
             }
             verify_todo = static_cast<int>(planned) + verify_todo_after(c);
             for (size_t k = 0; k < pts.size(); ++k) {
@@ -1117,8 +1206,8 @@ int main(int argc, char** argv) {
                     double s = 0;
                     if (sub != MPI_COMM_NULL) {
                         PlanRun run(*plan, sub, p.bytes / sizeof(float));
-                        s = measure(sub, [&] { run.run(); }, verify_budget, opt.target,
-                                    verify_todo);
+                        s = measure_isolated(sub, [&] { run.run(); }, verify_budget, opt.target,
+                                             verify_todo);
                     }
                     --verify_todo;
                     share_result(&s);
@@ -1130,7 +1219,36 @@ int main(int argc, char** argv) {
                         records.back().predicted = p.ranked[m[q]].first;
                     records.back().held_out = true;
                 }
-                if (m.size() < 2) continue;
+                // What genx displaces: MPI_Allreduce itself (genx-tune runs
+                // without genx, so it is the component genx would fall back
+                // to), timed the same way on the same communicator.
+                double displaced = -1;
+                if (!opt.no_fallback) {
+                    double s = 0;
+                    if (sub != MPI_COMM_NULL) {
+                        std::vector<float> buf(p.bytes / sizeof(float), 0.0f);
+                        const int count = static_cast<int>(buf.size());
+                        s = measure_isolated(
+                            sub,
+                            [&] {
+                                MPI_Allreduce(MPI_IN_PLACE, buf.data(), count, MPI_FLOAT, MPI_SUM,
+                                              sub);
+                            },
+                            verify_budget, opt.target, verify_todo);
+                    }
+                    --verify_todo;
+                    share_result(&s);
+                    displaced = s;
+                    Record r;
+                    r.kind = "verify";
+                    r.series = std::string(kFallbackAlgorithm) + " (P=" + std::to_string(c) + ")";
+                    r.algorithm = kFallbackAlgorithm;
+                    r.ranks = c;
+                    r.bytes = p.bytes;
+                    r.measured = s;
+                    r.held_out = true;
+                    records.push_back(r);
+                }
                 if (measured[0] <= 0) {
                     p.note += " (not verified: time budget)";
                     continue;
@@ -1146,12 +1264,22 @@ int main(int argc, char** argv) {
                 const Candidate& win = p.ranked[m[best]].second;
                 p.choice_alg = win.algorithm;
                 p.choice_params = win.params;
+                // genx must never be slower than what it displaces: where
+                // the displaced component measured faster than the plan
+                // chosen, the rule leaves the call to it.
+                if (displaced > 0 && displaced < measured[best]) {
+                    p.choice_alg = kFallbackAlgorithm;
+                    p.choice_params.clear();
+                }
                 p.note = "verified:";
                 for (size_t q = 0; q < m.size(); ++q) {
                     const Candidate& cand = p.ranked[m[q]].second;
                     p.note += (q ? " vs " : " ") + describe(cand.algorithm, cand.params) + " " +
                               (measured[q] > 0 ? time_text(measured[q]) : "(no time left)");
                 }
+                if (!opt.no_fallback)
+                    p.note += std::string(" vs ") + kFallbackAlgorithm + " " +
+                              (displaced > 0 ? time_text(displaced) : std::string("(no time left)"));
                 p.note += " measured";
             }
             if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);

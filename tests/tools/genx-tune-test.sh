@@ -76,6 +76,37 @@ for line in open(sys.argv[1]):
 print("verified intervals checked: %d" % checked)
 sys.exit(1 if bad or checked == 0 else 0)
 PY
+# --verify also times MPI_Allreduce itself (the displaced component) at
+# every point, and a decision defers to it ("fallback") exactly where it
+# measured faster than the genx plan kept there.
+python3 - tune.out <<'PY' || fail "a verified decision and its measurements disagree about the fallback"
+import re, sys
+unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+bad = checked = deferred = 0
+for line in open(sys.argv[1]):
+    m = re.match(r"\s+comm_size (\d+)\s+nodes \d+\s+ppn \d+\s+bytes \S+\s+(.*?)\s+\[at (\S+): verified: (.*) measured\]$", line)
+    if not m:
+        continue
+    size, plan, at, items = m.groups()
+    t = {}
+    for x in items.split(" vs "):
+        if x.endswith("(no time left)"):
+            continue
+        name, value, u = x.rsplit(" ", 2)
+        t[name] = float(value) * unit[u]
+    checked += 1
+    first = items.split(" vs ")[0].rsplit(" ", 2)[0]
+    if "fallback" not in t:
+        print("P=%s at %s: the displaced component was not measured: %s" % (size, at, items)); bad += 1
+    elif plan == "fallback":
+        deferred += 1
+        if not t["fallback"] <= t.get(first, 0):
+            print("P=%s at %s: deferred, but fallback was not faster: %s" % (size, at, items)); bad += 1
+    elif plan not in t or t[plan] > t["fallback"]:
+        print("P=%s at %s: kept %s, slower than the displaced component: %s" % (size, at, plan, items)); bad += 1
+print("verified decisions checked against the displaced component: %d (%d deferred)" % (checked, deferred))
+sys.exit(1 if bad or checked == 0 else 0)
+PY
 "$tune" --check-rules tune.json >check.out 2>&1 || { cat check.out; fail "--check-rules rejects genx-tune's own file"; }
 # Explicit decisions for comm sizes 2 and 3, then the model for the rest.
 grep -q '"comm_size":"2"' tune.json || fail "no rule for 2 ranks"
