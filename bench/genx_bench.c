@@ -67,6 +67,7 @@ static const struct {
 
 struct options {
     size_t min_size, max_size;
+    size_t size_factor;         /* each size this many times the one before (2) */
     long iterations, warmup;    /* -1: OSU's size-dependent defaults */
     int full, validate, val_warmup, in_place;
     int busbw;
@@ -97,6 +98,8 @@ static void usage(FILE *f)
         "MPI_Allreduce latency (MPI_SUM), output compatible with OSU 7.4 osu_allreduce.\n"
         "  -m, --message-size [MIN:]MAX  sizes in bytes, doubling (default 1:1048576;\n"
         "                                K, M, G suffixes accepted; -m 8: sets MIN only)\n"
+        "      --size-factor F           each size F times the one before (default 2;\n"
+        "                                2 to 1024): fewer sizes for long sweeps\n"
         "  -i, --iterations N            timed iterations per size (default 1000 up to\n"
         "                                8 KiB, 100 above)\n"
         "  -x, --warmup N                untimed iterations first (default 100 / 10)\n"
@@ -213,6 +216,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"busbw", no_argument, NULL, 'B'},
         {"link-rate", required_argument, NULL, 'R'},
         {"max-time", required_argument, NULL, 'S'},
+        {"size-factor", required_argument, NULL, 'F'},
         {"iallreduce", no_argument, NULL, 'N'},
         {"probes", required_argument, NULL, 'P'},
         {"version", no_argument, NULL, 'v'},
@@ -225,6 +229,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     memset(o, 0, sizeof(*o));
     o->min_size = DEFAULT_MIN;
     o->max_size = DEFAULT_MAX;
+    o->size_factor = 2;
     o->iterations = o->warmup = -1;
     o->val_warmup = 5;
     opterr = 0;
@@ -294,6 +299,15 @@ static int parse_options(int argc, char **argv, struct options *o)
             if (parse_rate(optarg, &o->link_rate) != 0)
                 snprintf(err, sizeof(err), "bad --link-rate '%s' (e.g. 200M, 10G)", optarg);
             break;
+        case 'F': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 2 || v > 1024)
+                snprintf(err, sizeof(err), "bad --size-factor '%s' (an integer, 2 to 1024)", optarg);
+            else
+                o->size_factor = (size_t) v;
+            break;
+        }
         case 'S': {
             char *end;
             o->max_time = strtod(optarg, &end);
@@ -584,7 +598,7 @@ int main(int argc, char **argv)
             printf("# Datatype: %s.\n", type_info[t].name);
             print_header(&o);
         }
-        for (size_t size = o.min_size; size <= o.max_size; size *= 2) {
+        for (size_t size = o.min_size; size <= o.max_size; size *= o.size_factor) {
             size_t count = size / type_info[t].size;
             if (count == 0)
                 continue;
