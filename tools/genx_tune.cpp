@@ -239,23 +239,31 @@ class MpiTransport final : public Transport {
     std::vector<MPI_Request> waiting_;
 };
 
+// The vector and scratch plans run on, zeros; several PlanRuns measured
+// together share one (they run one at a time).
+struct RunBuffers {
+    std::vector<float> data, scratch;
+};
+
 // One rank's compiled plan with its buffers, run in place on zeros (sums
 // stay zero, so repeated runs never overflow and cost the same).
 class PlanRun {
   public:
-    PlanRun(const Plan& plan, MPI_Comm comm, size_t count) : transport_(comm) {
+    PlanRun(const Plan& plan, MPI_Comm comm, size_t count, RunBuffers* shared = nullptr)
+        : transport_(comm), buf_(shared != nullptr ? shared : &own_) {
         int rank = 0;
         MPI_Comm_rank(comm, &rank);
         check(resolve_kernel(GENX_DT_FLOAT, GENX_OP_SUM, sizeof(float), nullptr, true, &kernel_),
               "float SUM kernel");
         check(compile(plan, rank, count, sizeof(float), ExecOptions{}, &schedule_),
               "compiling " + describe(plan.algorithm, plan.params));
-        data_.assign(count, 0.0f);
-        scratch_.assign(schedule_.scratch_bytes / sizeof(float) + 1, 0.0f);
+        if (buf_->data.size() < count) buf_->data.resize(count, 0.0f);
+        const size_t scratch = schedule_.scratch_bytes / sizeof(float) + 1;
+        if (buf_->scratch.size() < scratch) buf_->scratch.resize(scratch, 0.0f);
     }
     void run() {
-        Status st = exec_.start(schedule_, nullptr, data_.data(), scratch_.data(),
-                                scratch_.size() * sizeof(float), kernel_, transport_);
+        Status st = exec_.start(schedule_, nullptr, buf_->data.data(), buf_->scratch.data(),
+                                buf_->scratch.size() * sizeof(float), kernel_, transport_);
         if (st) st = exec_.run();
         check(st, "running " + schedule_.algorithm);
     }
@@ -265,7 +273,8 @@ class PlanRun {
     ReduceKernel kernel_;
     RankSchedule schedule_;
     Execution exec_;
-    std::vector<float> data_, scratch_;
+    RunBuffers own_;
+    RunBuffers* buf_;
 };
 
 // ---------------------------------------------------------------- timing
@@ -332,42 +341,62 @@ double measure(MPI_Comm comm, const std::function<void()>& op, const Budget& bud
     return g_use_min ? means.front() : means[means.size() / 2];
 }
 
-// Seconds per call of `op` as OSU's osu_allreduce (and genx-bench, and
-// bench/compare) time MPI_Allreduce: every call alone, the ranks released
-// together by a barrier outside the timed region, each rank's mean over a
-// batch, the batch's value the mean over ranks; the median (or minimum,
-// g_use_min) over batches.  Back-to-back calls (measure()) let one call's
-// last steps overlap the next call's first ones and take the slowest
-// rank; an application that computes between allreduces gets neither, and
-// on the emulated asym cluster the two methods ranked rd and rhd at 4 KiB
-// in opposite orders.  --verify decides with this one.
-double measure_isolated(MPI_Comm comm, const std::function<void()>& op, const Budget& budget,
-                        double target, int remaining) {
+// Seconds per call of each of `ops` as OSU's osu_allreduce (and
+// genx-bench, and bench/compare) time MPI_Allreduce: every call alone, the
+// ranks released together by a barrier outside the timed region, each
+// rank's mean over a batch, the batch's value the mean over ranks; the
+// median (or minimum, g_use_min) over batches; -1 for an op the budget had
+// no room for.  Back-to-back calls (measure()) let one call's last steps
+// overlap the next call's first ones and take the slowest rank; an
+// application that computes between allreduces gets neither, and on the
+// emulated asym cluster the two methods ranked rd and rhd at 4 KiB in
+// opposite orders.  The ops' batches alternate (batch b of every op, then
+// b + 1, the order rotated each time), as bench/compare alternates its
+// configurations: a drift of the machine hits every op alike, where
+// measuring one op after the other let decisions flip between neighbouring
+// sizes on 7 emulated hosts sharing 2 cores.  `remaining` counts the ops
+// as measurements of the phase.  --verify decides with this.
+std::vector<double> measure_isolated(MPI_Comm comm, const std::vector<std::function<void()>>& ops,
+                                     const Budget& budget, double target, int remaining) {
     int size = 1;
     MPI_Comm_size(comm, &size);
+    std::vector<double> out(ops.size(), -1);
     // A barrier's cost, for sizing the batches.
     MPI_Barrier(comm);
     double bar = MPI_Wtime();
     MPI_Barrier(comm);
     bar = MPI_Wtime() - bar;
     MPI_Allreduce(MPI_IN_PLACE, &bar, 1, MPI_DOUBLE, MPI_MAX, comm);
-    const std::array<int, 2> plan = plan_batches(comm, op, budget, target, remaining, bar);
-    if (plan[0] == 0) return -1;
-    std::vector<double> means;
-    for (int b = 0; b < plan[0]; ++b) {
-        double sum = 0;
-        for (int i = 0; i < plan[1]; ++i) {
-            MPI_Barrier(comm);
-            const double t0 = MPI_Wtime();
-            op();
-            sum += MPI_Wtime() - t0;
-        }
-        double mean = sum / plan[1];
-        MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_SUM, comm);
-        means.push_back(mean / size);
+    std::vector<std::array<int, 2>> plans;
+    int batches = 0;
+    for (size_t k = 0; k < ops.size(); ++k) {
+        plans.push_back(plan_batches(comm, ops[k], budget, target,
+                                     remaining - static_cast<int>(k), bar));
+        if (plans.back()[0] > 0) batches = batches == 0 ? plans.back()[0] : std::min(batches, plans.back()[0]);
     }
-    std::sort(means.begin(), means.end());
-    return g_use_min ? means.front() : means[means.size() / 2];
+    std::vector<std::vector<double>> means(ops.size());
+    for (int b = 0; b < batches; ++b)
+        for (size_t j = 0; j < ops.size(); ++j) {
+            const size_t k = (j + static_cast<size_t>(b)) % ops.size();
+            if (plans[k][0] == 0) continue;
+            double sum = 0;
+            for (int i = 0; i < plans[k][1]; ++i) {
+                MPI_Barrier(comm);
+                const double t0 = MPI_Wtime();
+                ops[k]();
+                sum += MPI_Wtime() - t0;
+            }
+            double mean = sum / plans[k][1];
+            MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_SUM, comm);
+            means[k].push_back(mean / size);
+        }
+    for (size_t k = 0; k < ops.size(); ++k) {
+        std::vector<double>& v = means[k];
+        if (v.empty()) continue;
+        std::sort(v.begin(), v.end());
+        out[k] = g_use_min ? v.front() : v[v.size() / 2];
+    }
+    return out;
 }
 
 // Rank 0's measurement `*s` to every rank, after a measurement on a
@@ -1196,46 +1225,55 @@ int main(int argc, char** argv) {
                         }
                     if (!added) --verify_todo;
                 }
+                // The candidates, and MPI_Allreduce itself (genx-tune runs
+                // without genx, so it is the component genx would fall back
+                // to), timed together on the same communicator and buffer.
+                std::vector<std::shared_ptr<Plan>> plans(m.size());
+                for (size_t q = 0; q < m.size(); ++q) {
+                    const Candidate& cand = p.ranked[m[q]].second;
+                    for (const auto& cp : cands)
+                        if (cp.first.algorithm == cand.algorithm && cp.first.params == cand.params)
+                            plans[q] = cp.second;
+                }
+                const size_t nops = m.size() + (opt.no_fallback ? 0 : 1);
+                std::vector<double> times(nops, 0);
+                if (sub != MPI_COMM_NULL) {
+                    RunBuffers buffers;
+                    std::vector<std::unique_ptr<PlanRun>> runs;
+                    std::vector<std::function<void()>> ops;
+                    for (size_t q = 0; q < m.size(); ++q) {
+                        runs.push_back(std::make_unique<PlanRun>(*plans[q], sub,
+                                                                 p.bytes / sizeof(float), &buffers));
+                        PlanRun* run = runs.back().get();
+                        ops.emplace_back([run] { run->run(); });
+                    }
+                    if (!opt.no_fallback) {
+                        const size_t count = p.bytes / sizeof(float);
+                        if (buffers.data.size() < count) buffers.data.resize(count, 0.0f);
+                        ops.emplace_back([&buffers, count, sub] {
+                            MPI_Allreduce(MPI_IN_PLACE, buffers.data.data(), static_cast<int>(count),
+                                          MPI_FLOAT, MPI_SUM, sub);
+                        });
+                    }
+                    times = measure_isolated(sub, ops, verify_budget, opt.target, verify_todo);
+                }
                 std::vector<double> measured(m.size(), -1);
                 for (size_t q = 0; q < m.size(); ++q) {
                     const Candidate& cand = p.ranked[m[q]].second;
-                    std::shared_ptr<Plan> plan;
-                    for (const auto& cp : cands)
-                        if (cp.first.algorithm == cand.algorithm && cp.first.params == cand.params)
-                            plan = cp.second;
-                    double s = 0;
-                    if (sub != MPI_COMM_NULL) {
-                        PlanRun run(*plan, sub, p.bytes / sizeof(float));
-                        s = measure_isolated(sub, [&] { run.run(); }, verify_budget, opt.target,
-                                             verify_todo);
-                    }
+                    double s = times[q];
                     --verify_todo;
                     share_result(&s);
                     measured[q] = s;
                     keep("verify", describe(cand.algorithm, cand.params) + " (P=" +
                                        std::to_string(c) + ")",
-                         plan, ranks, p.bytes, s, Measurement::Role::HeldOut);
+                         plans[q], ranks, p.bytes, s, Measurement::Role::HeldOut);
                     if (s > 0)
                         records.back().predicted = p.ranked[m[q]].first;
                     records.back().held_out = true;
                 }
-                // What genx displaces: MPI_Allreduce itself (genx-tune runs
-                // without genx, so it is the component genx would fall back
-                // to), timed the same way on the same communicator.
                 double displaced = -1;
                 if (!opt.no_fallback) {
-                    double s = 0;
-                    if (sub != MPI_COMM_NULL) {
-                        std::vector<float> buf(p.bytes / sizeof(float), 0.0f);
-                        const int count = static_cast<int>(buf.size());
-                        s = measure_isolated(
-                            sub,
-                            [&] {
-                                MPI_Allreduce(MPI_IN_PLACE, buf.data(), count, MPI_FLOAT, MPI_SUM,
-                                              sub);
-                            },
-                            verify_budget, opt.target, verify_todo);
-                    }
+                    double s = times[m.size()];
                     --verify_todo;
                     share_result(&s);
                     displaced = s;
@@ -1266,10 +1304,21 @@ int main(int argc, char** argv) {
                 p.choice_params = win.params;
                 // genx must never be slower than what it displaces: where
                 // the displaced component measured faster than the plan
-                // chosen, the rule leaves the call to it.
+                // chosen, the fastest genx plan measured takes the point if
+                // it beat the displaced component, else the rule leaves the
+                // call to it.
                 if (displaced > 0 && displaced < measured[best]) {
-                    p.choice_alg = kFallbackAlgorithm;
-                    p.choice_params.clear();
+                    size_t fastest = 0;
+                    for (size_t q = 1; q < m.size(); ++q)
+                        if (measured[q] > 0 && measured[q] < measured[fastest]) fastest = q;
+                    if (measured[fastest] <= displaced) {
+                        const Candidate& f = p.ranked[m[fastest]].second;
+                        p.choice_alg = f.algorithm;
+                        p.choice_params = f.params;
+                    } else {
+                        p.choice_alg = kFallbackAlgorithm;
+                        p.choice_params.clear();
+                    }
                 }
                 p.note = "verified:";
                 for (size_t q = 0; q < m.size(); ++q) {

@@ -77,8 +77,8 @@ print("verified intervals checked: %d" % checked)
 sys.exit(1 if bad or checked == 0 else 0)
 PY
 # --verify also times MPI_Allreduce itself (the displaced component) at
-# every point, and a decision defers to it ("fallback") exactly where it
-# measured faster than the genx plan kept there.
+# every point; a decision defers to it ("fallback") only where it measured
+# faster than every genx plan, and a genx plan kept is never slower than it.
 python3 - tune.out <<'PY' || fail "a verified decision and its measurements disagree about the fallback"
 import re, sys
 unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -100,8 +100,9 @@ for line in open(sys.argv[1]):
         print("P=%s at %s: the displaced component was not measured: %s" % (size, at, items)); bad += 1
     elif plan == "fallback":
         deferred += 1
-        if not t["fallback"] <= t.get(first, 0):
-            print("P=%s at %s: deferred, but fallback was not faster: %s" % (size, at, items)); bad += 1
+        genx = [v for k, v in t.items() if k != "fallback"]
+        if not genx or not t["fallback"] <= min(genx):
+            print("P=%s at %s: deferred, but a genx plan measured faster: %s" % (size, at, items)); bad += 1
     elif plan not in t or t[plan] > t["fallback"]:
         print("P=%s at %s: kept %s, slower than the displaced component: %s" % (size, at, plan, items)); bad += 1
 print("verified decisions checked against the displaced component: %d (%d deferred)" % (checked, deferred))
