@@ -96,7 +96,7 @@ static void usage(FILE *f)
     fprintf(f,
         "Usage: genx-bench [options]\n"
         "MPI_Allreduce latency (MPI_SUM), output compatible with OSU 7.4 osu_allreduce.\n"
-        "  -m, --message-size [MIN:]MAX  sizes in bytes, doubling (default 1:1048576;\n"
+        "  -m, --message-size [MIN:]MAX  sizes in bytes, doubling or --size-factor (default 1:1048576;\n"
         "                                K, M, G suffixes accepted; -m 8: sets MIN only)\n"
         "      --size-factor F           each size F times the one before (default 2;\n"
         "                                2 to 1024): fewer sizes for long sweeps\n"

@@ -370,8 +370,9 @@ std::vector<double> measure_isolated(MPI_Comm comm, const std::vector<std::funct
     std::vector<std::array<int, 2>> plans;
     int batches = 0;
     for (size_t k = 0; k < ops.size(); ++k) {
-        plans.push_back(plan_batches(comm, ops[k], budget, target,
-                                     remaining - static_cast<int>(k), bar));
+        // Every op sized against the same `left`, before any batch runs:
+        // each gets the share of one measurement among `remaining`.
+        plans.push_back(plan_batches(comm, ops[k], budget, target, remaining, bar));
         if (plans.back()[0] > 0) batches = batches == 0 ? plans.back()[0] : std::min(batches, plans.back()[0]);
     }
     std::vector<std::vector<double>> means(ops.size());
@@ -397,6 +398,28 @@ std::vector<double> measure_isolated(MPI_Comm comm, const std::vector<std::funct
         out[k] = g_use_min ? v.front() : v[v.size() / 2];
     }
     return out;
+}
+
+// Whether genx's coll component is loaded in this job with a priority that
+// lets it take MPI_Allreduce: its MCA variable exists only where Open MPI
+// opened the component (not under --mca coll ^genx).  Then MPI_Allreduce
+// would time genx itself, not the component genx displaces.
+bool genx_component_active() {
+    int provided = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
+    bool active = false;
+    int idx = -1;
+    if (MPI_T_cvar_get_index("coll_genx_priority", &idx) == MPI_SUCCESS) {
+        MPI_T_cvar_handle h;
+        int n = 0;
+        if (MPI_T_cvar_handle_alloc(idx, nullptr, &h, &n) == MPI_SUCCESS) {
+            int priority = -1;
+            if (n == 1 && MPI_T_cvar_read(h, &priority) == MPI_SUCCESS) active = priority >= 0;
+            MPI_T_cvar_handle_free(&h);
+        }
+    }
+    MPI_T_finalize();
+    return active;
 }
 
 // Rank 0's measurement `*s` to every rank, after a measurement on a
@@ -666,8 +689,8 @@ int main(int argc, char** argv) {
                  "measure the model's best two, its best plan of every other family predicted "
                  "within --verify-spread, and the plan kept at the size before, at every grid "
                  "point, each call alone as OSU times them, and MPI_Allreduce itself (the "
-                 "component genx displaces); keep the fastest, or defer (\"fallback\") where "
-                 "the displaced component was faster");
+                 "component genx displaces); keep the fastest plan, or defer (\"fallback\") "
+                 "where the displaced component beat every plan measured");
     app.add_flag("--no-fallback", opt.no_fallback,
                  "with --verify: do not measure the displaced component; every decision runs a "
                  "genx plan");
@@ -762,6 +785,19 @@ int main(int argc, char** argv) {
         die("--min-bytes/--max-bytes: need 4 <= min <= max", 2);
     if (opt.no_fallback && !opt.verify)
         die("--no-fallback applies to --verify's measurements; add --verify", 2);
+    if (opt.verify && !opt.no_fallback) {
+        int active = genx_component_active() ? 1 : 0;
+        MPI_Allreduce(MPI_IN_PLACE, &active, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (active != 0) {
+            opt.no_fallback = true;
+            if (g_rank == 0)
+                std::fprintf(stderr,
+                             "genx-tune: warning: genx's component is loaded in this job "
+                             "(coll_genx_priority >= 0), so MPI_Allreduce would time genx, not "
+                             "the component it displaces; --verify goes on as with --no-fallback "
+                             "(no decision defers). Run genx-tune with --mca coll ^genx.\n");
+        }
+    }
     const std::vector<size_t> grid = pow2_grid(min_bytes, max_bytes);
 
     if (opt.probe) {
@@ -1235,7 +1271,12 @@ int main(int argc, char** argv) {
                         if (cp.first.algorithm == cand.algorithm && cp.first.params == cand.params)
                             plans[q] = cp.second;
                 }
-                const size_t nops = m.size() + (opt.no_fallback ? 0 : 1);
+                // MPI_Allreduce takes an int count: beyond it the displaced
+                // component is not timed (the same on every rank).
+                const size_t count = p.bytes / sizeof(float);
+                const bool time_displaced =
+                    !opt.no_fallback && count <= static_cast<size_t>(INT_MAX);
+                const size_t nops = m.size() + (time_displaced ? 1 : 0);
                 std::vector<double> times(nops, 0);
                 if (sub != MPI_COMM_NULL) {
                     RunBuffers buffers;
@@ -1247,8 +1288,7 @@ int main(int argc, char** argv) {
                         PlanRun* run = runs.back().get();
                         ops.emplace_back([run] { run->run(); });
                     }
-                    if (!opt.no_fallback) {
-                        const size_t count = p.bytes / sizeof(float);
+                    if (time_displaced) {
                         if (buffers.data.size() < count) buffers.data.resize(count, 0.0f);
                         ops.emplace_back([&buffers, count, sub] {
                             MPI_Allreduce(MPI_IN_PLACE, buffers.data.data(), static_cast<int>(count),
@@ -1273,7 +1313,7 @@ int main(int argc, char** argv) {
                 }
                 double displaced = -1;
                 if (!opt.no_fallback) {
-                    double s = times[m.size()];
+                    double s = time_displaced ? times[m.size()] : -1;
                     --verify_todo;
                     share_result(&s);
                     displaced = s;
@@ -1328,7 +1368,9 @@ int main(int argc, char** argv) {
                 }
                 if (!opt.no_fallback)
                     p.note += std::string(" vs ") + kFallbackAlgorithm + " " +
-                              (displaced > 0 ? time_text(displaced) : std::string("(no time left)"));
+                              (displaced > 0    ? time_text(displaced)
+                               : time_displaced ? std::string("(no time left)")
+                                                : std::string("(not timed: above INT_MAX elements)"));
                 p.note += " measured";
             }
             if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);

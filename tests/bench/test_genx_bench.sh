@@ -19,7 +19,8 @@ run() { timeout 120 "$mpirun" -np 2 --oversubscribe --bind-to none --mca coll ^g
 # --size-factor: the sizes step by F from MIN, none above MAX.
 sizes=$(run "$bench" -m 8:5000 --size-factor 8 -i 2 -x 1 2>&1 | awk '/^[0-9]/ {print $1}' | tr '\n' ' ')
 [ "$sizes" = "8 64 512 4096 " ] || fail "--size-factor 8 on 8:5000 gave sizes '$sizes', want 8 64 512 4096"
-run "$bench" --size-factor 1 >/dev/null 2>&1 && fail "--size-factor 1 was accepted"
+run "$bench" --size-factor 1 >"$tmp/sf.out" 2>&1 && fail "--size-factor 1 was accepted"
+grep -q "bad --size-factor '1'" "$tmp/sf.out" || fail "--size-factor 1: no clear error: $(cat "$tmp/sf.out")"
 echo "ok: --size-factor"
 
 # expect_format FILE TYPES SIZES COLUMNS: every line is what OSU's printf
