@@ -32,6 +32,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,17 @@ static int parse_rate(const char *s, double *out)
     return 0;
 }
 
+/* A whole decimal integer in [lo, hi]; returns 0 on success. */
+static int parse_long_in(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int add_types(struct options *o, const char *arg, char *err, size_t errlen)
 {
     char buf[256];
@@ -250,9 +262,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'B': o->busbw = 1; break;
         case 'N': o->nonblocking = 1; break;
         case 'P': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < 0 || v > 1000000)
+            long v;
+            if (parse_long_in(optarg, 0, 1000000, &v) != 0)
                 snprintf(err, sizeof(err), "bad --probes '%s' (0 to 1000000)", optarg);
             else
                 o->probes = (int) v;
@@ -276,9 +287,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'i':
         case 'x':
         case 'u': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < (c == 'i' ? 1 : 0)) {
+            long v;
+            if (parse_long_in(optarg, c == 'i' ? 1 : 0, LONG_MAX, &v) != 0) {
                 snprintf(err, sizeof(err), "bad -%c value '%s'", c, optarg);
                 break;
             }
@@ -300,9 +310,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                 snprintf(err, sizeof(err), "bad --link-rate '%s' (e.g. 200M, 10G)", optarg);
             break;
         case 'F': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < 2 || v > 1024)
+            long v;
+            if (parse_long_in(optarg, 2, 1024, &v) != 0)
                 snprintf(err, sizeof(err), "bad --size-factor '%s' (an integer, 2 to 1024)", optarg);
             else
                 o->size_factor = (size_t) v;

@@ -284,17 +284,12 @@ struct Budget {
     double left() const { return deadline - MPI_Wtime(); }
 };
 
-// Seconds per call of `op` on every rank of `comm` (collective over comm):
-// the median (or the minimum, g_use_min) over batches of the slowest rank's
-// batch mean.  Rank 0 of
-// comm sizes the batches to at most `target` seconds and to a fair share
+// The batches of a measurement (collective over comm): one warm-up call of
+// `op` (plan buffers, connections), then rank 0 of comm picks {batches,
+// calls per batch}, sized to at most `target` seconds and to a fair share
 // of what `budget` leaves for the `remaining` measurements of the phase
-// (this one included); returns -1 (on every rank) when not even one call
-// fits.
-// The batches of a measurement: one warm-up call of `op` (plan buffers,
-// connections), then rank 0 of comm picks {batches, calls per batch} as
-// described above, `per_call` seconds added to each call's estimate (the
-// barrier of an isolated call); {0, 0} when not even one call fits.
+// (this one included), `per_call` seconds added to each call's estimate
+// (the barrier of an isolated call); {0, 0} when not even one call fits.
 std::array<int, 2> plan_batches(MPI_Comm comm, const std::function<void()>& op,
                                 const Budget& budget, double target, int remaining,
                                 double per_call) {
@@ -324,6 +319,16 @@ std::array<int, 2> plan_batches(MPI_Comm comm, const std::function<void()>& op,
     return plan;
 }
 
+// What a measurement reports over its batches' values: the median, or the
+// minimum (g_use_min).  `v` is not empty.
+double summarize(std::vector<double>* v) {
+    std::sort(v->begin(), v->end());
+    return g_use_min ? v->front() : (*v)[v->size() / 2];
+}
+
+// Seconds per call of `op` on every rank of `comm` (collective over comm),
+// calls back to back: summarize() over batches of the slowest rank's batch
+// mean; -1 (on every rank) when not even one call fits (plan_batches).
 double measure(MPI_Comm comm, const std::function<void()>& op, const Budget& budget,
                double target, int remaining) {
     const std::array<int, 2> plan = plan_batches(comm, op, budget, target, remaining, 0);
@@ -337,16 +342,14 @@ double measure(MPI_Comm comm, const std::function<void()>& op, const Budget& bud
         MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_MAX, comm);
         means.push_back(mean);
     }
-    std::sort(means.begin(), means.end());
-    return g_use_min ? means.front() : means[means.size() / 2];
+    return summarize(&means);
 }
 
 // Seconds per call of each of `ops` as OSU's osu_allreduce (and
 // genx-bench, and bench/compare) time MPI_Allreduce: every call alone, the
 // ranks released together by a barrier outside the timed region, each
-// rank's mean over a batch, the batch's value the mean over ranks; the
-// median (or minimum, g_use_min) over batches; -1 for an op the budget had
-// no room for.  Back-to-back calls (measure()) let one call's last steps
+// rank's mean over a batch, the batch's value the mean over ranks;
+// summarize() over batches; -1 for an op the budget had no room for.  Back-to-back calls (measure()) let one call's last steps
 // overlap the next call's first ones and take the slowest rank; an
 // application that computes between allreduces gets neither, and on the
 // emulated asym cluster the two methods ranked rd and rhd at 4 KiB in
@@ -391,12 +394,8 @@ std::vector<double> measure_isolated(MPI_Comm comm, const std::vector<std::funct
             MPI_Allreduce(MPI_IN_PLACE, &mean, 1, MPI_DOUBLE, MPI_SUM, comm);
             means[k].push_back(mean / size);
         }
-    for (size_t k = 0; k < ops.size(); ++k) {
-        std::vector<double>& v = means[k];
-        if (v.empty()) continue;
-        std::sort(v.begin(), v.end());
-        out[k] = g_use_min ? v.front() : v[v.size() / 2];
-    }
+    for (size_t k = 0; k < ops.size(); ++k)
+        if (!means[k].empty()) out[k] = summarize(&means[k]);
     return out;
 }
 
@@ -477,9 +476,6 @@ struct Cluster {
     std::vector<std::string> hosts;
     std::string topology, overlay;
 
-    // The first c ranks as the cost model sees them: placed on the
-    // topology's switch tree when one is given (their routes then cross
-    // its links' classes), else by node.
     // The first c ranks placed on the topology's switch tree (null without
     // --topology): what GenTree's candidates are built on.
     std::shared_ptr<const TopologyView> view_of_first(int c) const {
@@ -489,12 +485,16 @@ struct Cluster {
         if (!place_ranks(topology, overlay, first, &view)) view.reset();
         return view;
     }
-    RankMap map_of_first(int c) const {
-        if (auto view = view_of_first(c)) return rank_map_for(CommShape{c, 0, 0, view});
+    // The first c ranks as the cost model sees them: placed on `view` (the
+    // topology's switch tree, view_of_first(c)) when there is one (their
+    // routes then cross its links' classes), else by node.
+    RankMap map_of_first(int c, const std::shared_ptr<const TopologyView>& view) const {
+        if (view) return rank_map_for(CommShape{c, 0, 0, view});
         RankMap m;
         m.node.assign(node.begin(), node.begin() + c);
         return m;
     }
+    RankMap map_of_first(int c) const { return map_of_first(c, view_of_first(c)); }
     CommShape shape_of_first(int c) const {
         std::map<int, int> per;
         for (int r = 0; r < c; ++r) ++per[node[static_cast<size_t>(r)]];
@@ -1157,11 +1157,11 @@ int main(int argc, char** argv) {
     };
     for (int c : comm_sizes) {
         const CommShape shape = cluster.shape_of_first(c);
-        const RankMap ranks = cluster.map_of_first(c);
         // With --topology the families that follow the network (GenTree)
         // are candidates too, built on the first c ranks' placement, as the
         // component builds them from coll_genx_topology_file.
         const std::shared_ptr<const TopologyView> view = cluster.view_of_first(c);
+        const RankMap ranks = cluster.map_of_first(c, view);
         CandidateOptions copt;
         copt.max_hcps_levels = opt.max_hcps_levels;
         copt.ranks_per_node = shape.ppn;
@@ -1284,8 +1284,7 @@ int main(int argc, char** argv) {
                     std::vector<std::unique_ptr<PlanRun>> runs;
                     std::vector<std::function<void()>> ops;
                     for (size_t q = 0; q < m.size(); ++q) {
-                        runs.push_back(std::make_unique<PlanRun>(*plans[q], sub,
-                                                                 p.bytes / sizeof(float), &buffers));
+                        runs.push_back(std::make_unique<PlanRun>(*plans[q], sub, count, &buffers));
                         PlanRun* run = runs.back().get();
                         ops.emplace_back([run] { run->run(); });
                     }
