@@ -96,6 +96,24 @@ typedef struct mca_coll_genx_pml_ctx_t {
     int tag;
 } mca_coll_genx_pml_ctx_t;
 
+/* What one call's (datatype, op, count) mean to genx: the element size,
+ * whether the data is contiguous bytes at the buffer address, the core's
+ * element type and operator (mca_coll_genx_call_shape). */
+typedef struct mca_coll_genx_shape_t {
+    ompi_datatype_t *dtype;
+    ompi_op_t *op;
+    int count;
+    size_t type_size;
+    const char *layout; /* mca_coll_genx_layout_problem's answer */
+    genx_dtype gdt;
+    genx_op gop;
+    int commute;
+    /* The core's answer for these bytes (genx_comm_defers, or _nb for the
+     * non-blocking shape), fixed once the ranks agreed: -1 not asked yet. */
+    int defers;
+    const char *deferred;
+} mca_coll_genx_shape_t;
+
 typedef struct mca_coll_genx_module_t {
     mca_coll_base_module_t super;
 
@@ -125,6 +143,12 @@ typedef struct mca_coll_genx_module_t {
     /* A CUDA driver is present and coll_genx_cuda is on: buffers may be
      * device memory, so nothing may be handed to the fallback unstaged. */
     bool device;
+
+    /* The last call's shape, blocking and non-blocking apart (a
+     * communicator's non-blocking calls may start from the progress
+     * engine); dtype NULL: none yet. */
+    mca_coll_genx_shape_t shape;
+    mca_coll_genx_shape_t ishape;
 
     uint64_t logged[MCA_COLL_GENX_LOGGED_MAX];
     int nlogged;
@@ -192,6 +216,14 @@ genx_op mca_coll_genx_map_op(ompi_op_t *op);
 void mca_coll_genx_reduce(void *ctx, const void *in, void *inout, size_t count);
 /* Why a datatype cannot go to the core as contiguous bytes, or NULL. */
 const char *mca_coll_genx_layout_problem(ompi_datatype_t *dtype, int count);
+/* The call's shape.  `last` holds the previous call's and is reused when
+ * (dtype, op, count) are the same predefined datatype and operator (their
+ * handles mean the same for the whole job, unlike a derived datatype's or
+ * user op's, which a free and a create may give to another object); it is
+ * updated for those, and the answer is `last` or `tmp`. */
+mca_coll_genx_shape_t *mca_coll_genx_call_shape(mca_coll_genx_shape_t *last,
+                                                mca_coll_genx_shape_t *tmp,
+                                                ompi_datatype_t *dtype, ompi_op_t *op, int count);
 /* The first-call agreement check (genx_comm_digest across the ranks). */
 void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm);
 /* Logs, once per size class and reason at verbosity >= 1, that a call goes

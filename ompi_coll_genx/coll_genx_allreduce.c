@@ -212,6 +212,29 @@ const char *mca_coll_genx_layout_problem(ompi_datatype_t *dtype, int count)
     return NULL;
 }
 
+mca_coll_genx_shape_t *mca_coll_genx_call_shape(mca_coll_genx_shape_t *last,
+                                                mca_coll_genx_shape_t *tmp,
+                                                ompi_datatype_t *dtype, ompi_op_t *op, int count)
+{
+    mca_coll_genx_shape_t *s;
+
+    if (dtype == last->dtype && op == last->op && count == last->count) {
+        return last;
+    }
+    s = (ompi_datatype_is_predefined(dtype) && ompi_op_is_intrinsic(op)) ? last : tmp;
+    s->dtype = dtype;
+    s->op = op;
+    s->count = count;
+    ompi_datatype_type_size(dtype, &s->type_size);
+    s->layout = mca_coll_genx_layout_problem(dtype, count);
+    s->gop = mca_coll_genx_map_op(op);
+    s->gdt = mca_coll_genx_map_dtype(dtype, s->type_size, s->gop);
+    s->commute = ompi_op_is_commute(op) ? 1 : 0;
+    s->defers = -1;
+    s->deferred = NULL;
+    return s;
+}
+
 /* The displaced component's allreduce on host memory, for the core to call
  * on a staged copy of device memory (genx_host_fallback). */
 typedef struct {
@@ -500,17 +523,11 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
     mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
     mca_coll_genx_reduce_ctx_t rctx;
     genx_reduce_cb cb;
-    const char *layout;
-    genx_dtype gdt;
-    genx_op gop;
-    size_t type_size;
-    size_t bytes;
+    mca_coll_genx_shape_t tmp;
+    mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(&module->shape, &tmp, dtype, op, count);
+    const size_t bytes = shape->type_size * (size_t) count;
     char why[512];
-    const char *deferred = NULL;
     int rc;
-
-    ompi_datatype_type_size(dtype, &type_size);
-    bytes = type_size * (size_t) count;
 
     if (0 == module->agreed) {
         mca_coll_genx_check_agreement(module, comm);
@@ -521,38 +538,32 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
     }
     /* Sizes genx's rules leave to the displaced component go there before
      * any other work: deferring costs a table lookup. */
-    if (genx_comm_defers(module->core, bytes, &deferred)) {
-        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes, deferred);
+    if (0 > shape->defers) {
+        shape->defers = genx_comm_defers(module->core, bytes, &shape->deferred);
+    }
+    if (shape->defers) {
+        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes, shape->deferred);
     }
 
-    layout = mca_coll_genx_layout_problem(dtype, count);
-    if (NULL != layout) {
-        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes, layout);
+    if (NULL != shape->layout) {
+        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes, shape->layout);
     }
 
-    gop = mca_coll_genx_map_op(op);
-    gdt = mca_coll_genx_map_dtype(dtype, type_size, gop);
     rctx.op = op;
     rctx.dtype = dtype;
     cb.ctx = &rctx;
     cb.reduce = mca_coll_genx_reduce;
 
     why[0] = '\0';
-    if (module->device) {
-        genx_host_fallback_ctx_t ctx = { module, dtype, op, comm };
-        genx_host_fallback fb = { &ctx, genx_host_fallback_run };
-
-        rc = genx_allreduce_ex(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
-                               (size_t) count, gdt, type_size, gop,
-                               ompi_op_is_commute(op) ? 1 : 0, &cb, &module->transport, &fb,
-                               why, sizeof(why));
-        if (GENX_ERROR_BUFFER == rc) {
-            return genx_device_failure(comm, bytes, rc, why);
-        }
-    } else {
-        rc = genx_allreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
-                            (size_t) count, gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0,
-                            &cb, &module->transport, why, sizeof(why));
+    /* On device memory the core may stage the call around the displaced
+     * component (fb); a GENX_ERROR_BUFFER then means nothing was sent. */
+    genx_host_fallback_ctx_t fctx = { module, dtype, op, comm };
+    genx_host_fallback fb = { &fctx, genx_host_fallback_run };
+    rc = genx_allreduce_ex(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, (size_t) count,
+                           shape->gdt, shape->type_size, shape->gop, shape->commute, &cb,
+                           &module->transport, module->device ? &fb : NULL, why, sizeof(why));
+    if (GENX_ERROR_BUFFER == rc && module->device) {
+        return genx_device_failure(comm, bytes, rc, why);
     }
     if (GENX_OK == rc) {
         return OMPI_SUCCESS;

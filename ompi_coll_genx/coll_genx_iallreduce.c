@@ -209,15 +209,11 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
     mca_coll_genx_request_t *req;
-    const char *reason = NULL;
-    size_t type_size, bytes;
-    genx_op gop;
-    genx_dtype gdt;
+    mca_coll_genx_shape_t tmp;
+    mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(&module->ishape, &tmp, dtype, op, count);
+    const size_t bytes = shape->type_size * (size_t) count;
     char why[512];
     int rc;
-
-    ompi_datatype_type_size(dtype, &type_size);
-    bytes = type_size * (size_t) count;
 
     rc = genx_device_refused(module, sbuf, rbuf, comm, bytes, "MPI_Iallreduce");
     if (OMPI_SUCCESS != rc) {
@@ -237,12 +233,16 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
         return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
                               "the ranks' genx decisions differ (reported at the first call)");
     }
-    if (genx_comm_defers_nb(module->core, bytes, &reason)) {
-        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes, reason);
+    if (0 > shape->defers) {
+        shape->defers = genx_comm_defers_nb(module->core, bytes, &shape->deferred);
     }
-    reason = mca_coll_genx_layout_problem(dtype, count);
-    if (NULL != reason) {
-        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes, reason);
+    if (shape->defers) {
+        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
+                              shape->deferred);
+    }
+    if (NULL != shape->layout) {
+        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
+                              shape->layout);
     }
 
     req = OBJ_NEW(mca_coll_genx_request_t);
@@ -260,8 +260,6 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
     OBJ_RETAIN(comm);
     req->pml.tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     mca_coll_genx_pml_transport(&req->pml, &req->transport);
-    gop = mca_coll_genx_map_op(op);
-    gdt = mca_coll_genx_map_dtype(dtype, type_size, gop);
     req->rctx.op = op;
     req->rctx.dtype = dtype;
     req->cb.ctx = &req->rctx;
@@ -269,7 +267,7 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
 
     why[0] = '\0';
     rc = genx_iallreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, (size_t) count,
-                         gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0, &req->cb,
+                         shape->gdt, shape->type_size, shape->gop, shape->commute, &req->cb,
                          &req->transport, &req->core, why, sizeof(why));
     if (GENX_DECLINE == rc) {
         /* Nothing was posted; the core has said why. */

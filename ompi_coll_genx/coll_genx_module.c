@@ -51,6 +51,8 @@ static void genx_module_construct(mca_coll_genx_module_t *module)
     module->pml.comm = NULL;
     module->pml.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
     module->agreed = 0;
+    memset(&module->shape, 0, sizeof(module->shape));
+    memset(&module->ishape, 0, sizeof(module->ishape));
     module->nlogged = 0;
     module->logged_full = false;
 }

@@ -483,6 +483,7 @@ void Execution::bind(const RankSchedule& schedule, unsigned char* result, unsign
     scratch_ = scratch;
     kernel_ = kernel;
     transport_ = &transport;
+    blocking_send_ = transport.has_blocking_send();
     window_ = window;
     step_ = 0;
     posted_ = false;
@@ -556,7 +557,7 @@ Status Execution::advance(int i, bool* complete, bool* posted) {
     return Status::ok();
 }
 
-Status Execution::run_ops(const StepSched& step) {
+inline __attribute__((always_inline)) Status Execution::run_ops(const StepSched& step) {
     if (on_device_) return run_ops_on_device(step);
     if (payload_free_)
         return op_hook_ != nullptr && step.nops > 0 ? op_hook_->local_ops(*sched_, step) : Status::ok();
@@ -798,7 +799,7 @@ Status Execution::wait_step() {
 // run()'s path for a step of single-segment transfers: post everything
 // (the last send blocking where the transport can), wait for the rest in
 // one call, reduce.  The same transport calls as tuned's sendrecv.
-Status Execution::run_simple_step() {
+inline __attribute__((always_inline)) Status Execution::run_simple_step() {
     const StepSched& st = sched_->steps[step_];
     const int ntransfers = st.nrecvs + st.nsends;
     waiting_.clear();
@@ -815,7 +816,7 @@ Status Execution::run_simple_step() {
         Status posted;
         if (i < st.nrecvs) {
             posted = transport_->irecv(addr(seg.loc), seg.bytes, t.peer, &req);
-        } else if (i == ntransfers - 1 && transport_->has_blocking_send()) {
+        } else if (i == ntransfers - 1 && blocking_send_) {
             ++blocking_sends_;
             posted = transport_->send(addr(seg.loc), seg.bytes, t.peer);
             if (!posted.is_ok()) {
@@ -858,6 +859,12 @@ Status Execution::run() {
             Status st = staged_ ? stage_in_ready(step_, true, &ready) : Status::ok();
             if (st.is_ok()) st = run_simple_step();
             if (!st.is_ok()) return fail(st);
+        }
+        // Every step ran that way: the call is over (progress() would only
+        // find that out; staged calls still copy their result out there).
+        if (step_ == sched_->steps.size() && !staged_) {
+            finished_ = true;
+            return Status::ok();
         }
         bool done = false;
         GENX_RETURN_IF_ERROR(progress(&done, true));

@@ -343,6 +343,7 @@ class Execution {
     unsigned char* scratch_ = nullptr;
     const ReduceKernel* kernel_ = nullptr;
     Transport* transport_ = nullptr;
+    bool blocking_send_ = false;  // transport_->has_blocking_send(), asked once per call
     size_t window_ = 1;  // ring slots per transfer: min(window, longest transfer)
     size_t step_ = 0;
     bool posted_ = false;
