@@ -484,9 +484,14 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
     uint64_t v[4] = { mine, ~mine, slurm ? 0 : 1, slurm ? 1 : 0 };
     int rc = module->fallback_allreduce(MPI_IN_PLACE, v, 4, MPI_UINT64_T, MPI_MAX, comm,
                                         module->fallback_allreduce_module);
+    /* Stored in module->agreed only at the end: under MPI_THREAD_MULTIPLE
+     * an MPI_Iallreduce that Open MPI's progress engine starts on this
+     * communicator meanwhile must not run on a table the Slurm placement
+     * below may still rebuild (it sees "not agreed yet" and falls back). */
+    int agreed;
 
     /* v = (max digest, ~min digest): equal on every rank iff all agree. */
-    module->agreed = (OMPI_SUCCESS == rc && v[0] == ~v[1]) ? 1 : -1;
+    agreed = (OMPI_SUCCESS == rc && v[0] == ~v[1]) ? 1 : -1;
     if (OMPI_SUCCESS == rc && 0 != v[3]) {
         /* Some rank has an address.  If every rank has one, place the ranks
          * by them; then every rank that has not decided does, and all agree
@@ -502,8 +507,12 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
         v[1] = ~mine;
         rc = module->fallback_allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, comm,
                                         module->fallback_allreduce_module);
-        module->agreed = (OMPI_SUCCESS == rc && v[0] == ~v[1]) ? 1 : -1;
+        agreed = (OMPI_SUCCESS == rc && v[0] == ~v[1]) ? 1 : -1;
     }
+    /* Whether a size defers is asked of the final table only. */
+    module->shape.defers = -1;
+    module->ishape.defers = -1;
+    module->agreed = agreed;
     if (0 < module->agreed) {
         genx_step_aside_if_idle(module, comm);
     }

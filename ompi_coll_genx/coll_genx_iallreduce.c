@@ -209,8 +209,16 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
     mca_coll_genx_request_t *req;
-    mca_coll_genx_shape_t tmp;
-    mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(&module->ishape, &tmp, dtype, op, count);
+    mca_coll_genx_shape_t tmp, unshared;
+    mca_coll_genx_shape_t *last = &module->ishape;
+    if (ompi_mpi_thread_multiple) {
+        /* Two threads may be in here for one communicator (a user's call
+         * and one Open MPI's progress engine starts for a communicator
+         * being created): no shared cache then. */
+        unshared.dtype = NULL;
+        last = &unshared;
+    }
+    mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(last, &tmp, dtype, op, count);
     const size_t bytes = shape->type_size * (size_t) count;
     char why[512];
     int rc;
