@@ -104,7 +104,7 @@ typedef struct mca_coll_genx_shape_t {
     ompi_op_t *op;
     int count;
     size_t type_size;
-    const char *layout; /* mca_coll_genx_layout_problem's answer */
+    const char *layout; /* why the data is not contiguous bytes at the address, or NULL */
     genx_dtype gdt;
     genx_op gop;
     int commute;
@@ -209,18 +209,16 @@ void mca_coll_genx_complete_selection(void);
 /* Unregisters the non-blocking progress callback (component close). */
 void mca_coll_genx_nb_fini(void);
 
-/* Shared by the blocking and non-blocking entries (coll_genx_allreduce.c):
- * the core's element type for (dtype, op), and the reduce callback. */
-genx_dtype mca_coll_genx_map_dtype(ompi_datatype_t *dtype, size_t size, genx_op op);
-genx_op mca_coll_genx_map_op(ompi_op_t *op);
+/* Shared by the blocking, non-blocking and persistent entries
+ * (coll_genx_allreduce.c): the reduce callback, and the call's shape (its
+ * layout check and genx's element type and operator for (dtype, op)).
+ * `last` holds the previous call's shape and is reused when (dtype, op,
+ * count) are the same predefined datatype and operator (their handles mean
+ * the same for the whole job, unlike a derived datatype's or user op's,
+ * which a free and a create may give to another object); it is updated for
+ * those, and the answer is `last` or `tmp`.  `last` NULL: no cache, the
+ * shape is computed into `tmp`. */
 void mca_coll_genx_reduce(void *ctx, const void *in, void *inout, size_t count);
-/* Why a datatype cannot go to the core as contiguous bytes, or NULL. */
-const char *mca_coll_genx_layout_problem(ompi_datatype_t *dtype, int count);
-/* The call's shape.  `last` holds the previous call's and is reused when
- * (dtype, op, count) are the same predefined datatype and operator (their
- * handles mean the same for the whole job, unlike a derived datatype's or
- * user op's, which a free and a create may give to another object); it is
- * updated for those, and the answer is `last` or `tmp`. */
 mca_coll_genx_shape_t *mca_coll_genx_call_shape(mca_coll_genx_shape_t *last,
                                                 mca_coll_genx_shape_t *tmp,
                                                 ompi_datatype_t *dtype, ompi_op_t *op, int count);

@@ -79,7 +79,7 @@ static const genx_type_entry genx_types[] = {
     { MPI_BYTE, GENX_KIND_BYTE },
 };
 
-genx_op mca_coll_genx_map_op(ompi_op_t *op)
+static genx_op genx_map_op(ompi_op_t *op)
 {
     if (!ompi_op_is_intrinsic(op)) {
         return GENX_OP_OTHER;
@@ -112,7 +112,7 @@ static genx_dtype genx_int_dtype(size_t size, bool is_signed)
 
 /* GENX_DT_OTHER: genx moves the elements and reduces them through the
  * callback.  MPI_BYTE is an element type only for the bitwise operators. */
-genx_dtype mca_coll_genx_map_dtype(ompi_datatype_t *dtype, size_t size, genx_op op)
+static genx_dtype genx_map_dtype(ompi_datatype_t *dtype, size_t size, genx_op op)
 {
     for (size_t i = 0; i < sizeof(genx_types) / sizeof(genx_types[0]); ++i) {
         if (genx_types[i].dtype != dtype) {
@@ -196,7 +196,7 @@ void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_ca
  * reduce callback hands its pointers to ompi_op_reduce, which expects the
  * data at pointer + true_lb, so only true_lb == 0 makes the two views
  * agree. */
-const char *mca_coll_genx_layout_problem(ompi_datatype_t *dtype, int count)
+static const char *genx_layout_problem(ompi_datatype_t *dtype, int count)
 {
     ptrdiff_t true_lb, true_extent;
 
@@ -218,17 +218,18 @@ mca_coll_genx_shape_t *mca_coll_genx_call_shape(mca_coll_genx_shape_t *last,
 {
     mca_coll_genx_shape_t *s;
 
-    if (dtype == last->dtype && op == last->op && count == last->count) {
+    if (NULL != last && dtype == last->dtype && op == last->op && count == last->count) {
         return last;
     }
-    s = (ompi_datatype_is_predefined(dtype) && ompi_op_is_intrinsic(op)) ? last : tmp;
+    s = (NULL != last && ompi_datatype_is_predefined(dtype) && ompi_op_is_intrinsic(op)) ? last
+                                                                                       : tmp;
     s->dtype = dtype;
     s->op = op;
     s->count = count;
     ompi_datatype_type_size(dtype, &s->type_size);
-    s->layout = mca_coll_genx_layout_problem(dtype, count);
-    s->gop = mca_coll_genx_map_op(op);
-    s->gdt = mca_coll_genx_map_dtype(dtype, s->type_size, s->gop);
+    s->layout = genx_layout_problem(dtype, count);
+    s->gop = genx_map_op(op);
+    s->gdt = genx_map_dtype(dtype, s->type_size, s->gop);
     s->commute = ompi_op_is_commute(op) ? 1 : 0;
     s->defers = -1;
     s->deferred = NULL;
@@ -273,7 +274,7 @@ static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void 
         genx_buffers_on_device(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf)) {
         genx_host_fallback_ctx_t ctx = { module, dtype, op, comm };
         genx_host_fallback fb = { &ctx, genx_host_fallback_run };
-        const char *layout = mca_coll_genx_layout_problem(dtype, count);
+        const char *layout = genx_layout_problem(dtype, count);
         size_t type_size;
         char why[512];
         int rc;

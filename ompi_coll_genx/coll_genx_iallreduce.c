@@ -209,16 +209,12 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
     mca_coll_genx_request_t *req;
-    mca_coll_genx_shape_t tmp, unshared;
-    mca_coll_genx_shape_t *last = &module->ishape;
-    if (ompi_mpi_thread_multiple) {
-        /* Two threads may be in here for one communicator (a user's call
-         * and one Open MPI's progress engine starts for a communicator
-         * being created): no shared cache then. */
-        unshared.dtype = NULL;
-        last = &unshared;
-    }
-    mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(last, &tmp, dtype, op, count);
+    mca_coll_genx_shape_t tmp;
+    /* Under MPI_THREAD_MULTIPLE two threads may be in here for one
+     * communicator (a user's call and one Open MPI's progress engine starts
+     * for a communicator being created): no shared cache then. */
+    mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(
+        ompi_mpi_thread_multiple ? NULL : &module->ishape, &tmp, dtype, op, count);
     const size_t bytes = shape->type_size * (size_t) count;
     char why[512];
     int rc;
@@ -350,14 +346,12 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
     mca_coll_genx_request_t *req;
     const char *reason = NULL;
-    size_t type_size, bytes;
-    genx_op gop;
-    genx_dtype gdt;
+    mca_coll_genx_shape_t tmp;
+    /* Once per request: nothing to cache. */
+    const mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(NULL, &tmp, dtype, op, count);
+    const size_t bytes = shape->type_size * (size_t) count;
     char why[512];
     int rc;
-
-    ompi_datatype_type_size(dtype, &type_size);
-    bytes = type_size * (size_t) count;
 
     rc = genx_device_refused(module, sbuf, rbuf, comm, bytes, MCA_COLL_GENX_ALLREDUCE_INIT_NAME);
     if (OMPI_SUCCESS != rc) {
@@ -377,10 +371,9 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
         return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
                               reason);
     }
-    reason = mca_coll_genx_layout_problem(dtype, count);
-    if (NULL != reason) {
+    if (NULL != shape->layout) {
         return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
-                              reason);
+                              shape->layout);
     }
 
     req = OBJ_NEW(mca_coll_genx_request_t);
@@ -400,8 +393,6 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     OBJ_RETAIN(comm);
     req->pml.tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     mca_coll_genx_pml_transport(&req->pml, &req->transport);
-    gop = mca_coll_genx_map_op(op);
-    gdt = mca_coll_genx_map_dtype(dtype, type_size, gop);
     req->rctx.op = op;
     req->rctx.dtype = dtype;
     req->cb.ctx = &req->rctx;
@@ -409,8 +400,9 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
 
     why[0] = '\0';
     rc = genx_allreduce_init(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
-                             (size_t) count, gdt, type_size, gop, ompi_op_is_commute(op) ? 1 : 0,
-                             &req->cb, &req->transport, &req->core, why, sizeof(why));
+                             (size_t) count, shape->gdt, shape->type_size, shape->gop,
+                             shape->commute, &req->cb, &req->transport, &req->core, why,
+                             sizeof(why));
     if (GENX_OK != rc) {
         OMPI_REQUEST_FINI(&req->super.super);
         OBJ_RELEASE(req);
