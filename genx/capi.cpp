@@ -1516,12 +1516,20 @@ int defers_in(const genx_comm* comm, const genx::DecisionTable* table, size_t by
     const genx::Decision& d = table->lookup(bytes);
     if (!d.defers()) return 0;
     if (reason != nullptr) *reason = d.why.c_str();
-    return 1;
+    // (A non-blocking table never names an Open MPI algorithm: they are
+    // blocking only, DecisionTable::build.)
+    return GENX_DEFERS + genx::base_algorithm_id(d.params);
 }
 
 }  // namespace
 
 extern "C" {
+
+const char* genx_base_algorithm_name(int k) {
+    for (const genx::BaseAlgorithm& b : genx::base_algorithms())
+        if (b.tuned_id == k) return b.name;
+    return nullptr;
+}
 
 int genx_comm_defers(const genx_comm* comm, size_t bytes, const char** reason) {
     return defers_in(comm, comm != nullptr ? comm->table.get() : nullptr, bytes, reason);
@@ -1540,8 +1548,10 @@ int genx_comm_defers_all(const genx_comm* comm, const char** reason) {
         if (t == nullptr) continue;
         const size_t n = t->intervals();
         if (n == 0) return 0;
+        // A size that runs one of Open MPI's coll/base algorithms is genx's
+        // choice, not the displaced component's: genx stays.
         for (size_t i = 0; i < n; ++i)
-            if (!t->decision(i).defers()) return 0;
+            if (!t->decision(i).defers() || !t->decision(i).params.empty()) return 0;
     }
     if (reason != nullptr) *reason = comm->table->decision(0).why.c_str();
     return 1;

@@ -169,16 +169,25 @@ void genx_request_free(genx_request *req);
  * anything else: the glue asks first, so a deferred call costs a table
  * lookup and nothing more.  *reason (may be NULL) gets the decision's
  * explanation, valid while the communicator lives.  0 before a successful
- * genx_comm_prepare and for forced algorithms. */
+ * genx_comm_prepare and for forced algorithms.  Otherwise GENX_DEFERS (the
+ * displaced component decides), or GENX_DEFERS + k where the rule names
+ * one of Open MPI's own blocking allreduce algorithms (params "base=NAME",
+ * docs/rules.md), k numbered as coll_tuned_allreduce_algorithm numbers
+ * them: 1 basic_linear, 2 nonoverlapping, 3 recursive_doubling, 4 ring,
+ * 6 rabenseifner.  genx_comm_defers_nb never names one. */
+#define GENX_DEFERS 1
+/* The name of Open MPI's allreduce algorithm k as rules files spell it
+ * ("recursive_doubling"), NULL for a number genx does not offer. */
+const char *genx_base_algorithm_name(int k);
 int genx_comm_defers(const genx_comm *comm, size_t bytes, const char **reason);
 /* The same for MPI_Iallreduce and persistent allreduce, whose decisions
  * differ where a rules file names a "call" (docs/rules.md). */
 int genx_comm_defers_nb(const genx_comm *comm, size_t bytes, const char **reason);
 
-/* Whether every message size defers, blocking and non-blocking (e.g. the
- * built-in defaults on one node): the glue then hands the communicator's
- * allreduce, iallreduce and persistent allreduce back to the displaced
- * components for good.  *reason (may be NULL) gets the first interval's
+/* Whether every message size defers to the displaced component itself,
+ * blocking and non-blocking (e.g. the built-in defaults on one node): the
+ * glue then hands the communicator's allreduce, iallreduce and persistent
+ * allreduce back to the displaced components for good.  *reason (may be NULL) gets the first interval's
  * explanation.  0 before a successful genx_comm_prepare, for forced
  * algorithms and where any size runs a genx plan. */
 int genx_comm_defers_all(const genx_comm *comm, const char **reason);

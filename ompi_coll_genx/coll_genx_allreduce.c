@@ -33,6 +33,7 @@
 #include "ompi/op/op.h"
 
 #include "coll_genx.h"
+#include "coll_genx_base.h"
 
 typedef enum {
     GENX_KIND_SIGNED,
@@ -155,8 +156,8 @@ void mca_coll_genx_reduce(void *ctx, const void *in, void *inout, size_t count)
 /* Says once per (size class, reason) on this communicator that the call
  * goes to the fallback; at verbosity 1 only the communicator's rank 0
  * speaks, since every rank takes the same path (the core does the same). */
-void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_call_t call,
-                                size_t bytes, const char *reason)
+static void log_decline(mca_coll_genx_module_t *module, mca_coll_genx_call_t call, size_t bytes,
+                        const char *to, const char *reason)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     ompi_communicator_t *comm = module->comm;
@@ -186,10 +187,16 @@ void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_ca
                         (MCA_COLL_GENX_NONBLOCKING == call)   ? "iallreduce"
                         : (MCA_COLL_GENX_PERSISTENT == call) ? "persistent allreduce"
                                                               : "allreduce",
-                        bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                        (MCA_COLL_GENX_BLOCKING == call) ? module->fallback_name
-                                                         : module->fallback_iallreduce_name,
-                        reason);
+                        bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm), to, reason);
+}
+
+void mca_coll_genx_log_fallback(mca_coll_genx_module_t *module, mca_coll_genx_call_t call,
+                                size_t bytes, const char *reason)
+{
+    log_decline(module, call, bytes,
+                (MCA_COLL_GENX_BLOCKING == call) ? module->fallback_name
+                                                 : module->fallback_iallreduce_name,
+                reason);
 }
 
 /* The core works on contiguous bytes that start at the buffer address; the
@@ -243,15 +250,42 @@ typedef struct {
     ompi_datatype_t *dtype;
     ompi_op_t *op;
     ompi_communicator_t *comm;
+    int defers; /* genx_comm_defers' answer, GENX_DEFERS for any other fallback */
 } genx_host_fallback_ctx_t;
+
+/* Whether a size the rules leave to Open MPI runs one of its coll/base
+ * algorithms (a "fallback" rule with "base=NAME") rather than the displaced
+ * component's own choice: the algorithm must take the op, and genx's
+ * module the base_data it needs.  The same on every rank. */
+static int genx_runs_base(mca_coll_genx_module_t *module, int defers, ompi_op_t *op)
+{
+    const int which = defers - GENX_DEFERS;
+
+    return 0 < which && mca_coll_genx_base_applies(which, op) &&
+           mca_coll_genx_base_attach(&module->super);
+}
+
+/* Runs a call genx does not run with a plan of its own: Open MPI's coll/base
+ * algorithm where a rule names one and it applies, else the displaced
+ * component. */
+static int genx_displaced(mca_coll_genx_module_t *module, int defers, const void *sbuf,
+                          void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
+                          ompi_communicator_t *comm)
+{
+    if (genx_runs_base(module, defers, op)) {
+        return mca_coll_genx_base_allreduce(defers - GENX_DEFERS, sbuf, rbuf, count, dtype, op,
+                                            comm, &module->super);
+    }
+    return module->fallback_allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                      module->fallback_allreduce_module);
+}
 
 static int genx_host_fallback_run(void *ctx, const void *sbuf, void *rbuf, size_t count)
 {
     genx_host_fallback_ctx_t *f = (genx_host_fallback_ctx_t *) ctx;
 
-    return f->module->fallback_allreduce((NULL == sbuf) ? MPI_IN_PLACE : sbuf, rbuf, (int) count,
-                                         f->dtype, f->op, f->comm,
-                                         f->module->fallback_allreduce_module);
+    return genx_displaced(f->module, f->defers, (NULL == sbuf) ? MPI_IN_PLACE : sbuf, rbuf,
+                          (int) count, f->dtype, f->op, f->comm);
 }
 
 /* The result of a core call on device memory that did not succeed. */
@@ -263,16 +297,22 @@ static int genx_device_failure(ompi_communicator_t *comm, size_t bytes, int rc, 
     return (GENX_ERROR_BUFFER == rc) ? MPI_ERR_BUFFER : MPI_ERR_INTERN;
 }
 
-static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void *rbuf,
-                         int count, ompi_datatype_t *dtype, ompi_op_t *op,
+/* defers: genx_comm_defers' answer for a deferred size, GENX_DEFERS for
+ * every other reason. */
+static int genx_fallback(mca_coll_genx_module_t *module, int defers, const void *sbuf,
+                         void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
                          ompi_communicator_t *comm, size_t bytes, const char *reason)
 {
-    mca_coll_genx_log_fallback(module, MCA_COLL_GENX_BLOCKING, bytes, reason);
+    if (genx_runs_base(module, defers, op)) {
+        log_decline(module, MCA_COLL_GENX_BLOCKING, bytes, "coll/base", reason);
+    } else {
+        mca_coll_genx_log_fallback(module, MCA_COLL_GENX_BLOCKING, bytes, reason);
+    }
     /* Debian's Open MPI is not CUDA-aware: device memory reaches the
      * displaced component only as a host copy. */
     if (module->device &&
         genx_buffers_on_device(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf)) {
-        genx_host_fallback_ctx_t ctx = { module, dtype, op, comm };
+        genx_host_fallback_ctx_t ctx = { module, dtype, op, comm, defers };
         genx_host_fallback fb = { &ctx, genx_host_fallback_run };
         const char *layout = genx_layout_problem(dtype, count);
         size_t type_size;
@@ -292,8 +332,7 @@ static int genx_fallback(mca_coll_genx_module_t *module, const void *sbuf, void 
                                             sizeof(why));
         return (GENX_OK == rc) ? OMPI_SUCCESS : genx_device_failure(comm, bytes, rc, why);
     }
-    return module->fallback_allreduce(sbuf, rbuf, count, dtype, op, comm,
-                                      module->fallback_allreduce_module);
+    return genx_displaced(module, defers, sbuf, rbuf, count, dtype, op, comm);
 }
 
 /* Hands one of the communicator's slots (allreduce or iallreduce) back to
@@ -543,7 +582,7 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
         mca_coll_genx_check_agreement(module, comm);
     }
     if (0 > module->agreed) {
-        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes,
+        return genx_fallback(module, GENX_DEFERS, sbuf, rbuf, count, dtype, op, comm, bytes,
                              "the ranks' genx decisions differ (reported at the first call)");
     }
     /* Sizes genx's rules leave to the displaced component go there before
@@ -552,11 +591,13 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
         shape->defers = genx_comm_defers(module->core, bytes, &shape->deferred);
     }
     if (shape->defers) {
-        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes, shape->deferred);
+        return genx_fallback(module, shape->defers, sbuf, rbuf, count, dtype, op, comm, bytes,
+                             shape->deferred);
     }
 
     if (NULL != shape->layout) {
-        return genx_fallback(module, sbuf, rbuf, count, dtype, op, comm, bytes, shape->layout);
+        return genx_fallback(module, GENX_DEFERS, sbuf, rbuf, count, dtype, op, comm, bytes,
+                             shape->layout);
     }
 
     rctx.op = op;
@@ -567,7 +608,7 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
     why[0] = '\0';
     /* On device memory the core may stage the call around the displaced
      * component (fb); a GENX_ERROR_BUFFER then means nothing was sent. */
-    genx_host_fallback_ctx_t fctx = { module, dtype, op, comm };
+    genx_host_fallback_ctx_t fctx = { module, dtype, op, comm, GENX_DEFERS };
     genx_host_fallback fb = { &fctx, genx_host_fallback_run };
     rc = genx_allreduce_ex(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, (size_t) count,
                            shape->gdt, shape->type_size, shape->gop, shape->commute, &cb,

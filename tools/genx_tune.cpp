@@ -67,6 +67,7 @@
 #include "tuning/cost_model.hpp"
 #include "tuning/decision_table.hpp"
 #include "tuning/fit.hpp"
+#include "ompi_coll_genx/coll_genx_base.h"
 #include "tools/host_names.hpp"
 #include "tools/plot.hpp"
 #include "topology/placement.hpp"
@@ -92,6 +93,9 @@ struct Options {
     bool verify = false;
     double verify_margin = 0.05;
     bool no_fallback = false;  // --no-fallback: --verify never defers
+    // --ompi-algorithms: Open MPI's own algorithms --verify times beside
+    // the displaced component ("all", "none" or a list of names).
+    std::string ompi_algorithms = "all";
     double verify_spread = 2.0;
     std::string comm_sizes;
     std::string min_bytes = "8";
@@ -694,6 +698,13 @@ int main(int argc, char** argv) {
     app.add_flag("--no-fallback", opt.no_fallback,
                  "with --verify: do not measure the displaced component; every decision runs a "
                  "genx plan");
+    app.add_option("--ompi-algorithms", opt.ompi_algorithms,
+                   "with --verify: also time these of Open MPI's own allreduce algorithms "
+                   "(coll/base, as tuned runs them when forced), and let a decision name the "
+                   "fastest (\"fallback\" with base=NAME) where it measured faster than genx's "
+                   "plans and the displaced component by --verify-margin: all, none, or a comma "
+                   "list of " + base_algorithm_names())
+        ->capture_default_str();
     app.add_option("--verify-margin", opt.verify_margin,
                    "--verify replaces the model's choice only when another plan measured this "
                    "fraction faster, and keeps a genx plan only when it measured this fraction "
@@ -786,6 +797,23 @@ int main(int argc, char** argv) {
         die("--min-bytes/--max-bytes: need 4 <= min <= max", 2);
     if (opt.no_fallback && !opt.verify)
         die("--no-fallback applies to --verify's measurements; add --verify", 2);
+    // Open MPI's algorithms --verify times (tuned's numbers).
+    std::vector<BaseAlgorithm> ompi_algs;
+    if (opt.ompi_algorithms == "all") {
+        ompi_algs = base_algorithms();
+    } else if (opt.ompi_algorithms != "none") {
+        std::stringstream list(opt.ompi_algorithms);
+        std::string name;
+        while (std::getline(list, name, ',')) {
+            const int id = base_algorithm_id(std::string(kBaseParam) + "=" + name);
+            if (id == 0)
+                die("--ompi-algorithms: unknown Open MPI allreduce algorithm '" + name +
+                        "' (known: " + base_algorithm_names() + "; or all, none)",
+                    2);
+            for (const BaseAlgorithm& b : base_algorithms())
+                if (b.tuned_id == id) ompi_algs.push_back(b);
+        }
+    }
     if (opt.verify && !opt.no_fallback) {
         int active = genx_component_active() ? 1 : 0;
         MPI_Allreduce(MPI_IN_PLACE, &active, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -1216,6 +1244,13 @@ int main(int argc, char** argv) {
             std::vector<int> members;
             for (int r = 0; r < c; ++r) members.push_back(r);
             MPI_Comm sub = sub_comm(members);
+            // Open MPI's algorithms run on a coll module of their own per
+            // communicator (basic_linear keeps its requests in it).
+            void* base_module = nullptr;
+            if (sub != MPI_COMM_NULL && !opt.no_fallback && !ompi_algs.empty()) {
+                base_module = mca_coll_genx_base_module_new();
+                if (base_module == nullptr) die("out of memory for Open MPI's coll module");
+            }
             // What each point measures: the model's best two (near-ties
             // within a family, e.g. two butterfly step counts), then the
             // model's best plan of every other family it predicts within
@@ -1242,7 +1277,8 @@ int main(int argc, char** argv) {
                         seen = seen || p.ranked[j].second.algorithm == p.ranked[i].second.algorithm;
                     if (!seen) m.push_back(i);
                 }
-                planned += m.size() + (k > 0 ? 1 : 0) + (opt.no_fallback ? 0 : 1);
+                planned += m.size() + (k > 0 ? 1 : 0) +
+                           (opt.no_fallback ? 0 : 1 + ompi_algs.size());
             }
             verify_todo = static_cast<int>(planned) + verify_todo_after(c);
             for (size_t k = 0; k < pts.size(); ++k) {
@@ -1277,7 +1313,8 @@ int main(int argc, char** argv) {
                 const size_t count = p.bytes / sizeof(float);
                 const bool time_displaced =
                     !opt.no_fallback && count <= static_cast<size_t>(INT_MAX);
-                const size_t nops = m.size() + (time_displaced ? 1 : 0);
+                const size_t nbase = time_displaced ? ompi_algs.size() : 0;
+                const size_t nops = m.size() + (time_displaced ? 1 : 0) + nbase;
                 std::vector<double> times(nops, 0);
                 if (sub != MPI_COMM_NULL) {
                     RunBuffers buffers;
@@ -1294,6 +1331,14 @@ int main(int argc, char** argv) {
                             MPI_Allreduce(MPI_IN_PLACE, buffers.data.data(), static_cast<int>(count),
                                           MPI_FLOAT, MPI_SUM, sub);
                         });
+                        for (size_t b = 0; b < nbase; ++b) {
+                            const int id = ompi_algs[b].tuned_id;
+                            ops.emplace_back([&buffers, count, sub, id, base_module] {
+                                mca_coll_genx_base_allreduce(id, MPI_IN_PLACE, buffers.data.data(),
+                                                             static_cast<int>(count), MPI_FLOAT,
+                                                             MPI_SUM, sub, base_module);
+                            });
+                        }
                     }
                     times = measure_isolated(sub, ops, verify_budget, opt.target, verify_todo);
                 }
@@ -1321,6 +1366,24 @@ int main(int argc, char** argv) {
                     r.kind = "verify";
                     r.series = std::string(kFallbackAlgorithm) + " (P=" + std::to_string(c) + ")";
                     r.algorithm = kFallbackAlgorithm;
+                    r.ranks = c;
+                    r.bytes = p.bytes;
+                    r.measured = s;
+                    r.held_out = true;
+                    records.push_back(r);
+                }
+                // Open MPI's own algorithms, timed in the same batches.
+                std::vector<double> ompi_times(ompi_algs.size(), -1);
+                for (size_t b = 0; b < ompi_algs.size() && !opt.no_fallback; ++b) {
+                    double s = b < nbase ? times[m.size() + 1 + b] : -1;
+                    --verify_todo;
+                    share_result(&s);
+                    ompi_times[b] = s;
+                    Record r;
+                    r.kind = "verify";
+                    r.algorithm = kFallbackAlgorithm;
+                    r.params = std::string(kBaseParam) + "=" + ompi_algs[b].name;
+                    r.series = describe(r.algorithm, r.params) + " (P=" + std::to_string(c) + ")";
                     r.ranks = c;
                     r.bytes = p.bytes;
                     r.measured = s;
@@ -1364,6 +1427,32 @@ int main(int argc, char** argv) {
                         p.choice_params.clear();
                     }
                 }
+                // One of Open MPI's own algorithms takes the point where it
+                // measured --verify-margin faster than what was kept (genx's
+                // plan, or the displaced component) and than the displaced
+                // component: genx then runs it for blocking calls (on 16
+                // ranks sharing 2 cores tuned's linear reduce+broadcast,
+                // which its own decision does not pick, beat every genx plan
+                // and the default below 4 KiB).
+                {
+                    double kept = displaced;
+                    if (p.choice_alg != kFallbackAlgorithm)
+                        for (size_t q = 0; q < m.size(); ++q)
+                            if (p.ranked[m[q]].second.algorithm == p.choice_alg &&
+                                p.ranked[m[q]].second.params == p.choice_params)
+                                kept = measured[q];
+                    size_t fastest = ompi_times.size();
+                    for (size_t b = 0; b < ompi_times.size(); ++b)
+                        if (ompi_times[b] > 0 &&
+                            (fastest == ompi_times.size() || ompi_times[b] < ompi_times[fastest]))
+                            fastest = b;
+                    if (fastest < ompi_times.size() && kept > 0 && displaced > 0 &&
+                        ompi_times[fastest] <= kept * (1 - opt.verify_margin) &&
+                        ompi_times[fastest] <= displaced * (1 - opt.verify_margin)) {
+                        p.choice_alg = kFallbackAlgorithm;
+                        p.choice_params = std::string(kBaseParam) + "=" + ompi_algs[fastest].name;
+                    }
+                }
                 p.note = "verified:";
                 for (size_t q = 0; q < m.size(); ++q) {
                     const Candidate& cand = p.ranked[m[q]].second;
@@ -1375,8 +1464,13 @@ int main(int argc, char** argv) {
                               (displaced > 0    ? time_text(displaced)
                                : time_displaced ? std::string("(no time left)")
                                                 : std::string("(not timed: above INT_MAX elements)"));
+                for (size_t b = 0; b < ompi_times.size() && !opt.no_fallback; ++b)
+                    p.note += std::string(" vs ompi ") + ompi_algs[b].name + " " +
+                              (ompi_times[b] > 0 ? time_text(ompi_times[b])
+                                                 : std::string("(not timed)"));
                 p.note += " measured";
             }
+            mca_coll_genx_base_module_free(base_module);
             if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
         }
         decisions[c] = std::move(pts);

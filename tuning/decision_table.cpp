@@ -349,7 +349,15 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
             }
         } else if (rule->defers()) {
             d.algorithm = rule->algorithm;
-            d.why = where + ": left to the component genx displaced" +
+            // Open MPI's coll/base algorithms are blocking only: a
+            // non-blocking table leaves such sizes to the displaced
+            // component's own iallreduce.
+            const int base = options.nonblocking ? 0 : base_algorithm_id(rule->params);
+            if (base != 0) d.params = rule->params;
+            std::string to = "the component genx displaced";
+            for (const BaseAlgorithm& b : base_algorithms())
+                if (b.tuned_id == base) to = std::string("Open MPI's ") + b.name + " (coll/base)";
+            d.why = where + ": left to " + to +
                     (rule->comment.empty() ? std::string() : " (" + rule->comment + ")");
         } else {
             d.algorithm = rule->algorithm;

@@ -301,14 +301,25 @@ class Parser {
                                                    ")");
         std::string params;
         GENX_RETURN_IF_ERROR(string_field(j, field, "params", false, &params));
-        if (r.defers() && !params.empty())
-            return error(field + ".params",
-                         "\"fallback\" takes no parameters: the displaced component runs the "
-                         "call with its own settings");
         ParamMap pm;
         Status st = parse_params(params, &pm);
         if (!st) return error(field + ".params", st.message());
+        if (r.defers()) {
+            for (const auto& kv : pm)
+                if (kv.first != kBaseParam)
+                    return error(field + ".params",
+                                 "'" + kv.first + "' is not a parameter of \"fallback\" (accepted: " +
+                                     kBaseParam + "=NAME, one of Open MPI's allreduce algorithms: " +
+                                     base_algorithm_names() + ")");
+            auto b = pm.find(kBaseParam);
+            if (b != pm.end() && base_algorithm_id(std::string(kBaseParam) + "=" + b->second) == 0)
+                return error(field + ".params",
+                             "unknown Open MPI allreduce algorithm '" + b->second + "' (known: " +
+                                 base_algorithm_names() + ")");
+            r.params = format_params(pm);
+        }
         for (const auto& kv : pm) {
+            if (r.defers()) break;
             const bool exec = std::find(kExecParamKeys.begin(), kExecParamKeys.end(), kv.first) !=
                               kExecParamKeys.end();
             const bool own = gen != nullptr && std::find(gen->param_keys.begin(),
@@ -727,6 +738,32 @@ std::string local_fingerprint() {
     if (cpu.empty()) cpu = "unknown cpu";
     const long n = sysconf(_SC_NPROCESSORS_CONF);
     return machine + "; " + cpu + "; " + std::to_string(n > 0 ? n : 0) + " cpus";
+}
+
+const std::vector<BaseAlgorithm>& base_algorithms() {
+    static const std::vector<BaseAlgorithm> all = {{"basic_linear", 1},
+                                                   {"nonoverlapping", 2},
+                                                   {"recursive_doubling", 3},
+                                                   {"ring", 4},
+                                                   {"rabenseifner", 6}};
+    return all;
+}
+
+int base_algorithm_id(const std::string& params) {
+    if (params.empty()) return 0;
+    ParamMap pm;
+    if (!parse_params(params, &pm)) return 0;
+    auto it = pm.find(kBaseParam);
+    if (it == pm.end()) return 0;
+    for (const BaseAlgorithm& b : base_algorithms())
+        if (it->second == b.name) return b.tuned_id;
+    return 0;
+}
+
+std::string base_algorithm_names() {
+    std::vector<std::string> names;
+    for (const BaseAlgorithm& b : base_algorithms()) names.push_back(b.name);
+    return join(names);
 }
 
 }  // namespace genx

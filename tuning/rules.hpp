@@ -57,6 +57,24 @@ constexpr const char* kModelAlgorithm = "model";
 // The component genx displaced (normally tuned): genx declines the call
 // before sending anything and the glue hands it to that component.
 constexpr const char* kFallbackAlgorithm = "fallback";
+// A "fallback" rule may name one of Open MPI's own allreduce algorithms
+// (coll/base, the functions tuned runs when an algorithm is forced) with
+// params "base=NAME": then blocking calls run that algorithm instead of the
+// displaced component's own choice; non-blocking and persistent calls still
+// go to the displaced component (coll/base has no non-blocking forms).
+// Numbered as coll_tuned_allreduce_algorithm numbers them; segmented_ring
+// (5) is left out: it needs a segment size.
+constexpr const char* kBaseParam = "base";
+struct BaseAlgorithm {
+    const char* name;
+    int tuned_id;
+};
+const std::vector<BaseAlgorithm>& base_algorithms();
+// The tuned number of the algorithm a decision's or rule's params name
+// ("base=NAME"), 0 when they name none (the displaced component decides).
+int base_algorithm_id(const std::string& params);
+// "basic_linear, nonoverlapping, ..." for messages.
+std::string base_algorithm_names();
 
 // Inclusive range of counts; hi < 0 means no upper bound.
 struct CountRange {
@@ -123,12 +141,13 @@ struct RulesFile {
     std::vector<AllreduceRule> allreduce;
     // Some rule names a "call": non-blocking calls get a table of their own.
     // Whether blocking and non-blocking calls can decide differently: a
-    // rule names one kind of call, or the model prices non-blocking steps
+    // rule names one kind of call, a "fallback" rule names an Open MPI
+    // algorithm (blocking only), or the model prices non-blocking steps
     // apart (ModelParams::nonblocking_step).
     bool splits_calls() const {
         if (model.nonblocking_step > 0) return true;
         for (const AllreduceRule& r : allreduce)
-            if (r.call != CallKind::Any) return true;
+            if (r.call != CallKind::Any || (r.defers() && !r.params.empty())) return true;
         return false;
     }
 };

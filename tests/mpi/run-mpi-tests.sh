@@ -245,6 +245,46 @@ else
     pass "$name"
 fi
 
+# A "fallback" rule naming one of Open MPI's own allreduce algorithms
+# (coll/base, what tuned runs when forced): blocking calls run it through
+# genx's module, with every type, op and in-place case of allreduce_check
+# correct; genx stays installed (the sizes are its choice), and ring and
+# rabenseifner, which combine out of rank order, leave the non-commutative
+# user op to the displaced component.
+for alg in basic_linear nonoverlapping recursive_doubling ring rabenseifner; do
+    cat > "$rules_dir/base.json" <<JSON
+{"format": "genx-rules", "version": 1,
+ "allreduce": [
+  {"bytes": "0-1M", "algorithm": "fallback", "params": "base=$alg"},
+  {"algorithm": "fallback"}
+ ]}
+JSON
+    name="P=4 coll_genx_rules: fallback base=$alg runs Open MPI's $alg"
+    log=$logdir/rules-base-$alg.log
+    run "$log" 4 --mca coll_genx_rules "$rules_dir/base.json" --mca coll_genx_verbose 1
+    rc=$?
+    if [ "$rc" -eq 0 ] && genx_lines "$log" | grep -q "genx steps aside"; then
+        fail "$name" "genx stepped aside although sizes run Open MPI's $alg" "$log"
+        continue
+    fi
+    to_tuned="no call is left to tuned"
+    case $alg in
+    ring|rabenseifner)
+        # The matrix product of allreduce_check does not commute.
+        to_tuned="(4 ranks): fallback to tuned: rule .*base\\.json:3 .*left to Open MPI's $alg" ;;
+    esac
+    if [ "$to_tuned" != "no call is left to tuned" ]; then
+        require_lines "$name" "$log" $rc \
+            "(4 ranks): fallback to coll/base: rule .*base\\.json:3 .*left to Open MPI's $alg (coll/base)" \
+            "no call names Open MPI's $alg and the rule base.json:4" \
+            "$to_tuned" "the non-commutative op was not left to tuned"
+    else
+        require_lines "$name" "$log" $rc \
+            "(4 ranks): fallback to coll/base: rule .*base\\.json:3 .*left to Open MPI's $alg (coll/base)" \
+            "no call names Open MPI's $alg and the rule base.json:4"
+    fi
+done
+
 # ------------------------------------------------------------ topology file
 # coll_genx_topology_file places the ranks on a Slurm topology.conf by host
 # name (Open MPI's name for this host: every local rank is on it).  A file

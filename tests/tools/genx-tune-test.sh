@@ -71,22 +71,30 @@ for line in open(sys.argv[1]):
     if size in prev and note.startswith("verified:"):
         checked += 1
         measured = [x.replace(" (no time left)", "").rsplit(" ", 2)[0] if "(no time left)" not in x else x.replace(" (no time left)", "") for x in note[len("verified: "):-len(" measured")].split(" vs ")]
-        if prev[size] not in measured:
+        # An Open MPI algorithm kept ("fallback base=NAME") is measured as
+        # "ompi NAME".
+        kept = prev[size]
+        if kept.startswith("fallback base="):
+            kept = "ompi " + kept[len("fallback base="):]
+        if kept not in measured:
             print("comm_size %s: %r kept before, not measured at: %s" % (size, prev[size], note))
             bad += 1
     prev[size] = plan
 print("verified intervals checked: %d" % checked)
 sys.exit(1 if bad or checked == 0 else 0)
 PY
-# --verify also times MPI_Allreduce itself (the displaced component) at
-# every point; a genx plan keeps a point only if it measured --verify-margin
-# (5 %) faster than it, and a decision defers ("fallback") only where no
-# genx plan did.
+# --verify also times MPI_Allreduce itself (the displaced component) and
+# Open MPI's own algorithms ("ompi NAME") at every point; a genx plan keeps
+# a point only if it measured --verify-margin (5 %) faster than the
+# displaced component, a decision defers ("fallback") only where no genx
+# plan did, and names an Open MPI algorithm ("fallback base=NAME") only
+# where that one was the fastest of them and the margin faster than the
+# displaced component and than what would have been kept.
 python3 - tune.out <<'PY' || fail "a verified decision and its measurements disagree about the fallback"
 import re, sys
 unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 margin = 0.05  # genx-tune's --verify-margin default
-bad = checked = deferred = 0
+bad = checked = deferred = based = 0
 for line in open(sys.argv[1]):
     m = re.match(r"\s+comm_size (\d+)\s+nodes \d+\s+ppn \d+\s+bytes \S+\s+(.*?)\s+\[at (\S+): verified: (.*) measured\]$", line)
     if not m:
@@ -94,23 +102,38 @@ for line in open(sys.argv[1]):
     size, plan, at, items = m.groups()
     t = {}
     for x in items.split(" vs "):
-        if x.endswith("(no time left)"):
+        if x.endswith("(no time left)") or x.endswith("(not timed)"):
             continue
         name, value, u = x.rsplit(" ", 2)
         t[name] = float(value) * unit[u]
     if "fallback (no time left)" in items:
         continue  # the budget ran out before the displaced component's turn
     checked += 1
+    ompi = {k[5:]: v for k, v in t.items() if k.startswith("ompi ")}
+    genx = [v for k, v in t.items() if k != "fallback" and not k.startswith("ompi ")]
     if "fallback" not in t:
         print("P=%s at %s: the displaced component was not measured: %s" % (size, at, items)); bad += 1
+        continue
+    if len(ompi) != 5 and "(not timed)" not in items:
+        print("P=%s at %s: Open MPI's five algorithms were not measured: %s" % (size, at, items)); bad += 1
+    f = t["fallback"]
+    best_ompi = min(ompi.values()) if ompi else None
+    if plan.startswith("fallback base="):
+        based += 1
+        name = plan[len("fallback base="):]
+        if name not in ompi or ompi[name] > best_ompi * 1.01 or ompi[name] > f * (1 - margin) * 1.01:
+            print("P=%s at %s: chose Open MPI's %s, not the fastest of them or not %g%% faster than the displaced component: %s" % (size, at, name, 100 * margin, items)); bad += 1
     elif plan == "fallback":
         deferred += 1
-        genx = [v for k, v in t.items() if k != "fallback"]
-        if not genx or not t["fallback"] * (1 - margin) <= min(genx) * 1.01:
+        if not genx or not f * (1 - margin) <= min(genx) * 1.01:
             print("P=%s at %s: deferred, but a genx plan measured faster: %s" % (size, at, items)); bad += 1
-    elif plan not in t or t[plan] > t["fallback"] * (1 - margin) * 1.01:
+        if best_ompi is not None and best_ompi * 1.01 < f * (1 - margin):
+            print("P=%s at %s: deferred, but an Open MPI algorithm measured %g%% faster: %s" % (size, at, 100 * margin, items)); bad += 1
+    elif plan not in t or t[plan] > f * (1 - margin) * 1.01:
         print("P=%s at %s: kept %s, not %g%% faster than the displaced component: %s" % (size, at, plan, 100 * margin, items)); bad += 1
-print("verified decisions checked against the displaced component: %d (%d deferred)" % (checked, deferred))
+    elif best_ompi is not None and best_ompi * 1.01 < min(t[plan], f) * (1 - margin):
+        print("P=%s at %s: kept %s, but an Open MPI algorithm measured %g%% faster: %s" % (size, at, plan, 100 * margin, items)); bad += 1
+print("verified decisions checked: %d (%d deferred, %d to an Open MPI algorithm)" % (checked, deferred, based))
 sys.exit(1 if bad or checked == 0 else 0)
 PY
 "$tune" --check-rules tune.json >check.out 2>&1 || { cat check.out; fail "--check-rules rejects genx-tune's own file"; }

@@ -975,3 +975,62 @@ TEST_CASE("[capi] a topology file places the ranks by host name, and the digest 
     CHECK(cited);
     for (genx_comm* c : {same_leaf, two_leaves, again, stranger, without, badc}) genx_comm_destroy(c);
 }
+
+TEST_CASE("a fallback rule naming an Open MPI algorithm: blocking calls get its number", "[capi]") {
+    const std::string path = "genx-test-capi-base.json";
+    {
+        std::ofstream out(path);
+        out << "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [\n"
+               "  {\"bytes\": \"0-1K\", \"algorithm\": \"fallback\", \"params\": "
+               "\"base=recursive_doubling\"},\n"
+               "  {\"bytes\": \"1K-64K\", \"algorithm\": \"fallback\", \"params\": "
+               "\"base=basic_linear\"},\n"
+               "  {\"bytes\": \"64K-1M\", \"algorithm\": \"fallback\"},\n"
+               "  {\"algorithm\": \"ring\"}]}\n";
+    }
+    const RemoveAtExit remove_rules{path};
+    genx_config cfg = config("auto", "", 0, nullptr);
+    cfg.rules_path = path.c_str();
+    cfg.rules_strict = 1;
+    genx_comm* comm = genx_comm_create_on(0, 4, 4, 1, &cfg, nullptr, 0);
+    REQUIRE(comm != nullptr);
+    char err[256] = "";
+    REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
+    const char* reason = nullptr;
+    CHECK(genx_comm_defers(comm, 64, &reason) == GENX_DEFERS + 3);
+    REQUIRE(reason != nullptr);
+    CHECK(std::string(reason).find("Open MPI's recursive_doubling") != std::string::npos);
+    CHECK(genx_comm_defers(comm, 4096, nullptr) == GENX_DEFERS + 1);
+    CHECK(genx_comm_defers(comm, 100000, &reason) == GENX_DEFERS);
+    CHECK(std::string(reason).find("the component genx displaced") != std::string::npos);
+    CHECK(genx_comm_defers(comm, 4 << 20, nullptr) == 0);
+    // coll/base has no non-blocking algorithms: MPI_Iallreduce goes to the
+    // displaced component.
+    CHECK(genx_comm_defers_nb(comm, 64, &reason) == GENX_DEFERS);
+    CHECK(std::string(reason).find("the component genx displaced") != std::string::npos);
+    CHECK(genx_comm_defers_nb(comm, 4096, nullptr) == GENX_DEFERS);
+    genx_comm_destroy(comm);
+    CHECK(std::string(genx_base_algorithm_name(3)) == "recursive_doubling");
+    CHECK(std::string(genx_base_algorithm_name(6)) == "rabenseifner");
+    CHECK(genx_base_algorithm_name(5) == nullptr);  // segmented_ring: not offered
+    CHECK(genx_base_algorithm_name(0) == nullptr);
+
+    // Every size deferring, one of them to an Open MPI algorithm: genx's
+    // choice, so the glue must not step aside.  (Another file: rules are
+    // cached per process by path.)
+    const std::string path2 = "genx-test-capi-base2.json";
+    const RemoveAtExit remove_rules2{path2};
+    cfg.rules_path = path2.c_str();
+    {
+        std::ofstream out(path2);
+        out << "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [\n"
+               "  {\"bytes\": \"0-1K\", \"algorithm\": \"fallback\", \"params\": \"base=ring\"},\n"
+               "  {\"algorithm\": \"fallback\"}]}\n";
+    }
+    comm = genx_comm_create_on(0, 4, 4, 1, &cfg, nullptr, 0);
+    REQUIRE(comm != nullptr);
+    REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
+    CHECK(genx_comm_defers(comm, 64, nullptr) == GENX_DEFERS + 4);
+    CHECK(genx_comm_defers_all(comm, nullptr) == 0);
+    genx_comm_destroy(comm);
+}

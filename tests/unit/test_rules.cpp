@@ -245,11 +245,39 @@ TEST_CASE("\"fallback\" rules: parsed, no params, decided as declines", "[rules]
                       RulesCheck{}, &f)
               .is_ok());
     CHECK(f.allreduce[0].defers());
+    CHECK(f.allreduce[0].params.empty());
     const Status st = parse_rules(
         head + "{\"algorithm\": \"fallback\", \"params\": \"segment=4K\"}]}", "g.json", RulesCheck{}, &f);
     CHECK_FALSE(st.is_ok());
     CHECK(st.message().find("g.json:1") != std::string::npos);
-    CHECK(st.message().find("takes no parameters") != std::string::npos);
+    CHECK(st.message().find("'segment' is not a parameter of \"fallback\"") != std::string::npos);
+    CHECK(st.message().find("recursive_doubling") != std::string::npos);  // lists the names
+}
+
+TEST_CASE("\"fallback\" rules may name one of Open MPI's allreduce algorithms", "[rules]") {
+    RulesFile f;
+    const std::string head = "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [";
+    REQUIRE(parse_rules(head + "{\"algorithm\": \"fallback\", \"params\": \" base = ring \"}]}",
+                        "f.json", RulesCheck{}, &f)
+                .is_ok());
+    CHECK(f.allreduce[0].params == "base=ring");
+    CHECK(base_algorithm_id(f.allreduce[0].params) == 4);
+    CHECK(f.splits_calls());  // blocking calls only: non-blocking ones get a table of their own
+    for (const BaseAlgorithm& b : base_algorithms())
+        CHECK(base_algorithm_id(std::string("base=") + b.name) == b.tuned_id);
+    CHECK(base_algorithm_id("") == 0);
+    CHECK(base_algorithm_id("base=segmented_ring") == 0);
+    const Status st = parse_rules(
+        head + "{\"algorithm\": \"fallback\",\n \"params\": \"base=segmented_ring\"}]}", "g.json",
+        RulesCheck{}, &f);
+    CHECK_FALSE(st.is_ok());
+    CHECK(st.message().find("g.json:2") != std::string::npos);
+    CHECK(st.message().find("unknown Open MPI allreduce algorithm 'segmented_ring'") !=
+          std::string::npos);
+    // Only "fallback" takes it.
+    CHECK_FALSE(parse_rules(head + "{\"algorithm\": \"ring\", \"params\": \"base=ring\"}]}",
+                            "h.json", RulesCheck{}, &f)
+                    .is_ok());
 }
 
 TEST_CASE("the built-in defaults are a valid rules file", "[rules]") {
