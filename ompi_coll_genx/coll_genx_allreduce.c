@@ -166,7 +166,8 @@ static void log_decline(mca_coll_genx_module_t *module, mca_coll_genx_call_t cal
     if (1 > cs->verbose || (1 == cs->verbose && 0 != ompi_comm_rank(comm))) {
         return;
     }
-    key = genx_hash(genx_size_class(bytes) + 64u * (unsigned) call, reason);
+    key = genx_hash(genx_size_class(bytes) + 64u * (unsigned) call, reason) ^
+          genx_hash(0, to);
     for (int i = 0; i < module->nlogged; ++i) {
         if (key == module->logged[i]) {
             return;
@@ -261,8 +262,11 @@ static int genx_runs_base(mca_coll_genx_module_t *module, int defers, ompi_op_t 
 {
     const int which = defers - GENX_DEFERS;
 
+    /* base_data is attached before the ranks agree (genx_agreement_digest),
+     * so a rank that could not allocate it has already made every rank
+     * fall back. */
     return 0 < which && mca_coll_genx_base_applies(which, op) &&
-           mca_coll_genx_base_attach(&module->super);
+           NULL != module->super.base_data;
 }
 
 /* Runs a call genx does not run with a plan of its own: Open MPI's coll/base
@@ -305,6 +309,11 @@ static int genx_fallback(mca_coll_genx_module_t *module, int defers, const void 
 {
     if (genx_runs_base(module, defers, op)) {
         log_decline(module, MCA_COLL_GENX_BLOCKING, bytes, "coll/base", reason);
+    } else if (GENX_DEFERS < defers && 0 < mca_coll_genx_component.verbose) {
+        char why[640];
+        snprintf(why, sizeof(why), "%s; the op is not commutative and Open MPI's %s takes "
+                 "commutative ops only", reason, genx_base_algorithm_name(defers - GENX_DEFERS));
+        mca_coll_genx_log_fallback(module, MCA_COLL_GENX_BLOCKING, bytes, why);
     } else {
         mca_coll_genx_log_fallback(module, MCA_COLL_GENX_BLOCKING, bytes, reason);
     }
@@ -496,6 +505,15 @@ static void genx_prepare_or_say(mca_coll_genx_module_t *module, ompi_communicato
  * file): where none has, that is all; where some have, the ranks that
  * waited decide (after an allgather of the addresses and a placement when
  * all have them) and a second allreduce checks agreement again. */
+/* What this rank brings to the agreement: the core's digest, or 0 (which
+ * disagrees with every rank that has one) when the module could not get
+ * the base_data Open MPI's coll/base algorithms need, so that no rank
+ * runs one while another falls back. */
+static uint64_t genx_agreement_digest(mca_coll_genx_module_t *module)
+{
+    return mca_coll_genx_base_attach(&module->super) ? genx_comm_digest(module->core) : 0;
+}
+
 void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
@@ -518,7 +536,7 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
     if (!slurm) {
         genx_prepare_or_say(module, comm);
     }
-    mine = slurm ? 0 : genx_comm_digest(module->core);
+    mine = slurm ? 0 : genx_agreement_digest(module);
     /* v[2]: 1 where some rank has no Slurm address; v[3]: 1 where some rank
      * has one (so some rank has not decided yet). */
     uint64_t v[4] = { mine, ~mine, slurm ? 0 : 1, slurm ? 1 : 0 };
@@ -542,7 +560,7 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
         if (slurm) {
             genx_prepare_or_say(module, comm);
         }
-        mine = genx_comm_digest(module->core);
+        mine = genx_agreement_digest(module);
         v[0] = mine;
         v[1] = ~mine;
         rc = module->fallback_allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, comm,

@@ -316,7 +316,11 @@ class Parser {
                 return error(field + ".params",
                              "unknown Open MPI allreduce algorithm '" + b->second + "' (known: " +
                                  base_algorithm_names() + ")");
-            r.params = format_params(pm);
+            if (b != pm.end() && r.call == CallKind::Nonblocking)
+                return error(field + ".params",
+                             "Open MPI's allreduce algorithms (base=" + b->second +
+                                 ") are blocking only; a \"nonblocking\" fallback rule leaves "
+                                 "calls to the displaced component and takes no parameters");
         }
         for (const auto& kv : pm) {
             if (r.defers()) break;

@@ -267,22 +267,23 @@ JSON
         fail "$name" "genx stepped aside although sizes run Open MPI's $alg" "$log"
         continue
     fi
-    to_tuned="no call is left to tuned"
+    base_line="(4 ranks): fallback to coll/base: rule .*base\\.json:3 .*left to Open MPI's $alg (coll/base)"
+    tuned_line="(4 ranks): fallback to tuned: rule .*base\\.json:3 .*left to Open MPI's $alg"
     case $alg in
     ring|rabenseifner)
         # The matrix product of allreduce_check does not commute.
-        to_tuned="(4 ranks): fallback to tuned: rule .*base\\.json:3 .*left to Open MPI's $alg" ;;
+        require_lines "$name" "$log" $rc \
+            "$base_line" "no call names Open MPI's $alg and the rule base.json:3" \
+            "$tuned_line.*the op is not commutative" "the non-commutative op was not left to tuned" ;;
+    *)
+        # These keep rank order: no call of the rule's sizes goes to tuned.
+        if [ "$rc" -eq 0 ] && genx_lines "$log" | grep -q "$tuned_line"; then
+            fail "$name" "a call was left to tuned although $alg takes every op" "$log"
+            continue
+        fi
+        require_lines "$name" "$log" $rc \
+            "$base_line" "no call names Open MPI's $alg and the rule base.json:3" ;;
     esac
-    if [ "$to_tuned" != "no call is left to tuned" ]; then
-        require_lines "$name" "$log" $rc \
-            "(4 ranks): fallback to coll/base: rule .*base\\.json:3 .*left to Open MPI's $alg (coll/base)" \
-            "no call names Open MPI's $alg and the rule base.json:4" \
-            "$to_tuned" "the non-commutative op was not left to tuned"
-    else
-        require_lines "$name" "$log" $rc \
-            "(4 ranks): fallback to coll/base: rule .*base\\.json:3 .*left to Open MPI's $alg (coll/base)" \
-            "no call names Open MPI's $alg and the rule base.json:4"
-    fi
 done
 
 # ------------------------------------------------------------ topology file

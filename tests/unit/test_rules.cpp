@@ -274,6 +274,12 @@ TEST_CASE("\"fallback\" rules may name one of Open MPI's allreduce algorithms", 
     CHECK(st.message().find("g.json:2") != std::string::npos);
     CHECK(st.message().find("unknown Open MPI allreduce algorithm 'segmented_ring'") !=
           std::string::npos);
+    // Blocking only.
+    const Status nb = parse_rules(head + "{\"call\": \"nonblocking\", \"algorithm\": \"fallback\", "
+                                         "\"params\": \"base=ring\"}]}",
+                                  "n.json", RulesCheck{}, &f);
+    CHECK_FALSE(nb.is_ok());
+    CHECK(nb.message().find("blocking only") != std::string::npos);
     // Only "fallback" takes it.
     CHECK_FALSE(parse_rules(head + "{\"algorithm\": \"ring\", \"params\": \"base=ring\"}]}",
                             "h.json", RulesCheck{}, &f)
