@@ -313,7 +313,18 @@ std::array<int, 2> plan_batches(MPI_Comm comm, const std::function<void()>& op,
         target = std::min(target, left / std::max(remaining, 1));
         if (one < left) {
             int batches = 5;
-            int iters = std::max(1, static_cast<int>(target / batches / one));
+            // Back to back (measure(), per_call 0), at least two calls a
+            // batch: the barrier releases the ranks up to one message's
+            // latency apart, and a batch of one call then times, on the
+            // rank released first, its own call plus that skew.  An
+            // exchange across two 1 ms uplinks measured 4.2 ms (two one-way
+            // delays) with one call a batch and 2.1 ms with two or more,
+            // which is how the fitted uplink class came out at 2 ms per link
+            // in some runs and 1 ms in others (bench/RESULTS.md).  With two
+            // calls the skew is spread over both, and the pair's mean is the
+            // steady exchange time.  (measure_isolated averages over ranks:
+            // the skew cancels there.)
+            int iters = std::max(per_call > 0 ? 1 : 2, static_cast<int>(target / batches / one));
             iters = std::min(iters, 10000);
             while (batches > 1 && one * iters * batches > left) --batches;
             while (iters > 1 && one * iters * batches > left) iters /= 2;
