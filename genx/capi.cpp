@@ -1518,7 +1518,7 @@ int defers_in(const genx_comm* comm, const genx::DecisionTable* table, size_t by
     if (reason != nullptr) *reason = d.why.c_str();
     // (A non-blocking table never names an Open MPI algorithm: they are
     // blocking only, DecisionTable::build.)
-    return GENX_DEFERS + genx::base_algorithm_id(d.params);
+    return GENX_DEFERS + d.base;
 }
 
 }  // namespace
@@ -1526,9 +1526,8 @@ int defers_in(const genx_comm* comm, const genx::DecisionTable* table, size_t by
 extern "C" {
 
 const char* genx_base_algorithm_name(int k) {
-    for (const genx::BaseAlgorithm& b : genx::base_algorithms())
-        if (b.tuned_id == k) return b.name;
-    return nullptr;
+    const genx::BaseAlgorithm* b = genx::find_base_algorithm(k);
+    return b != nullptr ? b->name : nullptr;
 }
 
 int genx_comm_defers(const genx_comm* comm, size_t bytes, const char** reason) {
@@ -1551,7 +1550,7 @@ int genx_comm_defers_all(const genx_comm* comm, const char** reason) {
         // A size that runs one of Open MPI's coll/base algorithms is genx's
         // choice, not the displaced component's: genx stays.
         for (size_t i = 0; i < n; ++i)
-            if (!t->decision(i).defers() || !t->decision(i).params.empty()) return 0;
+            if (!t->decision(i).defers() || t->decision(i).base != 0) return 0;
     }
     if (reason != nullptr) *reason = comm->table->decision(0).why.c_str();
     return 1;

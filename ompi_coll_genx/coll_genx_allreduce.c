@@ -251,34 +251,37 @@ typedef struct {
     ompi_datatype_t *dtype;
     ompi_op_t *op;
     ompi_communicator_t *comm;
-    int defers; /* genx_comm_defers' answer, GENX_DEFERS for any other fallback */
+    int base; /* genx_base_algorithm's answer: 0 for the displaced component */
 } genx_host_fallback_ctx_t;
 
-/* Whether a size the rules leave to Open MPI runs one of its coll/base
- * algorithms (a "fallback" rule with "base=NAME") rather than the displaced
- * component's own choice: the algorithm must take the op, and genx's
- * module the base_data it needs.  The same on every rank. */
-static int genx_runs_base(mca_coll_genx_module_t *module, int defers, ompi_op_t *op)
+/* Which of Open MPI's coll/base algorithms a deferred call runs (a
+ * "fallback" rule with "base=NAME"), 0 for the displaced component's own
+ * choice: the rule must name one, the algorithm must take the op, and
+ * genx's module must have the base_data it needs.  The same on every rank.
+ * defers: genx_comm_defers' answer, GENX_DEFERS for any other fallback. */
+static int genx_base_algorithm(mca_coll_genx_module_t *module, int defers, ompi_op_t *op)
 {
     const int which = defers - GENX_DEFERS;
 
     /* base_data is attached before the ranks agree (genx_agreement_digest),
      * so a rank that could not allocate it has already made every rank
      * fall back. */
-    return 0 < which && mca_coll_genx_base_applies(which, op) &&
-           NULL != module->super.base_data;
+    return (0 < which && mca_coll_genx_base_applies(which, op) &&
+            NULL != module->super.base_data)
+               ? which
+               : 0;
 }
 
 /* Runs a call genx does not run with a plan of its own: Open MPI's coll/base
- * algorithm where a rule names one and it applies, else the displaced
+ * algorithm `base` (genx_base_algorithm), or with 0 the displaced
  * component. */
-static int genx_displaced(mca_coll_genx_module_t *module, int defers, const void *sbuf,
-                          void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
+static int genx_displaced(mca_coll_genx_module_t *module, int base, const void *sbuf, void *rbuf,
+                          int count, ompi_datatype_t *dtype, ompi_op_t *op,
                           ompi_communicator_t *comm)
 {
-    if (genx_runs_base(module, defers, op)) {
-        return mca_coll_genx_base_allreduce(defers - GENX_DEFERS, sbuf, rbuf, count, dtype, op,
-                                            comm, &module->super);
+    if (0 != base) {
+        return mca_coll_genx_base_allreduce(base, sbuf, rbuf, count, dtype, op, comm,
+                                            &module->super);
     }
     return module->fallback_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                       module->fallback_allreduce_module);
@@ -288,7 +291,7 @@ static int genx_host_fallback_run(void *ctx, const void *sbuf, void *rbuf, size_
 {
     genx_host_fallback_ctx_t *f = (genx_host_fallback_ctx_t *) ctx;
 
-    return genx_displaced(f->module, f->defers, (NULL == sbuf) ? MPI_IN_PLACE : sbuf, rbuf,
+    return genx_displaced(f->module, f->base, (NULL == sbuf) ? MPI_IN_PLACE : sbuf, rbuf,
                           (int) count, f->dtype, f->op, f->comm);
 }
 
@@ -307,7 +310,9 @@ static int genx_fallback(mca_coll_genx_module_t *module, int defers, const void 
                          void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
                          ompi_communicator_t *comm, size_t bytes, const char *reason)
 {
-    if (genx_runs_base(module, defers, op)) {
+    const int base = genx_base_algorithm(module, defers, op);
+
+    if (0 != base) {
         log_decline(module, MCA_COLL_GENX_BLOCKING, bytes, "coll/base", reason);
     } else if (GENX_DEFERS < defers && 0 < mca_coll_genx_component.verbose) {
         char why[640];
@@ -321,7 +326,7 @@ static int genx_fallback(mca_coll_genx_module_t *module, int defers, const void 
      * displaced component only as a host copy. */
     if (module->device &&
         genx_buffers_on_device(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf)) {
-        genx_host_fallback_ctx_t ctx = { module, dtype, op, comm, defers };
+        genx_host_fallback_ctx_t ctx = { module, dtype, op, comm, base };
         genx_host_fallback fb = { &ctx, genx_host_fallback_run };
         const char *layout = genx_layout_problem(dtype, count);
         size_t type_size;
@@ -341,7 +346,7 @@ static int genx_fallback(mca_coll_genx_module_t *module, int defers, const void 
                                             sizeof(why));
         return (GENX_OK == rc) ? OMPI_SUCCESS : genx_device_failure(comm, bytes, rc, why);
     }
-    return genx_displaced(module, defers, sbuf, rbuf, count, dtype, op, comm);
+    return genx_displaced(module, base, sbuf, rbuf, count, dtype, op, comm);
 }
 
 /* Hands one of the communicator's slots (allreduce or iallreduce) back to
@@ -626,7 +631,7 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
     why[0] = '\0';
     /* On device memory the core may stage the call around the displaced
      * component (fb); a GENX_ERROR_BUFFER then means nothing was sent. */
-    genx_host_fallback_ctx_t fctx = { module, dtype, op, comm, GENX_DEFERS };
+    genx_host_fallback_ctx_t fctx = { module, dtype, op, comm, 0 };
     genx_host_fallback fb = { &fctx, genx_host_fallback_run };
     rc = genx_allreduce_ex(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, (size_t) count,
                            shape->gdt, shape->type_size, shape->gop, shape->commute, &cb,

@@ -819,15 +819,14 @@ int main(int argc, char** argv) {
         std::stringstream list(opt.ompi_algorithms);
         std::string name;
         while (std::getline(list, name, ',')) {
-            const int id = base_algorithm_id(std::string(kBaseParam) + "=" + name);
-            if (id == 0)
+            const BaseAlgorithm* b = find_base_algorithm(name);
+            if (b == nullptr)
                 die("--ompi-algorithms: unknown Open MPI allreduce algorithm '" + name +
                         "' (known: " + base_algorithm_names() + "; or all, none)",
                     2);
             bool listed = false;
-            for (const BaseAlgorithm& b : ompi_algs) listed = listed || b.tuned_id == id;
-            for (const BaseAlgorithm& b : base_algorithms())
-                if (b.tuned_id == id && !listed) ompi_algs.push_back(b);
+            for (const BaseAlgorithm& a : ompi_algs) listed = listed || a.tuned_id == b->tuned_id;
+            if (!listed) ompi_algs.push_back(*b);
         }
     }
     if (opt.verify && !opt.no_fallback) {
@@ -1402,19 +1401,16 @@ int main(int argc, char** argv) {
                 // Open MPI's own algorithms, timed in the same batches.
                 std::vector<double> ompi_times(ompi_algs.size(), -1);
                 for (size_t b = 0; b < ompi_algs.size() && !opt.no_fallback; ++b) {
-                    double s = -1;
-                    for (size_t j = 0; j < timed_b.size(); ++j)
-                        if (timed_b[j] == b) s = times[m.size() + 1 + j];
-                    const bool was_timed =
-                        std::find(timed_b.begin(), timed_b.end(), b) != timed_b.end();
+                    const auto at = std::find(timed_b.begin(), timed_b.end(), b);
                     --verify_todo;
-                    if (!was_timed) continue;  // dropped earlier (the same on every rank)
+                    if (at == timed_b.end()) continue;  // dropped earlier (the same on every rank)
+                    double s = times[m.size() + 1 + static_cast<size_t>(at - timed_b.begin())];
                     share_result(&s);
                     ompi_times[b] = s;
                     Record r;
                     r.kind = "verify";
                     r.algorithm = kFallbackAlgorithm;
-                    r.params = std::string(kBaseParam) + "=" + ompi_algs[b].name;
+                    r.params = base_algorithm_params(ompi_algs[b]);
                     r.series = describe(r.algorithm, r.params) + " (P=" + std::to_string(c) + ")";
                     r.ranks = c;
                     r.bytes = p.bytes;
@@ -1463,9 +1459,11 @@ int main(int argc, char** argv) {
                 // measured --verify-margin faster than what was kept (genx's
                 // plan, or the displaced component) and than the displaced
                 // component: genx then runs it for blocking calls (on 16
-                // ranks sharing 2 cores tuned's linear reduce+broadcast,
-                // which its own decision does not pick, beat every genx plan
-                // and the default below 4 KiB).
+                // ranks sharing 2 cores tuned's non-overlapping
+                // reduce+broadcast, which its own decision does not pick,
+                // took half the default's time at 4 KiB; the smaller sizes'
+                // wins there did not hold in the next job, which is why
+                // --ompi-algorithms is opt-in).
                 {
                     double kept = displaced;
                     if (p.choice_alg != kFallbackAlgorithm)
@@ -1485,8 +1483,7 @@ int main(int argc, char** argv) {
                         const Point& before = pts[k - 1];
                         for (size_t b = 0; b < ompi_times.size(); ++b)
                             if (before.choice_alg == kFallbackAlgorithm &&
-                                before.choice_params ==
-                                    std::string(kBaseParam) + "=" + ompi_algs[b].name &&
+                                before.choice_params == base_algorithm_params(ompi_algs[b]) &&
                                 ompi_times[b] > 0 &&
                                 ompi_times[b] * (1 - opt.verify_margin) <= ompi_times[fastest])
                                 fastest = b;
@@ -1497,7 +1494,7 @@ int main(int argc, char** argv) {
                         ompi_times[fastest] <= kept * (1 - opt.verify_margin) &&
                         ompi_times[fastest] <= displaced * (1 - opt.verify_margin)) {
                         p.choice_alg = kFallbackAlgorithm;
-                        p.choice_params = std::string(kBaseParam) + "=" + ompi_algs[fastest].name;
+                        p.choice_params = base_algorithm_params(ompi_algs[fastest]);
                     }
                 }
                 p.note = "verified:";

@@ -352,12 +352,15 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
             // Open MPI's coll/base algorithms are blocking only: a
             // non-blocking table leaves such sizes to the displaced
             // component's own iallreduce.
-            const int base = options.nonblocking ? 0 : base_algorithm_id(rule->params);
-            if (base != 0) d.params = rule->params;
-            std::string to = "the component genx displaced";
-            for (const BaseAlgorithm& b : base_algorithms())
-                if (b.tuned_id == base) to = std::string("Open MPI's ") + b.name + " (coll/base)";
-            d.why = where + ": left to " + to +
+            const BaseAlgorithm* base =
+                options.nonblocking ? nullptr : find_base_algorithm(base_algorithm_id(rule->params));
+            if (base != nullptr) {
+                d.params = rule->params;
+                d.base = base->tuned_id;
+            }
+            d.why = where + ": left to " +
+                    (base != nullptr ? std::string("Open MPI's ") + base->name + " (coll/base)"
+                                     : std::string("the component genx displaced")) +
                     (rule->comment.empty() ? std::string() : " (" + rule->comment + ")");
         } else {
             d.algorithm = rule->algorithm;

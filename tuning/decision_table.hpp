@@ -71,7 +71,11 @@ struct Decision {
     std::string runner_up_params;
     double runner_up_predicted = 0;
     std::string why;  // one line: rule location or "model", the times
-    // algorithm == "fallback": genx leaves the call to the displaced component.
+    // algorithm == "fallback": genx leaves the call to the displaced component,
+    // or, where base != 0, to Open MPI's algorithm of that tuned number
+    // (params "base=NAME"; blocking tables only), read once here so that a
+    // deferred call parses nothing.
+    int base = 0;
     bool defers() const { return algorithm == kFallbackAlgorithm; }
 };
 

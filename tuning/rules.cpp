@@ -312,7 +312,7 @@ class Parser {
                                      kBaseParam + "=NAME, one of Open MPI's allreduce algorithms: " +
                                      base_algorithm_names() + ")");
             auto b = pm.find(kBaseParam);
-            if (b != pm.end() && base_algorithm_id(std::string(kBaseParam) + "=" + b->second) == 0)
+            if (b != pm.end() && find_base_algorithm(b->second) == nullptr)
                 return error(field + ".params",
                              "unknown Open MPI allreduce algorithm '" + b->second + "' (known: " +
                                  base_algorithm_names() + ")");
@@ -321,21 +321,21 @@ class Parser {
                              "Open MPI's allreduce algorithms (base=" + b->second +
                                  ") are blocking only; a \"nonblocking\" fallback rule leaves "
                                  "calls to the displaced component and takes no parameters");
-        }
-        for (const auto& kv : pm) {
-            if (r.defers()) break;
-            const bool exec = std::find(kExecParamKeys.begin(), kExecParamKeys.end(), kv.first) !=
-                              kExecParamKeys.end();
-            const bool own = gen != nullptr && std::find(gen->param_keys.begin(),
-                                                         gen->param_keys.end(),
-                                                         kv.first) != gen->param_keys.end();
-            if (!exec && !own) {
-                std::vector<std::string> keys = gen != nullptr ? gen->param_keys
-                                                               : std::vector<std::string>{};
-                keys.insert(keys.end(), kExecParamKeys.begin(), kExecParamKeys.end());
-                return error(field + ".params",
-                             "'" + kv.first + "' is not a parameter of " + r.algorithm +
-                                 " (accepted: " + join(keys) + ")");
+        } else {
+            for (const auto& kv : pm) {
+                const bool exec = std::find(kExecParamKeys.begin(), kExecParamKeys.end(),
+                                            kv.first) != kExecParamKeys.end();
+                const bool own = gen != nullptr && std::find(gen->param_keys.begin(),
+                                                             gen->param_keys.end(),
+                                                             kv.first) != gen->param_keys.end();
+                if (!exec && !own) {
+                    std::vector<std::string> keys = gen != nullptr ? gen->param_keys
+                                                                   : std::vector<std::string>{};
+                    keys.insert(keys.end(), kExecParamKeys.begin(), kExecParamKeys.end());
+                    return error(field + ".params",
+                                 "'" + kv.first + "' is not a parameter of " + r.algorithm +
+                                     " (accepted: " + join(keys) + ")");
+                }
             }
         }
         r.params = format_params(pm);
@@ -753,15 +753,29 @@ const std::vector<BaseAlgorithm>& base_algorithms() {
     return all;
 }
 
+const BaseAlgorithm* find_base_algorithm(const std::string& name) {
+    for (const BaseAlgorithm& b : base_algorithms())
+        if (name == b.name) return &b;
+    return nullptr;
+}
+
+const BaseAlgorithm* find_base_algorithm(int tuned_id) {
+    for (const BaseAlgorithm& b : base_algorithms())
+        if (tuned_id == b.tuned_id) return &b;
+    return nullptr;
+}
+
+std::string base_algorithm_params(const BaseAlgorithm& b) {
+    return std::string(kBaseParam) + "=" + b.name;
+}
+
 int base_algorithm_id(const std::string& params) {
     if (params.empty()) return 0;
     ParamMap pm;
     if (!parse_params(params, &pm)) return 0;
     auto it = pm.find(kBaseParam);
-    if (it == pm.end()) return 0;
-    for (const BaseAlgorithm& b : base_algorithms())
-        if (it->second == b.name) return b.tuned_id;
-    return 0;
+    const BaseAlgorithm* b = it != pm.end() ? find_base_algorithm(it->second) : nullptr;
+    return b != nullptr ? b->tuned_id : 0;
 }
 
 std::string base_algorithm_names() {

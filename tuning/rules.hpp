@@ -70,6 +70,12 @@ struct BaseAlgorithm {
     int tuned_id;
 };
 const std::vector<BaseAlgorithm>& base_algorithms();
+// The algorithm of that name, or of that tuned number; nullptr for one
+// genx does not offer.
+const BaseAlgorithm* find_base_algorithm(const std::string& name);
+const BaseAlgorithm* find_base_algorithm(int tuned_id);
+// The params that name it: "base=NAME".
+std::string base_algorithm_params(const BaseAlgorithm& b);
 // The tuned number of the algorithm a decision's or rule's params name
 // ("base=NAME"), 0 when they name none (the displaced component decides).
 int base_algorithm_id(const std::string& params);
