@@ -25,7 +25,12 @@
  * --probes MPI_Test calls, OSU's -t), the overall time and the time spent
  * computing; overlap = max(0, 100 - (overall - compute) / pure * 100) from
  * the averages over ranks.  The computation is a calibrated spin on
- * MPI_Wtime, as a stand-in for the application's work.
+ * MPI_Wtime, as a stand-in for the application's work.  --phases splits
+ * both passes' time into what MPI_Iallreduce took to return and what
+ * MPI_Wait took after it (or after the computation): where the pure time is
+ * work the ranks' CPUs do in those two calls (a TCP exchange's system
+ * calls), no computation can hide it, which the overlap percentage alone
+ * does not show.
  */
 #include <mpi.h>
 
@@ -76,6 +81,7 @@ struct options {
     double max_time;            /* seconds per size; 0 = OSU's fixed counts */
     int nonblocking;            /* --iallreduce: osu_iallreduce's method */
     int probes;                 /* --probes: MPI_Test calls during the computation */
+    int phases;                 /* --phases: MPI_Iallreduce's and MPI_Wait's own times */
     enum dtype types[MAX_TYPES];
     int ntypes;
 };
@@ -123,6 +129,9 @@ static void usage(FILE *f)
         "                                compute and pure communication time, overlap %%\n"
         "      --probes N                with --iallreduce: MPI_Test calls spread over\n"
         "                                the computation (OSU's -t; default 0)\n"
+        "      --phases                  with --iallreduce: add the mean time MPI_Iallreduce\n"
+        "                                took to return and MPI_Wait took, in the pure\n"
+        "                                pass and in the pass with computation\n"
         "  -v, --version                 print the version\n"
         "  -h, --help                    this text\n");
 }
@@ -231,6 +240,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"size-factor", required_argument, NULL, 'F'},
         {"iallreduce", no_argument, NULL, 'N'},
         {"probes", required_argument, NULL, 'P'},
+        {"phases", no_argument, NULL, 'H'},
         {"version", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -261,6 +271,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'l': o->in_place = 1; break;
         case 'B': o->busbw = 1; break;
         case 'N': o->nonblocking = 1; break;
+        case 'H': o->phases = 1; break;
         case 'P': {
             long v;
             if (parse_long_in(optarg, 0, 1000000, &v) != 0)
@@ -339,6 +350,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     }
     if (!err[0] && o->probes > 0 && !o->nonblocking)
         snprintf(err, sizeof(err), "--probes needs --iallreduce");
+    if (!err[0] && o->phases && !o->nonblocking)
+        snprintf(err, sizeof(err), "--phases needs --iallreduce");
     if (!err[0] && o->nonblocking && (o->busbw || o->link_rate > 0))
         snprintf(err, sizeof(err), "--busbw and --link-rate apply to MPI_Allreduce only");
     if (!err[0] && optind < argc)
@@ -441,6 +454,7 @@ struct call {
     size_t count;
     void *sbuf, *rbuf;
     long errors;
+    double start_s, wait_s;     /* --iallreduce: timed calls' MPI_Iallreduce, MPI_Wait */
 };
 
 /* The application's work between MPI_Iallreduce and MPI_Wait: a spin of
@@ -464,18 +478,23 @@ static void compute(double seconds, int probes, MPI_Request *req)
 /* One allreduce through MPI_Iallreduce, timed as osu_iallreduce does: with
  * work < 0, MPI_Iallreduce then MPI_Wait (pure communication); otherwise
  * that much computation in between, whose own duration goes to *spent. */
-static double one_icall(struct call *c, const void *send, double work, double *spent)
+static double one_icall(struct call *c, const void *send, double work, double *spent,
+                        double phase[2])
 {
     MPI_Request req;
     double t0 = MPI_Wtime();
     MPI_Iallreduce(send, c->rbuf, (int) c->count, c->mt, MPI_SUM, MPI_COMM_WORLD, &req);
+    double t1 = MPI_Wtime(), w0 = t1;
     if (work >= 0) {
-        double c0 = MPI_Wtime();
         compute(work, c->o->probes, &req);
-        *spent += MPI_Wtime() - c0;
+        w0 = MPI_Wtime();
+        *spent += w0 - t1;
     }
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    return MPI_Wtime() - t0;
+    double t2 = MPI_Wtime();
+    phase[0] = t1 - t0;
+    phase[1] = t2 - w0;
+    return t2 - t0;
 }
 
 /* One measured allreduce (iteration k), with -c's set-up, extra untimed
@@ -518,14 +537,18 @@ static double one_call_nb(struct call *c, long k, double work, double *spent)
         for (int u = 0; u < o->val_warmup; u++) {
             double ignored = 0;
             fill(in, c->t, c->count, k);
-            one_icall(c, send, -1.0, &ignored);
+            double unused[2];
+            one_icall(c, send, -1.0, &ignored, unused);
             c->errors += check(c->rbuf, c->t, c->count, k);
         }
         fill(in, c->t, c->count, k);
         if (!o->in_place)
             memset(c->rbuf, 0xA5, c->count * type_info[c->t].size);
     }
-    double t = one_icall(c, send, work, spent);
+    double phase[2];
+    double t = one_icall(c, send, work, spent, phase);
+    c->start_s += phase[0];
+    c->wait_s += phase[1];
     if (o->validate)
         c->errors += check(c->rbuf, c->t, c->count, k);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -543,6 +566,9 @@ static void print_header(const struct options *o)
                    "Iterations");
         if (o->validate)
             printf("%*s", FIELD_WIDTH, "Validation");
+        if (o->phases)
+            printf("%*s%*s%*s%*s", FIELD_WIDTH, "Start(us)", FIELD_WIDTH, "Wait(us)",
+                   FIELD_WIDTH, "Ov. Start(us)", FIELD_WIDTH, "Ov. Wait(us)");
         printf("\n");
         fflush(stdout);
         return;
@@ -618,7 +644,7 @@ int main(int argc, char **argv)
             long errors = 0;
             double timer = 0.0;
 
-            struct call c = {&o, t, mt, count, sbuf, rbuf, 0};
+            struct call c = {&o, t, mt, count, sbuf, rbuf, 0, 0, 0};
             if (!o.validate) {
                 fill_const(sbuf, t, count);
                 fill_const(rbuf, t, count);
@@ -645,14 +671,22 @@ int main(int argc, char **argv)
                 if (iters > fit)
                     iters = fit > 1 ? fit : 1;
             }
+            c.start_s = c.wait_s = 0;
             for (long i = 0; i < iters; i++)
                 timer += one_call(&c, k++);
             if (o.nonblocking) {
                 /* Second pass: the same calls with as much computation as
                  * this rank's pure communication took. */
                 double work = timer / (double) iters, overall = 0, spent = 0;
+                double ph[4] = {c.start_s, c.wait_s, 0, 0}, phsum[4];
+                c.start_s = c.wait_s = 0;
                 for (long i = 0; i < iters; i++)
                     overall += one_call_nb(&c, k++, work, &spent);
+                ph[2] = c.start_s;
+                ph[3] = c.wait_s;
+                for (int j = 0; j < 4; j++)
+                    ph[j] *= 1e6 / (double) iters;
+                MPI_Reduce(ph, phsum, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
                 double mine[3] = {overall * 1e6 / (double) iters, spent * 1e6 / (double) iters,
                                   work * 1e6}, sum[3], cmin, cmax;
                 long all_errors = 0;
@@ -673,6 +707,9 @@ int main(int argc, char **argv)
                                FLOAT_PRECISION, cmax, 12, (unsigned long) iters);
                     if (o.validate)
                         printf("%*s", FIELD_WIDTH, all_errors ? "Fail" : "Pass");
+                    if (o.phases)
+                        for (int j = 0; j < 4; j++)
+                            printf("%*.*f", FIELD_WIDTH, FLOAT_PRECISION, phsum[j] / nprocs);
                     printf("\n");
                     fflush(stdout);
                 }
