@@ -1538,12 +1538,16 @@ int genx_comm_defers_nb(const genx_comm* comm, size_t bytes, const char** reason
     return defers_in(comm, comm != nullptr ? comm->nb_table.get() : nullptr, bytes, reason);
 }
 
-int genx_comm_defers_all(const genx_comm* comm, const char** reason) {
-    if (comm == nullptr || comm->forced || !comm->table) return 0;
-    // Both tables: the glue hands the blocking and the non-blocking slots
-    // back together.
-    const genx::DecisionTable* nb = comm->nb_table != comm->table ? comm->nb_table.get() : nullptr;
-    for (const genx::DecisionTable* t : {comm->table.get(), nb}) {
+int genx_comm_defers_all_calls(const genx_comm* comm, int calls, const char** reason) {
+    const int known = GENX_CALLS_BLOCKING | GENX_CALLS_NONBLOCKING;
+    if (comm == nullptr || comm->forced || !comm->table || !comm->nb_table || calls == 0 ||
+        (calls & ~known) != 0)
+        return 0;
+    const genx::DecisionTable* asked[2] = {
+        (calls & GENX_CALLS_BLOCKING) != 0 ? comm->table.get() : nullptr,
+        (calls & GENX_CALLS_NONBLOCKING) != 0 ? comm->nb_table.get() : nullptr};
+    const genx::DecisionTable* first = nullptr;
+    for (const genx::DecisionTable* t : asked) {
         if (t == nullptr) continue;
         const size_t n = t->intervals();
         if (n == 0) return 0;
@@ -1551,9 +1555,14 @@ int genx_comm_defers_all(const genx_comm* comm, const char** reason) {
         // choice, not the displaced component's: genx stays.
         for (size_t i = 0; i < n; ++i)
             if (!t->decision(i).defers() || t->decision(i).base != 0) return 0;
+        if (first == nullptr) first = t;
     }
-    if (reason != nullptr) *reason = comm->table->decision(0).why.c_str();
+    if (reason != nullptr) *reason = first->decision(0).why.c_str();
     return 1;
+}
+
+int genx_comm_defers_all(const genx_comm* comm, const char** reason) {
+    return genx_comm_defers_all_calls(comm, GENX_CALLS_BLOCKING | GENX_CALLS_NONBLOCKING, reason);
 }
 
 int genx_comm_get_stats(const genx_comm* comm, genx_comm_stats* out) {

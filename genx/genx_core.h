@@ -184,12 +184,22 @@ int genx_comm_defers(const genx_comm *comm, size_t bytes, const char **reason);
  * differ where a rules file names a "call" (docs/rules.md). */
 int genx_comm_defers_nb(const genx_comm *comm, size_t bytes, const char **reason);
 
-/* Whether every message size defers to the displaced component itself,
- * blocking and non-blocking (e.g. the built-in defaults on one node): the
- * glue then hands the communicator's allreduce, iallreduce and persistent
- * allreduce back to the displaced components for good.  *reason (may be NULL) gets the first interval's
- * explanation.  0 before a successful genx_comm_prepare, for forced
- * algorithms and where any size runs a genx plan. */
+/* Whether every message size of some calls defers to the displaced
+ * component itself.  calls: GENX_CALLS_BLOCKING (MPI_Allreduce's table),
+ * GENX_CALLS_NONBLOCKING (MPI_Iallreduce's and persistent allreduce's), or
+ * both ORed (every size of both).  Where one kind does, the glue hands that
+ * kind's slots back to the displaced components for good (allreduce;
+ * iallreduce and persistent allreduce).  *reason (may be NULL) gets the
+ * explanation of the first interval of the first table asked about.  0
+ * before a successful genx_comm_prepare, for forced algorithms and where
+ * any size of those calls runs a genx plan or one of Open MPI's coll/base
+ * algorithms. */
+#define GENX_CALLS_BLOCKING 1
+#define GENX_CALLS_NONBLOCKING 2
+int genx_comm_defers_all_calls(const genx_comm *comm, int calls, const char **reason);
+
+/* genx_comm_defers_all_calls for both kinds (e.g. the built-in defaults on
+ * one node). */
 int genx_comm_defers_all(const genx_comm *comm, const char **reason);
 
 /* MPI_Allreduce.  sendbuf == NULL means in place (recvbuf holds the input).

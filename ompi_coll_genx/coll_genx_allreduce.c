@@ -375,44 +375,75 @@ static int genx_fallback(mca_coll_genx_module_t *module, int defers, const void 
  * a rules file that says "fallback" throughout), genx takes itself out of
  * the communicator's call path once the ranks agree, so later calls cost
  * exactly what the displaced component's cost: no genx frame, no table
- * lookup.  Every rank takes the same step, since they agreed on the
- * decisions. */
+ * lookup.  Blocking and non-blocking calls have tables of their own, so
+ * each kind steps aside by itself: MPI_Allreduce where every blocking size
+ * defers (e.g. 2 hosts under the built-in defaults, which run rd for
+ * MPI_Iallreduce only), MPI_Iallreduce and persistent allreduce where
+ * every non-blocking size does.  Every rank takes the same step, since
+ * they agreed on the decisions. */
 static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
-    const char *reason = NULL;
-    bool both;
+    const char *reason = NULL, *nb_reason = NULL;
+    const int blocking = genx_comm_defers_all_calls(module->core, GENX_CALLS_BLOCKING, &reason);
+    const int nonblocking = genx_comm_defers_all_calls(module->core, GENX_CALLS_NONBLOCKING,
+                                                       &nb_reason);
+    bool b_aside, nb_aside;
 
-    if (!genx_comm_defers_all(module->core, &reason)) {
+    if (!blocking && !nonblocking) {
         return;
     }
     /* With device memory possible, every call must pass genx's check. */
     if (module->device) {
         return;
     }
-    GENX_STEP_ASIDE(module, comm, allreduce_init);
-    GENX_STEP_ASIDE(module, comm, iallreduce);
-    GENX_STEP_ASIDE(module, comm, allreduce);
+    if (nonblocking) {
+        GENX_STEP_ASIDE(module, comm, allreduce_init);
+        GENX_STEP_ASIDE(module, comm, iallreduce);
+    }
+    if (blocking) {
+        GENX_STEP_ASIDE(module, comm, allreduce);
+    }
     if (1 > cs->verbose || (1 == cs->verbose && 0 != ompi_comm_rank(comm))) {
         return;
     }
-    if (comm->c_coll->coll_allreduce_module == &module->super) {
+    b_aside = blocking && comm->c_coll->coll_allreduce_module != &module->super;
+    nb_aside = nonblocking && NULL != module->fallback_iallreduce &&
+               comm->c_coll->coll_iallreduce_module != &module->super;
+    if (blocking && nonblocking) {
+        if (!b_aside) {
+            opal_output_verbose(1, cs->output,
+                                "genx: comm %u (%d ranks): every message size defers (%s); "
+                                "each call goes to %s",
+                                mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
+                                (NULL != reason) ? reason : "rules", module->fallback_name);
+            return;
+        }
         opal_output_verbose(1, cs->output,
-                            "genx: comm %u (%d ranks): every message size defers (%s); "
-                            "each call goes to %s",
+                            "genx: comm %u (%d ranks): every message size defers (%s); genx "
+                            "steps aside: this communicator's MPI_Allreduce now calls %s "
+                            "directly%s%s",
+                            mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
+                            (NULL != reason) ? reason : "rules", module->fallback_name,
+                            nb_aside ? ", MPI_Iallreduce " : "",
+                            nb_aside ? module->fallback_iallreduce_name : "");
+    } else if (b_aside) {
+        opal_output_verbose(1, cs->output,
+                            "genx: comm %u (%d ranks): every MPI_Allreduce size defers (%s); "
+                            "genx steps aside for it: this communicator's MPI_Allreduce now "
+                            "calls %s directly; MPI_Iallreduce stays with genx",
                             mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
                             (NULL != reason) ? reason : "rules", module->fallback_name);
-        return;
+    } else if (nb_aside) {
+        opal_output_verbose(1, cs->output,
+                            "genx: comm %u (%d ranks): every MPI_Iallreduce size defers (%s); "
+                            "genx steps aside for it: this communicator's MPI_Iallreduce and "
+                            "persistent allreduce now call %s directly; MPI_Allreduce stays "
+                            "with genx",
+                            mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
+                            (NULL != nb_reason) ? nb_reason : "rules",
+                            module->fallback_iallreduce_name);
     }
-    both = NULL != module->fallback_iallreduce &&
-           comm->c_coll->coll_iallreduce_module != &module->super;
-    opal_output_verbose(1, cs->output,
-                        "genx: comm %u (%d ranks): every message size defers (%s); genx steps "
-                        "aside: this communicator's MPI_Allreduce now calls %s directly%s%s",
-                        mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                        (NULL != reason) ? reason : "rules", module->fallback_name,
-                        both ? ", MPI_Iallreduce " : "",
-                        both ? module->fallback_iallreduce_name : "");
 }
 
 /* Slurm's per-task switch address ("spine.leaf3.node07") and its pattern,

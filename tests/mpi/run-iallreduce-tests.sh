@@ -72,6 +72,45 @@ else
     pass "$name"
 fi
 
+
+# Blocking and non-blocking calls have decision tables of their own, and
+# each kind steps aside by itself where every one of its sizes defers: a
+# rules file that runs rd for one kind only hands the other kind's slots
+# back to the displaced component at the first call, and genx keeps
+# running its plan for the first kind.
+rules_dir=$(mktemp -d)
+trap 'rm -rf "$rules_dir"' EXIT
+for kind in nonblocking blocking; do
+    cat > "$rules_dir/$kind.json" <<JSON
+{"format": "genx-rules", "version": 1,
+ "allreduce": [
+  {"call": "$kind", "algorithm": "rd"},
+  {"algorithm": "fallback"}
+ ]}
+JSON
+    name="P=4 rules with rd for $kind calls only: the other kind steps aside"
+    log=$logdir/iallreduce-p4-$kind-only.log
+    run "$log" 4 --mca coll_genx_rules "$rules_dir/$kind.json"
+    rc=$?
+    if [ "$kind" = nonblocking ]; then
+        aside='every MPI_Allreduce size defers (.*); genx steps aside for it: this communicator.s MPI_Allreduce now calls tuned directly; MPI_Iallreduce stays with genx'
+        runs='genx: iallreduce [0-9]* B (size class [^)]*) on 4 ranks: rd '
+    else
+        aside='every MPI_Iallreduce size defers (.*); genx steps aside for it: this communicator.s MPI_Iallreduce and persistent allreduce now call libnbc directly; MPI_Allreduce stays with genx'
+        runs='genx: allreduce [0-9]* B (size class [^)]*) on 4 ranks: rd '
+    fi
+    if [ "$rc" -ne 0 ] || ! grep -q '^iallreduce_check: PASS' "$log"; then
+        fail "$name" "iallreduce_check failed (exit $rc)" "$log"
+    elif ! grep -q "$aside" "$log"; then
+        fail "$name" "no line says the $( [ "$kind" = blocking ] && echo non-blocking || echo blocking) calls step aside" "$log"
+    elif ! grep -q "$runs" "$log"; then
+        fail "$name" "genx ran no rd for the $kind calls" "$log"
+    elif [ "$kind" = blocking ] && grep -q 'genx: \(iallreduce\|persistent allreduce\) [0-9]* B (size class' "$log"; then
+        fail "$name" "genx ran a non-blocking plan its rules leave to libnbc" "$log"
+    else
+        pass "$name"
+    fi
+done
 echo
 echo "genx MPI_Iallreduce tests ($mpirun, component path $component_path):"
 for line in "${summary[@]}"; do

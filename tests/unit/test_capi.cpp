@@ -328,6 +328,35 @@ TEST_CASE("genx_comm_defers_all: the glue steps aside only where no size runs a 
     genx_comm_destroy(comm);
 }
 
+TEST_CASE("genx_comm_defers_all_calls: blocking and non-blocking calls step aside apart", "[capi]") {
+    // (ranks, nodes, ppn) under the built-in defaults -> does every size of
+    // MPI_Allreduce's table, of MPI_Iallreduce's, and of both defer?
+    struct Case { int size, nodes, ppn; int blocking, nonblocking; };
+    for (const Case& c : {Case{4, 1, 4, 1, 1},    // one node: everything defers
+                          Case{2, 2, 1, 1, 0},    // 2 hosts: rd for MPI_Iallreduce below 2 KiB only
+                          Case{4, 4, 1, 0, 0},    // 4 hosts: ring from 128 KiB, rd iallreduce below 8 KiB
+                          Case{3, 3, 1, 0, 0}}) { // 3 hosts: ring from 16 KiB, both tables alike
+        CAPTURE(c.size, c.nodes, c.ppn);
+        genx_config cfg = config("auto", "", 0, nullptr);
+        genx_comm* comm = genx_comm_create_on(0, c.size, c.nodes, c.ppn, &cfg, nullptr, 0);
+        REQUIRE(comm != nullptr);
+        CHECK(genx_comm_defers_all_calls(comm, GENX_CALLS_BLOCKING, nullptr) == 0);  // not built yet
+        char err[256] = "";
+        REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
+        const char* reason = nullptr;
+        CHECK(genx_comm_defers_all_calls(comm, GENX_CALLS_BLOCKING, &reason) == c.blocking);
+        if (c.blocking) CHECK(reason != nullptr);
+        CHECK(genx_comm_defers_all_calls(comm, GENX_CALLS_NONBLOCKING, nullptr) == c.nonblocking);
+        const int both = c.blocking && c.nonblocking ? 1 : 0;
+        CHECK(genx_comm_defers_all_calls(comm, GENX_CALLS_BLOCKING | GENX_CALLS_NONBLOCKING, nullptr) == both);
+        CHECK(genx_comm_defers_all(comm, nullptr) == both);
+        // No kind, or an unknown one, is never "all deferred".
+        CHECK(genx_comm_defers_all_calls(comm, 0, nullptr) == 0);
+        CHECK(genx_comm_defers_all_calls(comm, 4, nullptr) == 0);
+        genx_comm_destroy(comm);
+    }
+}
+
 TEST_CASE("iallreduce and persistent allreduce: exact results, restarts, misuse refused", "[capi]") {
     // Every rank: one iallreduce, then one persistent request started 5
     // times with new inputs in the same buffers (the plan and scratch are
