@@ -31,6 +31,7 @@
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/op/op.h"
+#include "ompi/runtime/mpiruntime.h"
 
 #include "coll_genx.h"
 #include "coll_genx_base.h"
@@ -380,7 +381,13 @@ static int genx_fallback(mca_coll_genx_module_t *module, int defers, const void 
  * defers (e.g. 2 hosts under the built-in defaults, which run rd for
  * MPI_Iallreduce only), MPI_Iallreduce and persistent allreduce where
  * every non-blocking size does.  Every rank takes the same step, since
- * they agreed on the decisions. */
+ * they agreed on the decisions.
+ *
+ * Under MPI_THREAD_MULTIPLE the non-blocking slots stay: Open MPI's
+ * progress engine may be calling this communicator's iallreduce from
+ * another thread (communicator creation), and a slot is handed back in two
+ * stores (function, module), which such a call could read half done.
+ * Open MPI never calls MPI_Allreduce from progress, so that slot goes. */
 static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
@@ -388,7 +395,9 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
     const int blocking = genx_comm_defers_all_calls(module->core, GENX_CALLS_BLOCKING, &reason);
     const int nonblocking = genx_comm_defers_all_calls(module->core, GENX_CALLS_NONBLOCKING,
                                                        &nb_reason);
-    bool b_aside, nb_aside;
+    const bool nb_move = nonblocking && !ompi_mpi_thread_multiple;
+    bool b_aside, nb_aside, p_aside;
+    const char *nb_what;
 
     if (!blocking && !nonblocking) {
         return;
@@ -397,7 +406,7 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
     if (module->device) {
         return;
     }
-    if (nonblocking) {
+    if (nb_move) {
         GENX_STEP_ASIDE(module, comm, allreduce_init);
         GENX_STEP_ASIDE(module, comm, iallreduce);
     }
@@ -408,41 +417,58 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
         return;
     }
     b_aside = blocking && comm->c_coll->coll_allreduce_module != &module->super;
-    nb_aside = nonblocking && NULL != module->fallback_iallreduce &&
-               comm->c_coll->coll_iallreduce_module != &module->super;
-    if (blocking && nonblocking) {
-        if (!b_aside) {
-            opal_output_verbose(1, cs->output,
-                                "genx: comm %u (%d ranks): every message size defers (%s); "
-                                "each call goes to %s",
-                                mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                                (NULL != reason) ? reason : "rules", module->fallback_name);
-            return;
-        }
+    nb_aside = nb_move && comm->c_coll->coll_iallreduce_module != &module->super;
+    p_aside = nb_move && comm->c_coll->coll_allreduce_init_module != &module->super;
+    nb_what = p_aside ? (nb_aside ? "MPI_Iallreduce and persistent allreduce now call"
+                                  : "persistent allreduce now calls")
+                      : "MPI_Iallreduce now calls";
+    if (blocking && nonblocking && b_aside) {
         opal_output_verbose(1, cs->output,
                             "genx: comm %u (%d ranks): every message size defers (%s); genx "
                             "steps aside: this communicator's MPI_Allreduce now calls %s "
-                            "directly%s%s",
+                            "directly%s%s%s",
                             mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
                             (NULL != reason) ? reason : "rules", module->fallback_name,
                             nb_aside ? ", MPI_Iallreduce " : "",
-                            nb_aside ? module->fallback_iallreduce_name : "");
-    } else if (b_aside) {
-        opal_output_verbose(1, cs->output,
-                            "genx: comm %u (%d ranks): every MPI_Allreduce size defers (%s); "
-                            "genx steps aside for it: this communicator's MPI_Allreduce now "
-                            "calls %s directly; MPI_Iallreduce stays with genx",
-                            mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                            (NULL != reason) ? reason : "rules", module->fallback_name);
-    } else if (nb_aside) {
-        opal_output_verbose(1, cs->output,
-                            "genx: comm %u (%d ranks): every MPI_Iallreduce size defers (%s); "
-                            "genx steps aside for it: this communicator's MPI_Iallreduce and "
-                            "persistent allreduce now call %s directly; MPI_Allreduce stays "
-                            "with genx",
-                            mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                            (NULL != nb_reason) ? nb_reason : "rules",
-                            module->fallback_iallreduce_name);
+                            nb_aside ? module->fallback_iallreduce_name : "",
+                            nb_move ? "" : " (MPI_THREAD_MULTIPLE: MPI_Iallreduce stays with "
+                                           "genx, which defers each call)");
+        return;
+    }
+    if (blocking) {
+        if (b_aside) {
+            opal_output_verbose(1, cs->output,
+                                "genx: comm %u (%d ranks): every MPI_Allreduce size defers (%s); "
+                                "genx steps aside for it: this communicator's MPI_Allreduce now "
+                                "calls %s directly; MPI_Iallreduce stays with genx",
+                                mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
+                                (NULL != reason) ? reason : "rules", module->fallback_name);
+        } else {
+            opal_output_verbose(1, cs->output,
+                                "genx: comm %u (%d ranks): every MPI_Allreduce size defers (%s); "
+                                "each such call goes to %s",
+                                mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
+                                (NULL != reason) ? reason : "rules", module->fallback_name);
+        }
+    }
+    if (nonblocking) { /* (both with MPI_Allreduce handed back returned above) */
+        if (nb_aside || p_aside) {
+            opal_output_verbose(1, cs->output,
+                                "genx: comm %u (%d ranks): every MPI_Iallreduce size defers (%s); "
+                                "genx steps aside for it: this communicator's %s %s directly; "
+                                "MPI_Allreduce stays with genx",
+                                mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
+                                (NULL != nb_reason) ? nb_reason : "rules", nb_what,
+                                module->fallback_iallreduce_name);
+        } else {
+            opal_output_verbose(1, cs->output,
+                                "genx: comm %u (%d ranks): every MPI_Iallreduce size defers (%s); "
+                                "each such call goes to %s%s",
+                                mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
+                                (NULL != nb_reason) ? nb_reason : "rules",
+                                module->fallback_iallreduce_name,
+                                nb_move ? "" : " (MPI_THREAD_MULTIPLE: genx keeps the slot)");
+        }
     }
 }
 
