@@ -32,11 +32,11 @@
 //    runs a binomial reduce then broadcast there (2⌈log2 P⌉ = 6 steps at 5-7
 //    ranks), rd ⌊log2 P⌋ + 2 = 4; measured 0.62-0.86x libnbc at 8 B-4 KiB
 //    on 6 emulated hosts, parity at 8 KiB.  The same on 4 nodes below
-//    8 KiB (2 steps against 4; measured 0.72-0.79x at 8 B-4 KiB, 0.82 at
+//    8 KiB (2 steps against 4; measured 0.66-0.88x at 8 B-4 KiB, 0.82 at
 //    8 KiB, 1.18 at 16 KiB) and on 2 nodes below 2 KiB (one exchange
-//    against a reduce then a broadcast; measured 0.59-0.72x at 8 B-1 KiB,
+//    against a reduce then a broadcast; measured 0.56-0.72x at 8 B-1 KiB,
 //    1.03 at 2 KiB, 1.3-1.6 at 4-8 KiB).  Not on 3 nodes, where rd's fold
-//    measured 1.07-1.21x libnbc at 8-256 B;
+//    measured 1.07-1.25x libnbc at 8-256 B;
 //  * everything else, including one node (shared memory) and unknown
 //    placement, defers: genx's small-message plans are at best even with
 //    tuned's recursive doubling per step, larger communicators were not
@@ -91,9 +91,9 @@ const std::string& builtin_rules_text() {
     {"call": "nonblocking", "comm_size": "5-7", "ppn": 1, "bytes": "0-8K", "algorithm": "rd",
      "comment": "measured: rd 0.62-0.86x libnbc's iallreduce at 8 B-4 KiB on 6 emulated hosts"},
     {"call": "nonblocking", "comm_size": 4, "ppn": 1, "bytes": "0-8K", "algorithm": "rd",
-     "comment": "measured: rd 0.72-0.79x libnbc's iallreduce at 8 B-4 KiB on 4 emulated hosts"},
+     "comment": "measured: rd 0.66-0.88x libnbc's iallreduce at 8 B-4 KiB on 4 emulated hosts"},
     {"call": "nonblocking", "comm_size": 2, "ppn": 1, "bytes": "0-2K", "algorithm": "rd",
-     "comment": "measured: rd 0.59-0.72x libnbc's iallreduce at 8 B-1 KiB on 2 emulated hosts"},
+     "comment": "measured: rd 0.56-0.72x libnbc's iallreduce at 8 B-1 KiB on 2 emulated hosts"},
     {"algorithm": "fallback",
      "comment": "no measured advantage without a fitted rules file (genx-tune)"}
   ]
