@@ -25,8 +25,12 @@
 //    Rabenseifner there (recursive doubling for 2-3 ranks up to 256 KiB),
 //    which reached 32-59 % of the wire on the emulated clusters against
 //    ring's 92-95 %;
-//  * the same on 3, 5, 6 or 7 nodes from 16 KiB: Rabenseifner's extra
-//    half-vector step for a non-power-of-two size costs it most there;
+//  * the same on 3 nodes from 16 KiB and on 5, 6 or 7 nodes from 32 KiB:
+//    Rabenseifner's extra half-vector step for a non-power-of-two size
+//    costs it most there (ring 0.52-0.63x tuned at 32 KiB on 6 and 7
+//    hosts; at 16 KiB it measured 0.75-0.76x in one run and 0.94-1.18x on
+//    the same emulated clusters under a later kernel build, so 5-7 nodes
+//    start at 32 KiB; 3 nodes were not measured again);
 //  * MPI_Iallreduce and persistent allreduce ("call": "nonblocking") on
 //    5-7 nodes, one rank each, below 8 KiB: rd.  The displaced libnbc
 //    runs a binomial reduce then broadcast there (2⌈log2 P⌉ = 6 steps at 5-7
@@ -86,8 +90,8 @@ const std::string& builtin_rules_text() {
      "comment": "measured: ring 0.34-0.74x tuned's default on 4-8 emulated hosts"},
     {"comm_size": 3, "ppn": 1, "bytes": "16K-128K", "algorithm": "ring",
      "comment": "non-power-of-two size: tuned's Rabenseifner needs an extra half-vector step"},
-    {"comm_size": "5-7", "ppn": 1, "bytes": "16K-128K", "algorithm": "ring",
-     "comment": "measured: ring 0.52-0.78x tuned's default on 6 and 7 emulated hosts"},
+    {"comm_size": "5-7", "ppn": 1, "bytes": "32K-128K", "algorithm": "ring",
+     "comment": "measured: ring 0.52-0.63x tuned's default at 32-64 KiB on 6 and 7 emulated hosts"},
     {"call": "nonblocking", "comm_size": "5-7", "ppn": 1, "bytes": "0-8K", "algorithm": "rd",
      "comment": "measured: rd 0.62-0.86x libnbc's iallreduce at 8 B-4 KiB on 6 emulated hosts"},
     {"call": "nonblocking", "comm_size": 4, "ppn": 1, "bytes": "0-8K", "algorithm": "rd",

@@ -102,8 +102,8 @@ TEST_CASE("the built-in defaults take over only where measured", "[rules]") {
         size_t first;
     };
     const std::vector<Want> wants = {
-        {{6, 6, 1}, size_t{16} << 10},  {{7, 7, 1}, size_t{16} << 10},  {{3, 3, 1}, size_t{16} << 10},
-        {{5, 5, 1}, size_t{16} << 10},  {{4, 4, 1}, size_t{128} << 10}, {{8, 8, 1}, size_t{128} << 10},
+        {{6, 6, 1}, size_t{32} << 10},  {{7, 7, 1}, size_t{32} << 10},  {{3, 3, 1}, size_t{16} << 10},
+        {{5, 5, 1}, size_t{32} << 10},  {{4, 4, 1}, size_t{128} << 10}, {{8, 8, 1}, size_t{128} << 10},
         {{2, 2, 1}, 0},  // two ranks: tuned's choices are ring-like already
         {{4, 1, 4}, 0},  // one node
         {{8, 2, 4}, 0},  // several ranks per node: not measured
@@ -115,7 +115,7 @@ TEST_CASE("the built-in defaults take over only where measured", "[rules]") {
         TableOptions o;
         REQUIRE(DecisionTable::build(builtin_rules(), w.shape, o, &t, nullptr).is_ok());
         for (size_t bytes : {size_t{0}, size_t{8}, size_t{4096}, size_t{8191}, size_t{16} << 10,
-                             size_t{64} << 10, size_t{128} << 10, size_t{16} << 20, size_t{1} << 30}) {
+                             size_t{32} << 10, size_t{64} << 10, size_t{128} << 10, size_t{16} << 20, size_t{1} << 30}) {
             CAPTURE(bytes);
             const Decision& d = t.lookup(bytes);
             const bool genx_runs = w.first != 0 && bytes >= w.first;
