@@ -1561,10 +1561,6 @@ int genx_comm_defers_all_calls(const genx_comm* comm, int calls, const char** re
     return 1;
 }
 
-int genx_comm_defers_all(const genx_comm* comm, const char** reason) {
-    return genx_comm_defers_all_calls(comm, GENX_CALLS_BLOCKING | GENX_CALLS_NONBLOCKING, reason);
-}
-
 int genx_comm_get_stats(const genx_comm* comm, genx_comm_stats* out) {
     if (comm == nullptr || out == nullptr) return GENX_ERROR;
     *out = comm->stats;

@@ -193,14 +193,11 @@ int genx_comm_defers_nb(const genx_comm *comm, size_t bytes, const char **reason
  * explanation of the first interval of the first table asked about.  0
  * before a successful genx_comm_prepare, for forced algorithms and where
  * any size of those calls runs a genx plan or one of Open MPI's coll/base
- * algorithms. */
+ * algorithms.  (Both kinds defer throughout on one node under the built-in
+ * defaults.) */
 #define GENX_CALLS_BLOCKING 1
 #define GENX_CALLS_NONBLOCKING 2
 int genx_comm_defers_all_calls(const genx_comm *comm, int calls, const char **reason);
-
-/* genx_comm_defers_all_calls for both kinds (e.g. the built-in defaults on
- * one node). */
-int genx_comm_defers_all(const genx_comm *comm, const char **reason);
 
 /* MPI_Allreduce.  sendbuf == NULL means in place (recvbuf holds the input).
  * Device buffers: as genx_allreduce_ex with no fallback.
