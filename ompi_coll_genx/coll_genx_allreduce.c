@@ -416,6 +416,8 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
     if (1 > cs->verbose || (1 == cs->verbose && 0 != ompi_comm_rank(comm))) {
         return;
     }
+    reason = (NULL != reason) ? reason : "rules";
+    nb_reason = (NULL != nb_reason) ? nb_reason : "rules";
     b_aside = blocking && comm->c_coll->coll_allreduce_module != &module->super;
     nb_aside = nb_move && comm->c_coll->coll_iallreduce_module != &module->super;
     p_aside = nb_move && comm->c_coll->coll_allreduce_init_module != &module->super;
@@ -428,7 +430,7 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
                             "steps aside: this communicator's MPI_Allreduce now calls %s "
                             "directly%s%s%s",
                             mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                            (NULL != reason) ? reason : "rules", module->fallback_name,
+                            reason, module->fallback_name,
                             nb_aside ? ", MPI_Iallreduce " : "",
                             nb_aside ? module->fallback_iallreduce_name : "",
                             nb_move ? "" : " (MPI_THREAD_MULTIPLE: MPI_Iallreduce stays with "
@@ -442,13 +444,13 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
                                 "genx steps aside for it: this communicator's MPI_Allreduce now "
                                 "calls %s directly; MPI_Iallreduce stays with genx",
                                 mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                                (NULL != reason) ? reason : "rules", module->fallback_name);
+                                reason, module->fallback_name);
         } else {
             opal_output_verbose(1, cs->output,
                                 "genx: comm %u (%d ranks): every MPI_Allreduce size defers (%s); "
                                 "each such call goes to %s",
                                 mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                                (NULL != reason) ? reason : "rules", module->fallback_name);
+                                reason, module->fallback_name);
         }
     }
     if (nonblocking) { /* (both with MPI_Allreduce handed back returned above) */
@@ -458,14 +460,14 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
                                 "genx steps aside for it: this communicator's %s %s directly; "
                                 "MPI_Allreduce stays with genx",
                                 mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                                (NULL != nb_reason) ? nb_reason : "rules", nb_what,
+                                nb_reason, nb_what,
                                 module->fallback_iallreduce_name);
         } else {
             opal_output_verbose(1, cs->output,
                                 "genx: comm %u (%d ranks): every MPI_Iallreduce size defers (%s); "
                                 "each such call goes to %s%s",
                                 mca_coll_genx_comm_id(comm), ompi_comm_size(comm),
-                                (NULL != nb_reason) ? nb_reason : "rules",
+                                nb_reason,
                                 module->fallback_iallreduce_name,
                                 nb_move ? "" : " (MPI_THREAD_MULTIPLE: genx keeps the slot)");
         }
