@@ -1051,10 +1051,16 @@ int finish_run(genx_comm* comm, const Call& call, const genx::Status& st, const 
 int run_host(genx_comm* comm, const Call& call, const void* sendbuf, void* recvbuf,
              const genx_transport_ops* transport, char* why, size_t whylen) {
     unsigned char* scratch = comm->scratch_of(call.sched->scratch_bytes);
-    genx::OpsTransport ops(*transport);
-    genx::Status st = comm->execution.start(*call.sched, sendbuf, recvbuf, scratch,
-                                            comm->scratch_bytes, call.kernel, ops);
-    if (st.is_ok()) st = comm->execution.run();
+    genx::OpsTransport ops(*transport);  // lives until finish_run's abandon
+    genx::Status st;
+    if (call.sched->replayable) {
+        st = comm->execution.replay(*call.sched, sendbuf, recvbuf, scratch, comm->scratch_bytes,
+                                    call.kernel, *transport);
+    } else {
+        st = comm->execution.start(*call.sched, sendbuf, recvbuf, scratch, comm->scratch_bytes,
+                                   call.kernel, ops);
+        if (st.is_ok()) st = comm->execution.run();
+    }
     return finish_run(comm, call, st, "", why, whylen, [comm] {
         // The next call allocates another scratch area.
         (void)comm->scratch.release();

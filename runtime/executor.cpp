@@ -379,6 +379,9 @@ Status Compiler::run() {
         // count) is dropped: it has no observable effect on either side.
         if (ss.nrecvs + ss.nsends > 0 || ss.nops > 0) out_->steps.push_back(ss);
     }
+    out_->replayable = out_->max_transfers_per_step <= kReplayMaxTransfers &&
+                       std::all_of(out_->steps.begin(), out_->steps.end(),
+                                   [](const StepSched& ss) { return ss.single_segment; });
     return Status::ok();
 }
 
@@ -422,19 +425,27 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
     payload_free_ = false;
     op_hook_ = nullptr;
     drop_stale_requests();
+    Status checked = check_call(schedule, recvbuf, scratch, scratch_bytes, kernel);
+    if (!checked.is_ok()) return fail(std::move(checked));
     const size_t bytes = schedule.count * schedule.elem_size;
-    if (recvbuf == nullptr && bytes > 0) return fail(Status::invalid("executor: recvbuf is NULL"));
-    if (scratch_bytes < schedule.scratch_bytes || (scratch == nullptr && schedule.scratch_bytes > 0))
-        return fail(Status::invalid("executor: scratch of " + std::to_string(scratch_bytes) +
-                                    " B given, the schedule needs " +
-                                    std::to_string(schedule.scratch_bytes) + " B"));
-    if (!schedule.ops.empty() && kernel.elem_size() != schedule.elem_size)
-        return fail(Status::invalid("executor: kernel for " + std::to_string(kernel.elem_size()) +
-                                    " B elements, schedule for " +
-                                    std::to_string(schedule.elem_size) + " B elements"));
     bind(schedule, static_cast<unsigned char*>(recvbuf), static_cast<unsigned char*>(scratch),
          &kernel, transport);
     if (sendbuf != nullptr && sendbuf != recvbuf && bytes > 0) std::memcpy(recvbuf, sendbuf, bytes);
+    return Status::ok();
+}
+
+Status Execution::check_call(const RankSchedule& schedule, void* recvbuf, void* scratch,
+                             size_t scratch_bytes, const ReduceKernel& kernel) const {
+    if (recvbuf == nullptr && schedule.count * schedule.elem_size > 0)
+        return Status::invalid("executor: recvbuf is NULL");
+    if (scratch_bytes < schedule.scratch_bytes || (scratch == nullptr && schedule.scratch_bytes > 0))
+        return Status::invalid("executor: scratch of " + std::to_string(scratch_bytes) +
+                               " B given, the schedule needs " +
+                               std::to_string(schedule.scratch_bytes) + " B");
+    if (!schedule.ops.empty() && kernel.elem_size() != schedule.elem_size)
+        return Status::invalid("executor: kernel for " + std::to_string(kernel.elem_size()) +
+                               " B elements, schedule for " + std::to_string(schedule.elem_size) +
+                               " B elements");
     return Status::ok();
 }
 
@@ -883,6 +894,98 @@ Status Execution::run() {
         }
         if (!st.is_ok()) return fail(st);
     }
+}
+
+Status Execution::replay(const RankSchedule& schedule, const void* sendbuf, void* recvbuf,
+                         void* scratch, size_t scratch_bytes, const ReduceKernel& kernel,
+                         const genx_transport_ops& ops) {
+    sched_ = nullptr;
+    error_ = Status::ok();
+    staged_ = false;
+    on_device_ = false;
+    payload_free_ = false;
+    op_hook_ = nullptr;
+    drop_stale_requests();
+    if (!schedule.replayable)
+        return fail(Status::internal("executor: replay() of a schedule with segmented or " +
+                                     std::string("more than ") + std::to_string(kReplayMaxTransfers) +
+                                     " transfers per step (use start() and run())"));
+    Status checked = check_call(schedule, recvbuf, scratch, scratch_bytes, kernel);
+    if (!checked.is_ok()) return fail(std::move(checked));
+    if (srcs_.size() < static_cast<size_t>(schedule.max_srcs))
+        srcs_.resize(static_cast<size_t>(schedule.max_srcs));
+    if (temp_.size() < kernel.temp_bytes()) temp_.resize(kernel.temp_bytes());
+    sched_ = &schedule;
+    finished_ = false;
+    result_ = static_cast<unsigned char*>(recvbuf);
+    scratch_ = static_cast<unsigned char*>(scratch);
+    kernel_ = &kernel;
+    transport_ = nullptr;
+    posted_ = false;
+    progress_calls_ = 0;
+    waits_ = 0;
+    blocking_sends_ = 0;
+    const size_t bytes = schedule.count * schedule.elem_size;
+    if (sendbuf != nullptr && sendbuf != recvbuf && bytes > 0) std::memcpy(recvbuf, sendbuf, bytes);
+
+    const size_t nsteps = schedule.steps.size();
+    for (step_ = 0; step_ < nsteps; ++step_) {
+        const StepSched& st = schedule.steps[step_];
+        const TransferSched* t = schedule.transfers.data() + st.first_transfer;
+        const int n = st.nrecvs + st.nsends;
+        Request reqs[kReplayMaxTransfers];
+        int nreq = 0;
+        for (int i = 0; i < n; ++i) {
+            const SegmentSched& seg = schedule.segments[t[i].first_segment];
+            unsigned char* p = addr(seg.loc);
+            int rc;
+            const char* what;
+            if (i < st.nrecvs) {
+                what = "irecv";
+                rc = ops.irecv(ops.ctx, p, seg.bytes, t[i].peer, &reqs[nreq]);
+            } else if (i == n - 1 && ops.send != nullptr) {
+                what = "send";
+                ++blocking_sends_;
+                rc = ops.send(ops.ctx, p, seg.bytes, t[i].peer);
+                if (rc == 0) continue;
+            } else {
+                what = "isend";
+                rc = ops.isend(ops.ctx, p, seg.bytes, t[i].peer, &reqs[nreq]);
+            }
+            if (rc != 0)
+                return replay_failed(transport_call_failed(what, rc, t[i].peer, seg.bytes), ops, reqs,
+                                     nreq);
+            ++nreq;
+        }
+        if (nreq > 0) {
+            ++waits_;
+            if (ops.wait_all != nullptr) {
+                const int rc = ops.wait_all(ops.ctx, reqs, nreq);
+                if (rc != 0)
+                    return replay_failed(Status::io_error("transport: wait_all failed with code " +
+                                                          std::to_string(rc)),
+                                         ops, reqs, nreq);
+            } else {
+                // The C table's own loop of test and progress, as OpsTransport's.
+                Status waited = OpsTransport(ops).wait_all(reqs, nreq);
+                if (!waited.is_ok()) return replay_failed(std::move(waited), ops, reqs, nreq);
+            }
+        }
+        if (st.nops > 0) {
+            Status done = run_ops(st);
+            if (!done.is_ok()) return fail(std::move(done));
+        }
+    }
+    finished_ = true;
+    return Status::ok();
+}
+
+Status Execution::replay_failed(Status st, const genx_transport_ops& ops, Request* reqs, int n) {
+    for (int i = 0; i < n; ++i)
+        if (reqs[i] != nullptr) held_.push_back(reqs[i]);
+    replay_transport_.emplace(ops);
+    transport_ = &*replay_transport_;
+    return fail(std::move(st));
 }
 
 size_t Execution::abandon(std::chrono::milliseconds budget) {

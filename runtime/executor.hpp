@@ -27,7 +27,11 @@
 //              costs no transport call), and runs the local ops once every
 //              transfer of the step completed.
 //              Request arrays are sized on first use and reused, so a
-//              steady-state call allocates nothing.
+//              steady-state call allocates nothing.  replay() runs a
+//              schedule of single-segment steps (small messages) in one
+//              loop, the same transport calls made straight through the C
+//              table: the blocking call's path where each instruction
+//              shows.
 //
 // Why the window is per transfer (per peer and direction) and not global:
 // the transport may complete a send only when the matching receive is
@@ -43,6 +47,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -167,7 +172,15 @@ struct RankSchedule {
     int max_srcs = 0;
     size_t bytes_sent = 0;        // totals over the program, for tests and logs
     size_t bytes_received = 0;
+    // Every step is single_segment with at most kReplayMaxTransfers
+    // transfers: Execution::replay() can run it (what small messages
+    // compile to, whatever the family).
+    bool replayable = false;
 };
+
+// The most transfers a step of a replayable schedule has (replay() keeps
+// a step's requests on its stack).
+constexpr int kReplayMaxTransfers = 16;
 
 // Compiles rank `rank`'s program of a finalized plan for `count` elements of
 // `elem_size` bytes.  Checks what the executor relies on (peers, buffer ids,
@@ -278,6 +291,21 @@ class Execution {
     // blocking on it waits for part of what run() waits for anyway.
     Status run();
 
+    // start() and run() in one, for a replayable schedule (compile() sets
+    // RankSchedule::replayable): the same transport calls in the same
+    // order as run()'s single-segment path (per step the receives, the
+    // sends, the last send blocking where `ops` has a send; one wait_all
+    // for the rest; the step's local ops), made straight through the C
+    // table, with no state machine, no windows and no Transport adapter.
+    // This is the blocking call's path for small messages, where a call
+    // is a few hundred nanoseconds and genx's own instructions show
+    // (docs/design.md §5.5).  The same checks and errors as start() and
+    // run(); after an error the execution holds what is still posted and
+    // abandon() drains it through `ops`, which must outlive the execution
+    // as start()'s transport must.
+    Status replay(const RankSchedule& schedule, const void* sendbuf, void* recvbuf, void* scratch,
+                  size_t scratch_bytes, const ReduceKernel& kernel, const genx_transport_ops& ops);
+
     // After an error (progress() or run() failed): makes sure nothing the
     // execution posted can still write into, or read from, its buffers.
     // Every request it still holds is cancelled where the transport can
@@ -333,6 +361,12 @@ class Execution {
     Status run_ops(const StepSched& step);
     Status run_ops_on_device(const StepSched& step);
     Status fail(Status st);
+    // start()'s checks of the buffers and kernel against the schedule.
+    Status check_call(const RankSchedule& schedule, void* recvbuf, void* scratch,
+                      size_t scratch_bytes, const ReduceKernel& kernel) const;
+    // replay()'s error path: keeps the `n` requests still posted (null
+    // entries are released ones) for abandon(), through `ops`.
+    Status replay_failed(Status st, const genx_transport_ops& ops, Request* reqs, int n);
     // Requests still posted that no slot tracks: those a failed wait_all()
     // left, and those run_simple_step() posted before a later post failed.
     // abandon() drains them with the slots'.  Filled on errors only.
@@ -362,6 +396,7 @@ class Execution {
     DeviceExec dx_;
     bool payload_free_ = false;
     LocalOpHook* op_hook_ = nullptr;
+    std::optional<OpsTransport> replay_transport_;  // abandon()'s transport after a failed replay()
     size_t in_ready_ = 0;      // leading copy-in slots known complete
     bool out_queued_ = false;  // the final copies out and their event
     uint64_t progress_calls_ = 0;

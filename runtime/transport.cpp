@@ -41,24 +41,20 @@ Status Transport::cancel(Request req, bool* cancelled) {
     return Status::ok();
 }
 
-namespace {
-
-Status op_failed(const char* what, int rc, int peer, size_t bytes) {
+Status transport_call_failed(const char* what, int rc, int peer, size_t bytes) {
     return Status::io_error(std::string("transport: ") + what + " (peer " + std::to_string(peer) +
                             ", " + std::to_string(bytes) + " B) failed with code " +
                             std::to_string(rc));
 }
 
-}  // namespace
-
 Status OpsTransport::isend(const void* buf, size_t bytes, int peer, Request* req) {
     const int rc = ops_.isend(ops_.ctx, buf, bytes, peer, req);
-    return rc == 0 ? Status::ok() : op_failed("isend", rc, peer, bytes);
+    return rc == 0 ? Status::ok() : transport_call_failed("isend", rc, peer, bytes);
 }
 
 Status OpsTransport::irecv(void* buf, size_t bytes, int peer, Request* req) {
     const int rc = ops_.irecv(ops_.ctx, buf, bytes, peer, req);
-    return rc == 0 ? Status::ok() : op_failed("irecv", rc, peer, bytes);
+    return rc == 0 ? Status::ok() : transport_call_failed("irecv", rc, peer, bytes);
 }
 
 Status OpsTransport::test(Request req, bool* done) {
@@ -86,7 +82,7 @@ Status OpsTransport::wait_all(Request* reqs, int n) {
 Status OpsTransport::send(const void* buf, size_t bytes, int peer) {
     if (ops_.send == nullptr) return Transport::send(buf, bytes, peer);
     const int rc = ops_.send(ops_.ctx, buf, bytes, peer);
-    return rc == 0 ? Status::ok() : op_failed("send", rc, peer, bytes);
+    return rc == 0 ? Status::ok() : transport_call_failed("send", rc, peer, bytes);
 }
 
 Status OpsTransport::cancel(Request req, bool* cancelled) {
@@ -119,9 +115,13 @@ genx_transport_ops transport_ops_for(Transport* t) {
     ops.progress = [](void* ctx) {
         return static_cast<Transport*>(ctx)->progress().is_ok() ? 0 : 1;
     };
-    ops.send = [](void* ctx, const void* buf, size_t bytes, int peer) {
-        return static_cast<Transport*>(ctx)->send(buf, bytes, peer).is_ok() ? 0 : 1;
-    };
+    // A blocking send only where the transport has one (Transport::send's
+    // default, an isend and a wait, would lose its request on a failed
+    // wait: the table's users then post and wait themselves).
+    if (t->has_blocking_send())
+        ops.send = [](void* ctx, const void* buf, size_t bytes, int peer) {
+            return static_cast<Transport*>(ctx)->send(buf, bytes, peer).is_ok() ? 0 : 1;
+        };
     ops.wait_all = [](void* ctx, void** reqs, int n) {
         return static_cast<Transport*>(ctx)->wait_all(reqs, n).is_ok() ? 0 : 1;
     };

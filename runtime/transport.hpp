@@ -80,7 +80,12 @@ class OpsTransport final : public Transport {
 };
 
 // The reverse adapter: a C function table whose ctx is `t`, for tools and
-// tests that drive the C API over a C++ transport (the loopback).
+// tests that drive the C API over a C++ transport (the loopback).  Its
+// send is set only where `t` has a blocking send.
 genx_transport_ops transport_ops_for(Transport* t);
+
+// The error of a failed C transport call: "transport: WHAT (peer P, N B)
+// failed with code RC" (OpsTransport and Execution::replay()).
+Status transport_call_failed(const char* what, int rc, int peer, size_t bytes);
 
 }  // namespace genx

@@ -104,6 +104,7 @@ class FaultTransport final : public Transport {
 struct RankOutcome {
     Status status;
     size_t left = 0;  // abandon()'s count
+    bool replayed = false;  // ran Execution::replay()
     bool result_ok = false;
     double abandon_seconds = 0;
 };
@@ -118,8 +119,10 @@ struct FaultRun {
 constexpr size_t kCount = 200;
 
 // Runs `plan` on every rank with the faulty rank's fault at call `fail_at`.
+// `replay`: the ranks run Execution::replay() through the C table of
+// their transport (the blocking call's path for small messages).
 FaultRun run_with_fault(const Plan& plan, const ExecOptions& o, int faulty, long fail_at,
-                        bool cancel_sends, std::chrono::milliseconds budget) {
+                        bool cancel_sends, std::chrono::milliseconds budget, bool replay = false) {
     const int P = plan.nranks;
     const std::vector<unsigned char> expected = reference_allreduce(GENX_DT_INT32, GENX_OP_SUM, P, kCount);
     // Buffers before the fabric: destroyed after it, so that requests left
@@ -149,10 +152,18 @@ FaultRun run_with_fault(const Plan& plan, const ExecOptions& o, int faulty, long
             Status st = resolve_kernel(GENX_DT_INT32, GENX_OP_SUM, 4, nullptr, &k);
             Execution ex;
             auto& sc = scratches[static_cast<size_t>(r)];
-            if (st.is_ok())
-                st = ex.start(scheds[static_cast<size_t>(r)], nullptr, results[static_cast<size_t>(r)].data(),
-                              sc.data(), sc.size(), k, ft);
-            if (st.is_ok()) st = ex.run();
+            const genx_transport_ops ops = transport_ops_for(&ft);
+            const RankSchedule& sched = scheds[static_cast<size_t>(r)];
+            unsigned char* result = results[static_cast<size_t>(r)].data();
+            // A rank whose schedule is not replayable runs start() and
+            // run(), as the C API does.
+            o.replayed = replay && sched.replayable;
+            if (st.is_ok() && o.replayed) {
+                st = ex.replay(sched, nullptr, result, sc.data(), sc.size(), k, ops);
+            } else if (st.is_ok()) {
+                st = ex.start(sched, nullptr, result, sc.data(), sc.size(), k, ft);
+                if (st.is_ok()) st = ex.run();
+            }
             if (!st.is_ok()) {
                 const auto t0 = std::chrono::steady_clock::now();
                 o.left = ex.abandon(budget);
@@ -200,17 +211,26 @@ TEST_CASE("a fault at every transport call of a plan: every rank abandons cleanl
     const Family families[] = {{"ring", 4, ""},        {"butterfly", 5, ""}, {"rhd", 6, ""},
                                {"hcps", 6, "factors=3x2"}, {"cps", 3, ""},   {"rb", 5, ""}};
     // Unsegmented (run()'s single-segment path: requests held outside the
-    // windows) and 64-byte segments, window 2 (the windowed path).
-    const ExecOptions modes[] = {exec_opts(0, 1), exec_opts(64, 2)};
+    // windows), 64-byte segments, window 2 (the windowed path), and
+    // unsegmented through replay() (the blocking call's small messages).
+    struct Mode {
+        ExecOptions options;
+        bool replay;
+    };
+    const Mode modes[] = {{exec_opts(0, 1), false}, {exec_opts(64, 2), false}, {exec_opts(0, 1), true}};
     int runs = 0;
+    int replayed = 0;  // faulty ranks that replayed
     for (const Family& f : families) {
         const Plan plan = make_plan(f.name, f.P, f.params);
-        for (const ExecOptions& o : modes) {
+        for (const Mode& mode : modes) {
+            const ExecOptions& o = mode.options;
             const int faulty = f.P / 2;
             for (long at = 0;; ++at) {
-                INFO(f.name << " P=" << f.P << " segment " << o.segment_bytes << " fault at call " << at
+                INFO(f.name << " P=" << f.P << " segment " << o.segment_bytes
+                            << (mode.replay ? " replayed" : "") << " fault at call " << at
                             << " of rank " << faulty);
-                const FaultRun run = run_with_fault(plan, o, faulty, at, true, std::chrono::milliseconds(2000));
+                const FaultRun run =
+                    run_with_fault(plan, o, faulty, at, true, std::chrono::milliseconds(2000), mode.replay);
                 ++runs;
                 REQUIRE_FALSE(run.timed_out);
                 for (int r = 0; r < f.P; ++r) {
@@ -226,23 +246,30 @@ TEST_CASE("a fault at every transport call of a plan: every rank abandons cleanl
                     for (const RankOutcome& ro : run.ranks) CHECK(ro.status.is_ok());
                     break;
                 }
+                if (run.ranks[static_cast<size_t>(faulty)].replayed) ++replayed;
                 const Status& fs = run.ranks[static_cast<size_t>(faulty)].status;
                 CHECK_FALSE(fs.is_ok());
-                CHECK(fs.message().find("planted") != std::string::npos);
+                // Through the C table a transport error is a code only.
+                CHECK(fs.message().find(run.ranks[static_cast<size_t>(faulty)].replayed ? "failed with code"
+                                                                                       : "planted") !=
+                      std::string::npos);
                 REQUIRE(at < 2000);  // a plan of this size makes far fewer calls
             }
         }
     }
     CHECK(runs > 50);
+    CHECK(replayed > 20);
 }
 
 TEST_CASE("sends that cannot be cancelled (ob1): abandon ends within its budget and counts them",
           "[abandon]") {
     const Plan plan = make_plan("ring", 3);
+    for (const bool replay : {false, true}) {
     bool some_left = false;
     for (long at = 0; at < 40; ++at) {
-        INFO("fault at call " << at << " of rank 1");
-        const FaultRun run = run_with_fault(plan, exec_opts(0, 1), 1, at, false, std::chrono::milliseconds(150));
+        INFO("fault at call " << at << " of rank 1" << (replay ? ", replayed" : ""));
+        const FaultRun run =
+            run_with_fault(plan, exec_opts(0, 1), 1, at, false, std::chrono::milliseconds(150), replay);
         REQUIRE_FALSE(run.timed_out);
         for (int r = 0; r < 3; ++r) {
             const RankOutcome& ro = run.ranks[static_cast<size_t>(r)];
@@ -256,5 +283,7 @@ TEST_CASE("sends that cannot be cancelled (ob1): abandon ends within its budget 
     }
     // Under rendezvous a send whose receiver abandoned never completes:
     // some fault point must strand one, or this test proves nothing.
+    INFO((replay ? "replayed" : "run()"));
     CHECK(some_left);
+    }
 }
