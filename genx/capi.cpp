@@ -888,12 +888,18 @@ struct BufferSpaces {
     }
 };
 
-BufferSpaces spaces_of(const genx_comm* comm, const void* sendbuf, const void* recvbuf) {
+BufferSpaces device_spaces_of(const genx_comm* comm, const void* sendbuf, const void* recvbuf) {
     BufferSpaces b;
-    if (comm == nullptr || comm->device == nullptr) return b;
     b.recv = comm->device->space_of(recvbuf);
     b.send = sendbuf != nullptr ? comm->device->space_of(sendbuf) : b.recv;
     return b;
+}
+
+// Host memory without asking where a communicator has no device backend
+// (every call of a CPU job: inlined).
+inline BufferSpaces spaces_of(const genx_comm* comm, const void* sendbuf, const void* recvbuf) {
+    if (comm == nullptr || comm->device == nullptr) return BufferSpaces();
+    return device_spaces_of(comm, sendbuf, recvbuf);
 }
 
 // Non-blocking and persistent calls on device memory are not staged (the

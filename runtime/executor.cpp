@@ -415,6 +415,31 @@ size_t schedule_bytes(const RankSchedule& s) {
 
 // ------------------------------------------------------------- execution
 
+namespace {
+
+// check_call()'s messages, off the hot path.
+[[gnu::cold, gnu::noinline]] Status null_recvbuf() { return Status::invalid("executor: recvbuf is NULL"); }
+[[gnu::cold, gnu::noinline]] Status short_scratch(size_t given, size_t needed) {
+    return Status::invalid("executor: scratch of " + std::to_string(given) +
+                           " B given, the schedule needs " + std::to_string(needed) + " B");
+}
+[[gnu::cold, gnu::noinline]] Status kernel_mismatch(size_t kernel, size_t schedule) {
+    return Status::invalid("executor: kernel for " + std::to_string(kernel) +
+                           " B elements, schedule for " + std::to_string(schedule) + " B elements");
+}
+
+}  // namespace
+
+inline Status Execution::check_call(const RankSchedule& schedule, void* recvbuf, void* scratch,
+                                    size_t scratch_bytes, const ReduceKernel& kernel) const {
+    if (recvbuf == nullptr && schedule.count * schedule.elem_size > 0) return null_recvbuf();
+    if (scratch_bytes < schedule.scratch_bytes || (scratch == nullptr && schedule.scratch_bytes > 0))
+        return short_scratch(scratch_bytes, schedule.scratch_bytes);
+    if (!schedule.ops.empty() && kernel.elem_size() != schedule.elem_size)
+        return kernel_mismatch(kernel.elem_size(), schedule.elem_size);
+    return Status::ok();
+}
+
 Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void* recvbuf,
                         void* scratch, size_t scratch_bytes, const ReduceKernel& kernel,
                         Transport& transport) {
@@ -431,21 +456,6 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
     bind(schedule, static_cast<unsigned char*>(recvbuf), static_cast<unsigned char*>(scratch),
          &kernel, transport);
     if (sendbuf != nullptr && sendbuf != recvbuf && bytes > 0) std::memcpy(recvbuf, sendbuf, bytes);
-    return Status::ok();
-}
-
-Status Execution::check_call(const RankSchedule& schedule, void* recvbuf, void* scratch,
-                             size_t scratch_bytes, const ReduceKernel& kernel) const {
-    if (recvbuf == nullptr && schedule.count * schedule.elem_size > 0)
-        return Status::invalid("executor: recvbuf is NULL");
-    if (scratch_bytes < schedule.scratch_bytes || (scratch == nullptr && schedule.scratch_bytes > 0))
-        return Status::invalid("executor: scratch of " + std::to_string(scratch_bytes) +
-                               " B given, the schedule needs " +
-                               std::to_string(schedule.scratch_bytes) + " B");
-    if (!schedule.ops.empty() && kernel.elem_size() != schedule.elem_size)
-        return Status::invalid("executor: kernel for " + std::to_string(kernel.elem_size()) +
-                               " B elements, schedule for " + std::to_string(schedule.elem_size) +
-                               " B elements");
     return Status::ok();
 }
 
