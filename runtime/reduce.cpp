@@ -15,27 +15,38 @@
 #include <string>
 #include <type_traits>
 
+// AVX2 kernels exist where the compiler can target them (x86-64 GCC or
+// Clang); elsewhere every kernel is the baseline one.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GENX_REDUCE_AVX2 1
+#else
+#define GENX_REDUCE_AVX2 0
+#endif
+
 namespace genx {
 
 namespace {
 
 using namespace ops;  // the element operators (reduce_ops.hpp)
 
+// The loops are always inlined into the kernel that uses them, so each
+// kernel's own target (fused_avx2 below) decides their vector width.
 template <typename T, typename Op>
-void fold2(T* __restrict d, const T* __restrict a, size_t n) {
+[[gnu::always_inline]] inline void fold2(T* __restrict d, const T* __restrict a, size_t n) {
 #pragma omp simd
     for (size_t i = 0; i < n; ++i) d[i] = Op::f(d[i], a[i]);
 }
 
 template <typename T, typename Op>
-void fold3(T* __restrict d, const T* __restrict a, const T* __restrict b, size_t n) {
+[[gnu::always_inline]] inline void fold3(T* __restrict d, const T* __restrict a,
+                                         const T* __restrict b, size_t n) {
 #pragma omp simd
     for (size_t i = 0; i < n; ++i) d[i] = Op::f(Op::f(d[i], a[i]), b[i]);
 }
 
 template <typename T, typename Op>
-void fold4(T* __restrict d, const T* __restrict a, const T* __restrict b,
-           const T* __restrict c, size_t n) {
+[[gnu::always_inline]] inline void fold4(T* __restrict d, const T* __restrict a,
+                                         const T* __restrict b, const T* __restrict c, size_t n) {
 #pragma omp simd
     for (size_t i = 0; i < n; ++i) d[i] = Op::f(Op::f(Op::f(d[i], a[i]), b[i]), c[i]);
 }
@@ -45,7 +56,7 @@ void fold4(T* __restrict d, const T* __restrict a, const T* __restrict b,
 constexpr size_t kStripBytes = 8192;
 
 template <typename T, typename Op>
-void fused(void* dst, const void* const* srcs, int nsrcs, size_t n) {
+[[gnu::always_inline]] inline void fused_body(void* dst, const void* const* srcs, int nsrcs, size_t n) {
     T* d = static_cast<T*>(dst);
     auto src = [srcs](int j) { return static_cast<const T*>(srcs[j]); };
     switch (nsrcs) {
@@ -74,55 +85,83 @@ void fused(void* dst, const void* const* srcs, int nsrcs, size_t n) {
     }
 }
 
+// The baseline kernel: the build's target (x86-64's SSE2: 16-byte vectors).
+template <typename T, typename Op>
+void fused(void* dst, const void* const* srcs, int nsrcs, size_t n) {
+    fused_body<T, Op>(dst, srcs, nsrcs, n);
+}
+
+#if GENX_REDUCE_AVX2
+// The same loops in 32-byte vectors, for CPUs with AVX2 (chosen at run
+// time, reduce_isa()): Open MPI's own op component (mca_op_avx) reduces
+// with AVX2 or AVX-512 where the CPU has them, and a reduction of a few KiB
+// at half its vector width showed in the small-message latency
+// (bench/RESULTS.md).  Element-wise, so the width changes no result bit.
+template <typename T, typename Op>
+[[gnu::target("avx2")]] void fused_avx2(void* dst, const void* const* srcs, int nsrcs, size_t n) {
+    fused_body<T, Op>(dst, srcs, nsrcs, n);
+}
+#endif
+
+template <typename T, typename Op>
+ReduceKernel::Fn pick(ReduceIsa isa) {
+#if GENX_REDUCE_AVX2
+    // long double has no vector form: one kernel for both.
+    if (isa == ReduceIsa::Avx2 && !std::is_same<T, long double>::value) return &fused_avx2<T, Op>;
+#endif
+    (void)isa;
+    return &fused<T, Op>;
+}
+
 template <typename T>
-ReduceKernel::Fn arith_kernel(genx_op op) {
+ReduceKernel::Fn arith_kernel(genx_op op, ReduceIsa isa) {
     switch (op) {
-        case GENX_OP_SUM: return &fused<T, Sum<T>>;
-        case GENX_OP_PROD: return &fused<T, Prod<T>>;
-        case GENX_OP_MIN: return &fused<T, Min<T>>;
-        case GENX_OP_MAX: return &fused<T, Max<T>>;
+        case GENX_OP_SUM: return pick<T, Sum<T>>(isa);
+        case GENX_OP_PROD: return pick<T, Prod<T>>(isa);
+        case GENX_OP_MIN: return pick<T, Min<T>>(isa);
+        case GENX_OP_MAX: return pick<T, Max<T>>(isa);
         default: return nullptr;
     }
 }
 
 template <typename T>
-ReduceKernel::Fn logical_kernel(genx_op op) {
+ReduceKernel::Fn logical_kernel(genx_op op, ReduceIsa isa) {
     switch (op) {
-        case GENX_OP_LAND: return &fused<T, LAnd<T>>;
-        case GENX_OP_LOR: return &fused<T, LOr<T>>;
-        case GENX_OP_LXOR: return &fused<T, LXor<T>>;
+        case GENX_OP_LAND: return pick<T, LAnd<T>>(isa);
+        case GENX_OP_LOR: return pick<T, LOr<T>>(isa);
+        case GENX_OP_LXOR: return pick<T, LXor<T>>(isa);
         default: return nullptr;
     }
 }
 
 template <typename T>
-ReduceKernel::Fn integer_kernel(genx_op op) {
-    if (ReduceKernel::Fn f = arith_kernel<T>(op)) return f;
-    if (ReduceKernel::Fn f = logical_kernel<T>(op)) return f;
+ReduceKernel::Fn integer_kernel(genx_op op, ReduceIsa isa) {
+    if (ReduceKernel::Fn f = arith_kernel<T>(op, isa)) return f;
+    if (ReduceKernel::Fn f = logical_kernel<T>(op, isa)) return f;
     switch (op) {
-        case GENX_OP_BAND: return &fused<T, BAnd<T>>;
-        case GENX_OP_BOR: return &fused<T, BOr<T>>;
-        case GENX_OP_BXOR: return &fused<T, BXor<T>>;
+        case GENX_OP_BAND: return pick<T, BAnd<T>>(isa);
+        case GENX_OP_BOR: return pick<T, BOr<T>>(isa);
+        case GENX_OP_BXOR: return pick<T, BXor<T>>(isa);
         default: return nullptr;
     }
 }
 
-ReduceKernel::Fn builtin_kernel(genx_dtype dtype, genx_op op) {
+ReduceKernel::Fn builtin_kernel(genx_dtype dtype, genx_op op, ReduceIsa isa) {
     switch (dtype) {
-        case GENX_DT_INT8: return integer_kernel<int8_t>(op);
-        case GENX_DT_UINT8: return integer_kernel<uint8_t>(op);
-        case GENX_DT_INT16: return integer_kernel<int16_t>(op);
-        case GENX_DT_UINT16: return integer_kernel<uint16_t>(op);
-        case GENX_DT_INT32: return integer_kernel<int32_t>(op);
-        case GENX_DT_UINT32: return integer_kernel<uint32_t>(op);
-        case GENX_DT_INT64: return integer_kernel<int64_t>(op);
-        case GENX_DT_UINT64: return integer_kernel<uint64_t>(op);
-        case GENX_DT_FLOAT: return arith_kernel<float>(op);
-        case GENX_DT_DOUBLE: return arith_kernel<double>(op);
-        case GENX_DT_LONG_DOUBLE: return arith_kernel<long double>(op);
+        case GENX_DT_INT8: return integer_kernel<int8_t>(op, isa);
+        case GENX_DT_UINT8: return integer_kernel<uint8_t>(op, isa);
+        case GENX_DT_INT16: return integer_kernel<int16_t>(op, isa);
+        case GENX_DT_UINT16: return integer_kernel<uint16_t>(op, isa);
+        case GENX_DT_INT32: return integer_kernel<int32_t>(op, isa);
+        case GENX_DT_UINT32: return integer_kernel<uint32_t>(op, isa);
+        case GENX_DT_INT64: return integer_kernel<int64_t>(op, isa);
+        case GENX_DT_UINT64: return integer_kernel<uint64_t>(op, isa);
+        case GENX_DT_FLOAT: return arith_kernel<float>(op, isa);
+        case GENX_DT_DOUBLE: return arith_kernel<double>(op, isa);
+        case GENX_DT_LONG_DOUBLE: return arith_kernel<long double>(op, isa);
         // _Bool is one byte holding 0 or 1; the uint8 logical kernels give
         // the same bytes and never load a byte as a C++ bool.
-        case GENX_DT_BOOL: return logical_kernel<uint8_t>(op);
+        case GENX_DT_BOOL: return logical_kernel<uint8_t>(op, isa);
         default: return nullptr;
     }
 }
@@ -190,7 +229,30 @@ const char* op_name(genx_op op) {
     return "invalid-op";
 }
 
-bool has_builtin_kernel(genx_dtype dtype, genx_op op) { return builtin_kernel(dtype, op) != nullptr; }
+bool has_builtin_kernel(genx_dtype dtype, genx_op op) {
+    return builtin_kernel(dtype, op, ReduceIsa::Baseline) != nullptr;
+}
+
+ReduceIsa reduce_isa() {
+#if GENX_REDUCE_AVX2
+    static const ReduceIsa isa = __builtin_cpu_supports("avx2") ? ReduceIsa::Avx2 : ReduceIsa::Baseline;
+    return isa;
+#else
+    return ReduceIsa::Baseline;
+#endif
+}
+
+bool reduce_isa_available(ReduceIsa isa) {
+    return isa == ReduceIsa::Baseline || (isa == ReduceIsa::Avx2 && reduce_isa() == ReduceIsa::Avx2);
+}
+
+const char* reduce_isa_name(ReduceIsa isa) {
+    switch (isa) {
+        case ReduceIsa::Baseline: return "baseline";
+        case ReduceIsa::Avx2: return "avx2";
+    }
+    return "invalid";
+}
 
 void ReduceKernel::apply(void* dst, const void* const* srcs, int nsrcs, size_t count,
                          void* temp) const {
@@ -224,7 +286,15 @@ size_t ReduceKernel::temp_bytes() const {
 
 Status resolve_kernel(genx_dtype dtype, genx_op op, size_t elem_size, const genx_reduce_cb* cb,
                       bool commutative, ReduceKernel* out) {
+    return resolve_kernel(dtype, op, elem_size, cb, commutative, reduce_isa(), out);
+}
+
+Status resolve_kernel(genx_dtype dtype, genx_op op, size_t elem_size, const genx_reduce_cb* cb,
+                      bool commutative, ReduceIsa isa, ReduceKernel* out) {
     *out = ReduceKernel();
+    if (!reduce_isa_available(isa))
+        return Status::unsupported(std::string("reduce: kernels for ") + reduce_isa_name(isa) +
+                                   " need a CPU (and a build) that has it");
     const bool known_type = dtype >= GENX_DT_INT8 && dtype < GENX_DT_OTHER;
     const bool known_op = op >= GENX_OP_SUM && op < GENX_OP_OTHER;
     if (!(known_type || dtype == GENX_DT_OTHER) || !(known_op || op == GENX_OP_OTHER))
@@ -240,7 +310,7 @@ Status resolve_kernel(genx_dtype dtype, genx_op op, size_t elem_size, const genx
     out->dtype_ = dtype;
     out->op_ = op;
     if (known_type && known_op) {
-        out->fn_ = builtin_kernel(dtype, op);
+        out->fn_ = builtin_kernel(dtype, op, isa);
         if (out->fn_ == nullptr)
             return Status::unsupported(std::string("reduce: MPI does not define ") + op_name(op) +
                                        " on type " + dtype_name(dtype) +

@@ -50,6 +50,15 @@ const char* op_name(genx_op op);
 // True when MPI defines `op` on `dtype` and genx has a kernel for it.
 bool has_builtin_kernel(genx_dtype dtype, genx_op op);
 
+// The vector instructions a built-in kernel uses.  Baseline: the build's
+// target (SSE2 on x86-64).  Avx2: 32-byte vectors, on x86-64 CPUs that
+// have AVX2.  Element-wise, so both give the same bits.
+enum class ReduceIsa { Baseline, Avx2 };
+// What resolve_kernel() uses on this CPU: Avx2 where the CPU has it.
+ReduceIsa reduce_isa();
+bool reduce_isa_available(ReduceIsa isa);
+const char* reduce_isa_name(ReduceIsa isa);  // "baseline", "avx2"
+
 // A reduction resolved once per call.  Either a built-in fused kernel or
 // the glue's callback; apply() hides the difference.
 class ReduceKernel {
@@ -76,7 +85,7 @@ class ReduceKernel {
 
   private:
     friend Status resolve_kernel(genx_dtype, genx_op, size_t, const genx_reduce_cb*, bool,
-                                 ReduceKernel*);
+                                 ReduceIsa, ReduceKernel*);
     Fn fn_ = nullptr;
     genx_reduce_cb cb_{nullptr, nullptr};
     bool cb_commutative_ = false;
@@ -98,6 +107,10 @@ class ReduceKernel {
 // keep the exact left-fold order (costs two strip copies per source pass).
 Status resolve_kernel(genx_dtype dtype, genx_op op, size_t elem_size, const genx_reduce_cb* cb,
                       bool commutative, ReduceKernel* out);
+// The same with built-in kernels of a given ISA (tests compare them);
+// Unsupported where reduce_isa_available(isa) is false.
+Status resolve_kernel(genx_dtype dtype, genx_op op, size_t elem_size, const genx_reduce_cb* cb,
+                      bool commutative, ReduceIsa isa, ReduceKernel* out);
 
 // Same with commutative = false (order-exact), for callers that do not know.
 Status resolve_kernel(genx_dtype dtype, genx_op op, size_t elem_size, const genx_reduce_cb* cb,

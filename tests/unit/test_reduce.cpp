@@ -69,18 +69,34 @@ TEST_CASE("element size must match the type", "[reduce]") {
           Code::InvalidArgument);
 }
 
+namespace {
+
+// The ISAs this CPU runs: every test of the built-in kernels runs on each.
+std::vector<ReduceIsa> isas() {
+    std::vector<ReduceIsa> v{ReduceIsa::Baseline};
+    if (reduce_isa_available(ReduceIsa::Avx2)) {
+        v.push_back(ReduceIsa::Avx2);
+    } else {
+        WARN("this CPU has no AVX2: the avx2 kernels are not tested here");
+    }
+    return v;
+}
+
+}  // namespace
+
 TEST_CASE("fused kernels match the naive left fold for every pair and k = 2..9", "[reduce]") {
     // 5003 elements: odd (vector tails) and longer than one 8 KiB strip for
     // every type, so the k > 4 strip loop runs several strips.
     const size_t n = 5003;
+    for (ReduceIsa isa : isas())
     for (genx_dtype t : builtin_types()) {
         const size_t es = type_size(t);
         for (genx_op op : builtin_ops()) {
             if (!mpi_defines(t, op)) continue;
             ReduceKernel k;
-            REQUIRE(resolve_kernel(t, op, es, nullptr, &k).is_ok());
+            REQUIRE(resolve_kernel(t, op, es, nullptr, false, isa, &k).is_ok());
             for (int arity = 2; arity <= 9; ++arity) {
-                INFO(dtype_name(t) << " " << op_name(op) << " k=" << arity);
+                INFO(reduce_isa_name(isa) << " " << dtype_name(t) << " " << op_name(op) << " k=" << arity);
                 std::vector<std::vector<unsigned char>> in;
                 for (int j = 0; j < arity; ++j) in.push_back(make_input(t, op, j, n, 7));
                 std::vector<unsigned char> expect = in[0];
@@ -189,4 +205,59 @@ TEST_CASE("commutative callback applies sources directly", "[reduce]") {
     const void* s[2] = {a.data(), b.data()};
     k.apply(d.data(), s, 2, 2);
     CHECK(d == std::vector<int32_t>{111, 22, 133, 44, 155, 66});
+}
+
+TEST_CASE("short and misaligned arrays: every ISA gives the reference's bits", "[reduce]") {
+    // Lengths around the vector widths (16 and 32 bytes) and operands one
+    // element off their allocation's alignment: the vector loops' heads and
+    // tails.
+    for (ReduceIsa isa : isas()) {
+        for (genx_dtype t : {GENX_DT_INT8, GENX_DT_INT32, GENX_DT_UINT64, GENX_DT_FLOAT, GENX_DT_DOUBLE}) {
+            const size_t es = type_size(t);
+            for (genx_op op : {GENX_OP_SUM, GENX_OP_MAX, GENX_OP_PROD}) {
+                ReduceKernel k;
+                REQUIRE(resolve_kernel(t, op, es, nullptr, false, isa, &k).is_ok());
+                for (size_t n = 1; n <= 70; ++n) {
+                    for (int arity : {2, 3, 4}) {
+                        INFO(reduce_isa_name(isa) << " " << dtype_name(t) << " " << op_name(op) << " n=" << n
+                                                  << " k=" << arity);
+                        std::vector<std::vector<unsigned char>> in;
+                        for (int j = 0; j < arity; ++j) {
+                            // One element in front: the operand starts misaligned.
+                            std::vector<unsigned char> v(es, 0);
+                            const std::vector<unsigned char> x = make_input(t, op, j, n, 3);
+                            v.insert(v.end(), x.begin(), x.end());
+                            in.push_back(v);
+                        }
+                        std::vector<unsigned char> expect(in[0].begin() + static_cast<long>(es), in[0].end());
+                        for (int j = 1; j < arity; ++j)
+                            for (size_t i = 0; i < n; ++i)
+                                ref_combine(t, op, expect.data() + i * es, in[j].data() + es + i * es);
+                        std::vector<const void*> srcs;
+                        for (int j = 1; j < arity; ++j) srcs.push_back(in[j].data() + es);
+                        k.apply(in[0].data() + es, srcs.data(), arity - 1, n);
+                        CHECK(first_difference(t, in[0].data() + es, expect.data(), n) == -1);
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("the kernels' ISA: the CPU's by default, names, and what a CPU lacks is refused", "[reduce]") {
+    CHECK(std::string(reduce_isa_name(ReduceIsa::Baseline)) == "baseline");
+    CHECK(std::string(reduce_isa_name(ReduceIsa::Avx2)) == "avx2");
+    CHECK(reduce_isa_available(ReduceIsa::Baseline));
+    CHECK(reduce_isa_available(reduce_isa()));
+#if defined(__x86_64__)
+    CHECK(reduce_isa_available(ReduceIsa::Avx2) == static_cast<bool>(__builtin_cpu_supports("avx2")));
+#endif
+    ReduceKernel k;
+    const Status st = resolve_kernel(GENX_DT_FLOAT, GENX_OP_SUM, 4, nullptr, false, ReduceIsa::Avx2, &k);
+    if (reduce_isa_available(ReduceIsa::Avx2)) {
+        CHECK(st.is_ok());
+    } else {
+        CHECK(st.code() == Code::Unsupported);
+        CHECK(st.message().find("avx2") != std::string::npos);
+    }
 }
