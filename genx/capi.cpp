@@ -1057,7 +1057,9 @@ int finish_run(genx_comm* comm, const Call& call, const genx::Status& st, const 
 int run_host(genx_comm* comm, const Call& call, const void* sendbuf, void* recvbuf,
              const genx_transport_ops* transport, char* why, size_t whylen) {
     unsigned char* scratch = comm->scratch_of(call.sched->scratch_bytes);
-    genx::OpsTransport ops(*transport);  // lives until finish_run's abandon
+    // start()/run()'s transport, alive until finish_run's abandon (a failed
+    // replay() keeps its own, over the same table).
+    genx::OpsTransport ops(*transport);
     genx::Status st;
     if (call.sched->replayable) {
         st = comm->execution.replay(*call.sched, sendbuf, recvbuf, scratch, comm->scratch_bytes,

@@ -449,6 +449,9 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
     on_device_ = false;
     payload_free_ = false;
     op_hook_ = nullptr;
+    progress_calls_ = 0;  // a refused call counts nothing
+    waits_ = 0;
+    blocking_sends_ = 0;
     drop_stale_requests();
     Status checked = check_call(schedule, recvbuf, scratch, scratch_bytes, kernel);
     if (!checked.is_ok()) return fail(std::move(checked));
@@ -915,6 +918,9 @@ Status Execution::replay(const RankSchedule& schedule, const void* sendbuf, void
     on_device_ = false;
     payload_free_ = false;
     op_hook_ = nullptr;
+    progress_calls_ = 0;  // a refused call counts nothing
+    waits_ = 0;
+    blocking_sends_ = 0;
     drop_stale_requests();
     if (!schedule.replayable)
         return fail(Status::internal("executor: replay() of a schedule with segmented or " +
@@ -932,9 +938,6 @@ Status Execution::replay(const RankSchedule& schedule, const void* sendbuf, void
     kernel_ = &kernel;
     transport_ = nullptr;
     posted_ = false;
-    progress_calls_ = 0;
-    waits_ = 0;
-    blocking_sends_ = 0;
     const size_t bytes = schedule.count * schedule.elem_size;
     if (sendbuf != nullptr && sendbuf != recvbuf && bytes > 0) std::memcpy(recvbuf, sendbuf, bytes);
 

@@ -173,8 +173,10 @@ struct RankSchedule {
     size_t bytes_sent = 0;        // totals over the program, for tests and logs
     size_t bytes_received = 0;
     // Every step is single_segment with at most kReplayMaxTransfers
-    // transfers: Execution::replay() can run it (what small messages
-    // compile to, whatever the family).
+    // transfers: Execution::replay() can run it.  Small messages of rd,
+    // ring and rhd always compile to that; a family whose transfer names
+    // blocks that are not one run (several messages) or whose step has
+    // more transfers may not, on some ranks.
     bool replayable = false;
 };
 
@@ -361,7 +363,8 @@ class Execution {
     Status run_ops(const StepSched& step);
     Status run_ops_on_device(const StepSched& step);
     Status fail(Status st);
-    // start()'s checks of the buffers and kernel against the schedule.
+    // start()'s and replay()'s checks of the buffers and kernel against
+    // the schedule (inline in executor.cpp, their only user).
     Status check_call(const RankSchedule& schedule, void* recvbuf, void* scratch,
                       size_t scratch_bytes, const ReduceKernel& kernel) const;
     // replay()'s error path: keeps the `n` requests still posted (null

@@ -38,8 +38,36 @@ namespace {
 // first (the transport contract: a failed test releases).
 class FaultTransport final : public Transport {
   public:
-    FaultTransport(Transport& inner, std::atomic<bool>& revoked, long fail_at, bool cancel_sends)
-        : inner_(inner), revoked_(revoked), fail_at_(fail_at), cancel_sends_(cancel_sends) {}
+    FaultTransport(Transport& inner, std::atomic<bool>& revoked, long fail_at, bool cancel_sends,
+                   bool blocking_send = false)
+        : inner_(inner), revoked_(revoked), fail_at_(fail_at), cancel_sends_(cancel_sends),
+          blocking_send_(blocking_send) {}
+
+    // With `blocking_send`, a blocking send as the PML's: one call that
+    // returns once the message left the buffer, and that, when it fails,
+    // leaves nothing posted (it cancels its own request; a matched one
+    // completes, and is tested to its end).
+    bool has_blocking_send() const override { return blocking_send_; }
+    Status send(const void* b, size_t n, int peer) override {
+        GENX_RETURN_IF_ERROR(tick("send"));
+        Request r = nullptr;
+        GENX_RETURN_IF_ERROR(inner_.isend(b, n, peer, &r));
+        bool failed = false;
+        for (;;) {
+            bool d = false;
+            const Status st = inner_.test(r, &d);
+            if (!st.is_ok()) return st;  // released
+            if (d) break;
+            if (revoked_.load() && !failed) {
+                failed = true;
+                bool c = false;
+                GENX_RETURN_IF_ERROR(inner_.cancel(r, &c));
+                if (c) break;
+            }
+            (void)inner_.progress();
+        }
+        return failed ? Status::io_error("blocking send: peer failed (revoked)") : Status::ok();
+    }
 
     Status isend(const void* b, size_t n, int peer, Request* r) override {
         GENX_RETURN_IF_ERROR(tick("isend"));
@@ -96,6 +124,7 @@ class FaultTransport final : public Transport {
     std::atomic<bool>& revoked_;
     long fail_at_;
     bool cancel_sends_;
+    bool blocking_send_;
     long calls_ = 0;
     bool fired_ = false;
     std::set<Request> sends_;
@@ -120,9 +149,11 @@ constexpr size_t kCount = 200;
 
 // Runs `plan` on every rank with the faulty rank's fault at call `fail_at`.
 // `replay`: the ranks run Execution::replay() through the C table of
-// their transport (the blocking call's path for small messages).
+// their transport (the blocking call's path for small messages), which
+// has a blocking send (the PML's) when `blocking_send`.
 FaultRun run_with_fault(const Plan& plan, const ExecOptions& o, int faulty, long fail_at,
-                        bool cancel_sends, std::chrono::milliseconds budget, bool replay = false) {
+                        bool cancel_sends, std::chrono::milliseconds budget, bool replay = false,
+                        bool blocking_send = false) {
     const int P = plan.nranks;
     const std::vector<unsigned char> expected = reference_allreduce(GENX_DT_INT32, GENX_OP_SUM, P, kCount);
     // Buffers before the fabric: destroyed after it, so that requests left
@@ -146,7 +177,8 @@ FaultRun run_with_fault(const Plan& plan, const ExecOptions& o, int faulty, long
     std::vector<std::thread> threads;
     for (int r = 0; r < P; ++r) {
         threads.emplace_back([&, r] {
-            FaultTransport ft(fabric->transport(r), revoked, r == faulty ? fail_at : -1, cancel_sends);
+            FaultTransport ft(fabric->transport(r), revoked, r == faulty ? fail_at : -1, cancel_sends,
+                              blocking_send);
             RankOutcome& o = out.ranks[static_cast<size_t>(r)];
             ReduceKernel k;
             Status st = resolve_kernel(GENX_DT_INT32, GENX_OP_SUM, 4, nullptr, &k);
@@ -216,10 +248,16 @@ TEST_CASE("a fault at every transport call of a plan: every rank abandons cleanl
     struct Mode {
         ExecOptions options;
         bool replay;
+        bool blocking_send;
     };
-    const Mode modes[] = {{exec_opts(0, 1), false}, {exec_opts(64, 2), false}, {exec_opts(0, 1), true}};
+    const Mode modes[] = {{exec_opts(0, 1), false, false},
+                          {exec_opts(64, 2), false, false},
+                          {exec_opts(0, 1), true, false},
+                          {exec_opts(0, 1), true, true},
+                          {exec_opts(0, 1), false, true}};
     int runs = 0;
-    int replayed = 0;  // faulty ranks that replayed
+    int replayed = 0;           // faulty ranks that replayed
+    int blocking_replayed = 0;  // ... with a blocking send
     for (const Family& f : families) {
         const Plan plan = make_plan(f.name, f.P, f.params);
         for (const Mode& mode : modes) {
@@ -227,10 +265,10 @@ TEST_CASE("a fault at every transport call of a plan: every rank abandons cleanl
             const int faulty = f.P / 2;
             for (long at = 0;; ++at) {
                 INFO(f.name << " P=" << f.P << " segment " << o.segment_bytes
-                            << (mode.replay ? " replayed" : "") << " fault at call " << at
-                            << " of rank " << faulty);
-                const FaultRun run =
-                    run_with_fault(plan, o, faulty, at, true, std::chrono::milliseconds(2000), mode.replay);
+                            << (mode.replay ? " replayed" : "") << (mode.blocking_send ? " blocking send" : "")
+                            << " fault at call " << at << " of rank " << faulty);
+                const FaultRun run = run_with_fault(plan, o, faulty, at, true, std::chrono::milliseconds(2000),
+                                                    mode.replay, mode.blocking_send);
                 ++runs;
                 REQUIRE_FALSE(run.timed_out);
                 for (int r = 0; r < f.P; ++r) {
@@ -253,37 +291,39 @@ TEST_CASE("a fault at every transport call of a plan: every rank abandons cleanl
                 CHECK(fs.message().find(run.ranks[static_cast<size_t>(faulty)].replayed ? "failed with code"
                                                                                        : "planted") !=
                       std::string::npos);
+                if (mode.blocking_send && run.ranks[static_cast<size_t>(faulty)].replayed) ++blocking_replayed;
                 REQUIRE(at < 2000);  // a plan of this size makes far fewer calls
             }
         }
     }
     CHECK(runs > 50);
     CHECK(replayed > 20);
+    CHECK(blocking_replayed > 10);
 }
 
 TEST_CASE("sends that cannot be cancelled (ob1): abandon ends within its budget and counts them",
           "[abandon]") {
     const Plan plan = make_plan("ring", 3);
     for (const bool replay : {false, true}) {
-    bool some_left = false;
-    for (long at = 0; at < 40; ++at) {
-        INFO("fault at call " << at << " of rank 1" << (replay ? ", replayed" : ""));
-        const FaultRun run =
-            run_with_fault(plan, exec_opts(0, 1), 1, at, false, std::chrono::milliseconds(150), replay);
-        REQUIRE_FALSE(run.timed_out);
-        for (int r = 0; r < 3; ++r) {
-            const RankOutcome& ro = run.ranks[static_cast<size_t>(r)];
-            INFO("rank " << r << ": " << ro.status.message());
-            // What abandon() says is still posted is exactly what is.
-            CHECK(ro.left == run.live[static_cast<size_t>(r)]);
-            CHECK(ro.abandon_seconds < 1.5);
-            some_left = some_left || ro.left > 0;
+        bool some_left = false;
+        for (long at = 0; at < 40; ++at) {
+            INFO("fault at call " << at << " of rank 1" << (replay ? ", replayed" : ""));
+            const FaultRun run =
+                run_with_fault(plan, exec_opts(0, 1), 1, at, false, std::chrono::milliseconds(150), replay);
+            REQUIRE_FALSE(run.timed_out);
+            for (int r = 0; r < 3; ++r) {
+                const RankOutcome& ro = run.ranks[static_cast<size_t>(r)];
+                INFO("rank " << r << ": " << ro.status.message());
+                // What abandon() says is still posted is exactly what is.
+                CHECK(ro.left == run.live[static_cast<size_t>(r)]);
+                CHECK(ro.abandon_seconds < 1.5);
+                some_left = some_left || ro.left > 0;
+            }
+            if (!run.fired) break;
         }
-        if (!run.fired) break;
-    }
-    // Under rendezvous a send whose receiver abandoned never completes:
-    // some fault point must strand one, or this test proves nothing.
-    INFO((replay ? "replayed" : "run()"));
-    CHECK(some_left);
+        // Under rendezvous a send whose receiver abandoned never completes:
+        // some fault point must strand one, or this test proves nothing.
+        INFO((replay ? "replayed" : "run()"));
+        CHECK(some_left);
     }
 }

@@ -263,7 +263,11 @@ class FailingTransport final : public Transport {
     Status irecv(void* b, size_t n, int peer, Request* r) override { return inner_.irecv(b, n, peer, r); }
     Status test(Request r, bool* d) override { return inner_.test(r, d); }
     Status progress() override { return inner_.progress(); }
-    Status cancel(Request r, bool* c) override { return inner_.cancel(r, c); }
+    Status cancel(Request r, bool* c) override {
+        ++cancels;
+        return inner_.cancel(r, c);
+    }
+    int cancels = 0;
 
   private:
     Transport& inner_;
@@ -278,6 +282,7 @@ TEST_CASE("a transport error in replay names algorithm, rank and step; abandon d
     std::vector<std::vector<unsigned char>> scratches(3, std::vector<unsigned char>(30 * 4));
     std::mutex m;
     std::vector<size_t> left(3, 99);
+    std::vector<int> cancels(3, 0);
     Status st = run_ranks(3, [&](int rank, Transport& t) -> Status {
         FailingTransport ft(t, rank == 1 ? 2 : 1 << 30);
         const genx_transport_ops ops = transport_ops_for(&ft);
@@ -297,6 +302,7 @@ TEST_CASE("a transport error in replay names algorithm, rank and step; abandon d
             const size_t n = ex.abandon(std::chrono::milliseconds(500));
             std::lock_guard<std::mutex> lk(m);
             left[static_cast<size_t>(rank)] = n;
+            cancels[static_cast<size_t>(rank)] = ft.cancels;
         }
         return s;
     });
@@ -305,5 +311,8 @@ TEST_CASE("a transport error in replay names algorithm, rank and step; abandon d
     // The C side sees a code only.
     CHECK(st.message().find("rank 1: executor (ring, rank 1, step 2): transport: isend (peer 2, 40 B) "
                             "failed with code 1") != std::string::npos);
+    // The failed step's receive was held and handed to abandon(), which
+    // cancelled it (or found it complete): nothing is left.
+    CHECK(cancels[1] == 1);
     CHECK(left[1] == 0);
 }
