@@ -17,7 +17,7 @@
 
 // AVX2 kernels exist where the compiler can target them (x86-64 GCC or
 // Clang); elsewhere every kernel is the baseline one.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && defined(__GNUC__)  // GCC, and Clang (which defines __GNUC__)
 #define GENX_REDUCE_AVX2 1
 #else
 #define GENX_REDUCE_AVX2 0
@@ -107,7 +107,8 @@ template <typename T, typename Op>
 ReduceKernel::Fn pick(ReduceIsa isa) {
 #if GENX_REDUCE_AVX2
     // long double has no vector form: one kernel for both.
-    if (isa == ReduceIsa::Avx2 && !std::is_same<T, long double>::value) return &fused_avx2<T, Op>;
+    if constexpr (!std::is_same<T, long double>::value)
+        if (isa == ReduceIsa::Avx2) return &fused_avx2<T, Op>;
 #endif
     (void)isa;
     return &fused<T, Op>;
