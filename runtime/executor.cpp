@@ -440,9 +440,7 @@ inline Status Execution::check_call(const RankSchedule& schedule, void* recvbuf,
     return Status::ok();
 }
 
-Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void* recvbuf,
-                        void* scratch, size_t scratch_bytes, const ReduceKernel& kernel,
-                        Transport& transport) {
+inline void Execution::reset_call() {
     sched_ = nullptr;
     error_ = Status::ok();
     staged_ = false;
@@ -453,6 +451,12 @@ Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void*
     waits_ = 0;
     blocking_sends_ = 0;
     drop_stale_requests();
+}
+
+Status Execution::start(const RankSchedule& schedule, const void* sendbuf, void* recvbuf,
+                        void* scratch, size_t scratch_bytes, const ReduceKernel& kernel,
+                        Transport& transport) {
+    reset_call();
     Status checked = check_call(schedule, recvbuf, scratch, scratch_bytes, kernel);
     if (!checked.is_ok()) return fail(std::move(checked));
     const size_t bytes = schedule.count * schedule.elem_size;
@@ -912,16 +916,7 @@ Status Execution::run() {
 Status Execution::replay(const RankSchedule& schedule, const void* sendbuf, void* recvbuf,
                          void* scratch, size_t scratch_bytes, const ReduceKernel& kernel,
                          const genx_transport_ops& ops) {
-    sched_ = nullptr;
-    error_ = Status::ok();
-    staged_ = false;
-    on_device_ = false;
-    payload_free_ = false;
-    op_hook_ = nullptr;
-    progress_calls_ = 0;  // a refused call counts nothing
-    waits_ = 0;
-    blocking_sends_ = 0;
-    drop_stale_requests();
+    reset_call();
     if (!schedule.replayable)
         return fail(Status::internal("executor: replay() of a schedule with segmented or " +
                                      std::string("more than ") + std::to_string(kReplayMaxTransfers) +

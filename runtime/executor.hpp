@@ -363,6 +363,9 @@ class Execution {
     Status run_ops(const StepSched& step);
     Status run_ops_on_device(const StepSched& step);
     Status fail(Status st);
+    // What start() and replay() reset before their checks: no schedule,
+    // no error, host buffers, nothing counted, stale requests dropped.
+    void reset_call();
     // start()'s and replay()'s checks of the buffers and kernel against
     // the schedule (inline in executor.cpp, their only user).
     Status check_call(const RankSchedule& schedule, void* recvbuf, void* scratch,

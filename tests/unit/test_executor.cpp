@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/unit/failing_transport.hpp"
 #include "tests/unit/make_plan.hpp"
 #include "plan/checker.hpp"
 #include "plan/plan.hpp"
@@ -495,27 +496,6 @@ TEST_CASE("an order-preserving plan gives a non-commutative op its rank order", 
         CHECK(st.is_ok());
     }
 }
-
-namespace {
-
-// Fails the n-th isend; passes everything else to the wrapped transport.
-class FailingTransport final : public Transport {
-  public:
-    FailingTransport(Transport& inner, int fail_at) : inner_(inner), left_(fail_at) {}
-    Status isend(const void* b, size_t n, int peer, Request* r) override {
-        if (left_-- == 0) return Status::io_error("planted isend failure");
-        return inner_.isend(b, n, peer, r);
-    }
-    Status irecv(void* b, size_t n, int peer, Request* r) override { return inner_.irecv(b, n, peer, r); }
-    Status test(Request r, bool* d) override { return inner_.test(r, d); }
-    Status progress() override { return inner_.progress(); }
-
-  private:
-    Transport& inner_;
-    int left_;
-};
-
-}  // namespace
 
 TEST_CASE("transport errors surface with algorithm, rank and step", "[executor]") {
     Plan plan = make_plan("ring", 3);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/failing_transport.hpp"
 #include "tests/unit/make_plan.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
@@ -249,32 +250,6 @@ TEST_CASE("replay refuses segmented schedules and checks buffers as start() does
     CHECK(kernel_r.message() == b.start(s, nullptr, buf.data(), sc.data(), sc.size(), k8, f.transport(0)).message());
     CHECK(a.replay(s, nullptr, nullptr, sc.data(), sc.size(), k, ops).code() == Code::InvalidArgument);
 }
-
-namespace {
-
-// Fails the n-th isend (it has no blocking send: its C table has none).
-class FailingTransport final : public Transport {
-  public:
-    FailingTransport(Transport& inner, int fail_at) : inner_(inner), left_(fail_at) {}
-    Status isend(const void* b, size_t n, int peer, Request* r) override {
-        if (left_-- == 0) return Status::io_error("planted isend failure");
-        return inner_.isend(b, n, peer, r);
-    }
-    Status irecv(void* b, size_t n, int peer, Request* r) override { return inner_.irecv(b, n, peer, r); }
-    Status test(Request r, bool* d) override { return inner_.test(r, d); }
-    Status progress() override { return inner_.progress(); }
-    Status cancel(Request r, bool* c) override {
-        ++cancels;
-        return inner_.cancel(r, c);
-    }
-    int cancels = 0;
-
-  private:
-    Transport& inner_;
-    int left_;
-};
-
-}  // namespace
 
 TEST_CASE("a transport error in replay names algorithm, rank and step; abandon drains", "[replay]") {
     const Plan plan = make_plan("ring", 3);
