@@ -918,8 +918,9 @@ Status Execution::replay(const RankSchedule& schedule, const void* sendbuf, void
                          const genx_transport_ops& ops) {
     reset_call();
     if (!schedule.replayable)
-        return fail(Status::internal("executor: replay() of a schedule with segmented or " +
-                                     std::string("more than ") + std::to_string(kReplayMaxTransfers) +
+        return fail(Status::internal(std::string("executor: replay() of a schedule with segmented or "
+                                                 "more than ") +
+                                     std::to_string(kReplayMaxTransfers) +
                                      " transfers per step (use start() and run())"));
     Status checked = check_call(schedule, recvbuf, scratch, scratch_bytes, kernel);
     if (!checked.is_ok()) return fail(std::move(checked));
@@ -969,10 +970,7 @@ Status Execution::replay(const RankSchedule& schedule, const void* sendbuf, void
             ++waits_;
             if (ops.wait_all != nullptr) {
                 const int rc = ops.wait_all(ops.ctx, reqs, nreq);
-                if (rc != 0)
-                    return replay_failed(Status::io_error("transport: wait_all failed with code " +
-                                                          std::to_string(rc)),
-                                         ops, reqs, nreq);
+                if (rc != 0) return replay_failed(transport_wait_failed(rc), ops, reqs, nreq);
             } else {
                 // The C table's own loop of test and progress, as OpsTransport's.
                 Status waited = OpsTransport(ops).wait_all(reqs, nreq);

@@ -244,7 +244,7 @@ ReduceIsa reduce_isa() {
 }
 
 bool reduce_isa_available(ReduceIsa isa) {
-    return isa == ReduceIsa::Baseline || (isa == ReduceIsa::Avx2 && reduce_isa() == ReduceIsa::Avx2);
+    return isa == ReduceIsa::Baseline || isa == reduce_isa();
 }
 
 const char* reduce_isa_name(ReduceIsa isa) {

@@ -47,6 +47,10 @@ Status transport_call_failed(const char* what, int rc, int peer, size_t bytes) {
                             std::to_string(rc));
 }
 
+Status transport_wait_failed(int rc) {
+    return Status::io_error("transport: wait_all failed with code " + std::to_string(rc));
+}
+
 Status OpsTransport::isend(const void* buf, size_t bytes, int peer, Request* req) {
     const int rc = ops_.isend(ops_.ctx, buf, bytes, peer, req);
     return rc == 0 ? Status::ok() : transport_call_failed("isend", rc, peer, bytes);
@@ -75,8 +79,7 @@ Status OpsTransport::progress() {
 Status OpsTransport::wait_all(Request* reqs, int n) {
     if (ops_.wait_all == nullptr) return Transport::wait_all(reqs, n);
     const int rc = ops_.wait_all(ops_.ctx, reqs, n);
-    if (rc != 0) return Status::io_error("transport: wait_all failed with code " + std::to_string(rc));
-    return Status::ok();
+    return rc == 0 ? Status::ok() : transport_wait_failed(rc);
 }
 
 Status OpsTransport::send(const void* buf, size_t bytes, int peer) {

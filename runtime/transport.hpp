@@ -87,5 +87,7 @@ genx_transport_ops transport_ops_for(Transport* t);
 // The error of a failed C transport call: "transport: WHAT (peer P, N B)
 // failed with code RC" (OpsTransport and Execution::replay()).
 Status transport_call_failed(const char* what, int rc, int peer, size_t bytes);
+// ... and of a failed wait_all: "transport: wait_all failed with code RC".
+Status transport_wait_failed(int rc);
 
 }  // namespace genx
