@@ -890,6 +890,8 @@ struct BufferSpaces {
 
 BufferSpaces device_spaces_of(const genx_comm* comm, const void* sendbuf, const void* recvbuf) {
     BufferSpaces b;
+    // No context in the process yet: host memory, nothing to ask.
+    if (!comm->device->may_hold_device_memory()) return b;
     b.recv = comm->device->space_of(recvbuf);
     b.send = sendbuf != nullptr ? comm->device->space_of(sendbuf) : b.recv;
     return b;

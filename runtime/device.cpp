@@ -4,7 +4,9 @@
 //  * libcuda.so.1, the driver, as soon as device memory is enabled: only
 //    cuInit and cuPointerGetAttributes, which need no context (the runtime
 //    API's cudaPointerGetAttributes would create one on the current device
-//    in every rank).  Missing driver or no device: no backend at all.
+//    in every rank), and for ContextWatch cuCtxGetCurrent,
+//    cuDevicePrimaryCtxGetState and cuDeviceGet, which create none either.
+//    Missing driver or no device: no backend at all.
 //  * libgenx-cuda.so (runtime/cuda/genx_cuda_abi.h), at the first device
 //    buffer: copies, streams, events, pinned memory and the kernels.
 //
@@ -47,6 +49,7 @@ constexpr unsigned kMemoryUnified = 4; // CU_MEMORYTYPE_UNIFIED
 using InitFn = Result (*)(unsigned);
 using GetAttributesFn = Result (*)(unsigned, int*, void**, DevicePtr);
 using GetCountFn = Result (*)(int*);
+using DeviceGetFn = Result (*)(int*, int);
 }  // namespace drv
 
 #ifdef GENX_CHECK_CUDA_H
@@ -56,6 +59,7 @@ static_assert(drv::kAttrDeviceOrdinal == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, "C
 static_assert(drv::kMemoryDevice == CU_MEMORYTYPE_DEVICE, "CUDA ABI");
 static_assert(drv::kMemoryUnified == CU_MEMORYTYPE_UNIFIED, "CUDA ABI");
 static_assert(sizeof(drv::DevicePtr) == sizeof(CUdeviceptr), "CUDA ABI");
+static_assert(sizeof(int) == sizeof(CUdevice), "CUDA ABI");  // ContextWatch's device handles
 #endif
 
 #ifndef GENX_CUDA_LIBDIR
@@ -73,12 +77,16 @@ Status cuda_error(const genx_cuda_ops* ops, const char* what, int code) {
 
 class CudaBackend final : public DeviceBackend {
   public:
-    CudaBackend(void* driver, drv::GetAttributesFn attrs, int ndevices, std::string library)
-        : driver_(driver), attrs_(attrs), ndevices_(ndevices), library_(std::move(library)) {}
+    CudaBackend(void* driver, drv::GetAttributesFn attrs, int ndevices, std::string library,
+                ContextWatch::CurrentFn current, ContextWatch::PrimaryStateFn primary,
+                std::vector<int> devices)
+        : driver_(driver), attrs_(attrs), ndevices_(ndevices), library_(std::move(library)),
+          watch_(current, primary, std::move(devices)) {}
 
     std::string describe() const override {
         const genx_cuda_ops* ops = ops_.load(std::memory_order_acquire);
         return "cuda (" + std::to_string(ndevices_) + " device(s)" +
+               (watch_.armed() ? "; no query before a context exists" : "") +
                (ops != nullptr ? std::string("; ") + ops->describe() : std::string()) + ")";
     }
 
@@ -100,6 +108,9 @@ class CudaBackend final : public DeviceBackend {
         }
         return s;
     }
+
+    bool may_hold_device_memory() override { return watch_.may_hold_device_memory(); }
+    bool context_check_armed() const { return watch_.armed(); }
 
     Status ready() override {
         std::call_once(load_once_, [this] { load(); });
@@ -215,6 +226,7 @@ class CudaBackend final : public DeviceBackend {
     std::once_flag load_once_;
     Status load_status_;
     std::atomic<const genx_cuda_ops*> ops_{nullptr};
+    ContextWatch watch_;
 };
 
 std::atomic<DeviceBackend*> g_backend{nullptr};
@@ -242,15 +254,56 @@ DeviceBackend* probe_cuda(const DeviceConfig& config, std::string* note) {
     } else {
         *note = "CUDA driver with " + std::to_string(n) +
                 " device(s): device buffers are staged through host memory";
+        // The context watch, where the driver has its calls and there are
+        // few enough devices for it to pay (ContextWatch).
+        auto current = reinterpret_cast<ContextWatch::CurrentFn>(dlsym(h, "cuCtxGetCurrent"));
+        auto primary = reinterpret_cast<ContextWatch::PrimaryStateFn>(
+            dlsym(h, "cuDevicePrimaryCtxGetState"));
+        auto device_get = reinterpret_cast<drv::DeviceGetFn>(dlsym(h, "cuDeviceGet"));
+        std::vector<int> devices;
+        for (int i = 0; device_get != nullptr && i < n; ++i) {
+            int d = 0;
+            if (device_get(&d, i) != 0) {
+                devices.clear();
+                break;
+            }
+            devices.push_back(d);
+        }
+        if (devices.size() != static_cast<size_t>(n)) current = nullptr;  // not armed
         // Kept for the life of the process (the driver must stay loaded
         // while any pointer it describes may be passed to genx).
-        return new CudaBackend(h, attrs, n, config.library);
+        auto* backend =
+            new CudaBackend(h, attrs, n, config.library, current, primary, std::move(devices));
+        if (backend->context_check_armed())
+            *note += "; no pointer is queried while the process has no CUDA context";
+        return backend;
     }
     dlclose(h);
     return nullptr;
 }
 
 }  // namespace
+
+ContextWatch::ContextWatch(CurrentFn current, PrimaryStateFn primary, std::vector<int> devices)
+    : current_(current), primary_(primary), devices_(std::move(devices)) {
+    armed_ = current_ != nullptr && primary_ != nullptr && !devices_.empty() &&
+             devices_.size() <= kMaxDevices;
+    // The first answer decides nothing by itself: a context made before
+    // genx was loaded is found by the first call's check like any other.
+}
+
+// Out of line: taken only until a context is seen.
+bool ContextWatch::context_appeared() {
+    void* ctx = nullptr;
+    bool seen = current_(&ctx) != 0 || ctx != nullptr;
+    for (size_t i = 0; !seen && i < devices_.size(); ++i) {
+        unsigned flags = 0;
+        int active = 0;
+        seen = primary_(devices_[i], &flags, &active) != 0 || active != 0;
+    }
+    if (seen) seen_.store(true, std::memory_order_relaxed);
+    return seen;
+}
 
 DeviceBackend* device_probe(const DeviceConfig& config, std::string* note) {
     if (config.enabled) {

@@ -28,9 +28,11 @@
 // application's own streams are left alone.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/genx_types.h"
 #include "common/status.hpp"
@@ -58,6 +60,11 @@ class DeviceBackend {
     // does not know (plain malloc'ed memory).  Called on every allreduce:
     // must be cheap and must not allocate.
     virtual MemSpace space_of(const void* p) = 0;
+    // false when the process can hold no device memory at this moment, so
+    // that every buffer is host memory without asking space_of (CUDA: no
+    // context exists yet; ContextWatch below).  Asked once per call before
+    // space_of; true is always a correct answer.
+    virtual bool may_hold_device_memory() { return true; }
     // Ok when copies and kernels can run; otherwise why not (CUDA: the
     // library libgenx-cuda.so is missing or of another ABI), so that a
     // device buffer is refused with that reason instead of dereferenced.
@@ -88,6 +95,40 @@ class DeviceBackend {
     virtual Status reduce_async(int device, genx_dtype dtype, genx_op op, void* dst,
                                 const void* const* srcs, int nsrcs, size_t count,
                                 DeviceStream s) = 0;
+};
+
+// Whether the process may hold CUDA device memory yet (docs/device.md,
+// "Cost of the check").  Device and managed memory belong to a context, so
+// while no context is current on the calling thread and no device's primary
+// context is active (the one the CUDA runtime API uses), every pointer is
+// host memory and the per-pointer query (about 45-100 ns each, two per
+// call) can be skipped: what a host-only job on a GPU node pays is then
+// this check.  Once a context is seen the answer stays "may" for the life
+// of the process.  Armed only where the check is cheaper than the two
+// queries it saves (at most kMaxDevices devices: each costs one driver
+// call of about 27 ns); otherwise, or when any driver call fails, "may".
+// The driver calls are passed in, so that unit tests can drive it.
+class ContextWatch {
+  public:
+    static constexpr size_t kMaxDevices = 2;
+    using CurrentFn = int (*)(void** ctx);                         // cuCtxGetCurrent
+    using PrimaryStateFn = int (*)(int dev, unsigned* flags, int* active);  // cuDevicePrimaryCtxGetState
+    ContextWatch() = default;  // not armed: always "may"
+    ContextWatch(CurrentFn current, PrimaryStateFn primary, std::vector<int> devices);
+    ContextWatch(const ContextWatch&) = delete;
+    ContextWatch& operator=(const ContextWatch&) = delete;
+    bool armed() const { return armed_; }
+    bool may_hold_device_memory() {
+        return !armed_ || seen_.load(std::memory_order_relaxed) || context_appeared();
+    }
+
+  private:
+    bool context_appeared();
+    CurrentFn current_ = nullptr;
+    PrimaryStateFn primary_ = nullptr;
+    std::vector<int> devices_;  // CUdevice handles
+    bool armed_ = false;
+    std::atomic<bool> seen_{false};
 };
 
 // How the process looks for device memory (genx_config's device fields).

@@ -82,6 +82,7 @@ bool FakeDevice::in_arena(const void* p) const {
 }
 
 MemSpace FakeDevice::space_of(const void* p) {
+    space_queries_.fetch_add(1, std::memory_order_relaxed);
     MemSpace s;
     if (p == nullptr || !in_arena(p)) return s;
     s.kind = MemKind::Device;
@@ -378,12 +379,15 @@ Status FakeDevice::reduce_async(int, genx_dtype dtype, genx_op op, void* dst,
 
 FakeDeviceStats FakeDevice::stats() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return stats_;
+    FakeDeviceStats s = stats_;
+    s.space_queries = space_queries_.load();
+    return s;
 }
 
 void FakeDevice::reset_stats() {
     std::lock_guard<std::mutex> lock(mu_);
     stats_ = FakeDeviceStats();
+    space_queries_.store(0);
 }
 
 size_t FakeDevice::live_allocations() const {

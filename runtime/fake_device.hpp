@@ -22,6 +22,7 @@
 // loopback ranks share one instance.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -42,6 +43,7 @@ struct FakeDeviceStats {
     uint64_t reduces = 0;           // reduction kernels executed
     uint64_t not_ready_answers = 0; // event_query answers "not yet"
     uint64_t host_allocs = 0, device_allocs = 0;
+    uint64_t space_queries = 0;     // space_of calls
 };
 
 class FakeDevice final : public DeviceBackend {
@@ -55,6 +57,10 @@ class FakeDevice final : public DeviceBackend {
 
     std::string describe() const override { return "fake device (host arena, PROT_NONE)"; }
     MemSpace space_of(const void* p) override;
+    // As a process with no CUDA context answers (ContextWatch): false
+    // after set_no_context(true), else true.
+    bool may_hold_device_memory() override { return !no_context_.load(); }
+    void set_no_context(bool v) { no_context_.store(v); }
     Status ready() override { return Status::ok(); }
 
     Status host_alloc(size_t bytes, void** p) override;
@@ -114,6 +120,8 @@ class FakeDevice final : public DeviceBackend {
     std::vector<std::unique_ptr<Stream>> streams_;
     std::vector<std::unique_ptr<Event>> events_;
     FakeDeviceStats stats_;
+    std::atomic<uint64_t> space_queries_{0};
+    std::atomic<bool> no_context_{false};
 };
 
 }  // namespace genx

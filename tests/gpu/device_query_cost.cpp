@@ -5,12 +5,23 @@
 // 200000 queries.  Without a driver or device it prints SKIP and exits 77
 // (there the query is never made: genx checks one null pointer).
 //
+// Then the driver calls a cheaper test could be built from, each timed the
+// same way on malloc memory: before the process has any CUDA context,
+// after the primary context exists (on this thread and on another thread,
+// where it is not current): cuPointerGetAttributes with genx's three
+// attributes, cuPointerGetAttribute with the memory type alone,
+// cuCtxGetCurrent, and cuDevicePrimaryCtxGetState for every device.
+//
 // Usage: device_query_cost [LIBGENX_CUDA_SO]
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/device.hpp"
@@ -33,6 +44,84 @@ double ns_per_query(genx::DeviceBackend* b, const void* p, genx::MemKind want, b
     return runs[runs.size() / 2];
 }
 
+template <class F>
+double ns_per_call(F&& f) {
+    constexpr int kCalls = 200000;
+    std::vector<double> runs;
+    for (int r = 0; r < 7; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kCalls; ++i) f();
+        const auto t1 = std::chrono::steady_clock::now();
+        runs.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / kCalls);
+    }
+    std::sort(runs.begin(), runs.end());
+    return runs[runs.size() / 2];
+}
+
+// The driver's calls, from its documented ABI (CUresult int, CUdeviceptr
+// an unsigned pointer-sized integer, CUcontext and CUdevice opaque/int).
+struct Driver {
+    int (*attrs)(unsigned, int*, void**, uintptr_t) = nullptr;
+    int (*attr)(void*, int, uintptr_t) = nullptr;
+    int (*ctx_current)(void**) = nullptr;
+    int (*primary_state)(int, unsigned*, int*) = nullptr;
+    int (*device_get)(int*, int) = nullptr;
+    int (*count)(int*) = nullptr;
+    bool load() {
+        void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (h == nullptr) return false;
+        attrs = reinterpret_cast<decltype(attrs)>(dlsym(h, "cuPointerGetAttributes"));
+        attr = reinterpret_cast<decltype(attr)>(dlsym(h, "cuPointerGetAttribute"));
+        ctx_current = reinterpret_cast<decltype(ctx_current)>(dlsym(h, "cuCtxGetCurrent"));
+        primary_state = reinterpret_cast<decltype(primary_state)>(dlsym(h, "cuDevicePrimaryCtxGetState"));
+        device_get = reinterpret_cast<decltype(device_get)>(dlsym(h, "cuDeviceGet"));
+        count = reinterpret_cast<decltype(count)>(dlsym(h, "cuDeviceGetCount"));
+        return attrs && attr && ctx_current && primary_state && device_get && count;
+    }
+};
+
+void driver_calls(const Driver& d, const void* host, const char* when) {
+    const auto p = reinterpret_cast<uintptr_t>(host);
+    volatile int sink = 0;
+    int ndev = 0;
+    (void)d.count(&ndev);
+    std::printf("# driver calls on malloc memory, %s (%d device(s)):\n", when, ndev);
+    std::printf("  cuPointerGetAttributes (3)     %8.1f\n", ns_per_call([&] {
+        unsigned type = 0, managed = 0;
+        int ordinal = -1;
+        int a[3] = {2, 8, 9};
+        void* v[3] = {&type, &managed, &ordinal};
+        sink = sink + d.attrs(3, a, v, p);
+    }));
+    std::printf("  cuPointerGetAttribute (type)   %8.1f\n", ns_per_call([&] {
+        unsigned type = 0;
+        sink = sink + d.attr(&type, 2, p);
+    }));
+    std::printf("  cuCtxGetCurrent                %8.1f\n", ns_per_call([&] {
+        void* c = nullptr;
+        sink = sink + d.ctx_current(&c) + (c != nullptr ? 1 : 0);
+    }));
+    std::printf("  cuDevicePrimaryCtxGetState x%d  %8.1f\n", ndev, ns_per_call([&] {
+        for (int i = 0; i < ndev; ++i) {
+            int dev = 0;
+            unsigned flags = 0;
+            int active = 0;
+            sink = sink + d.device_get(&dev, i) + d.primary_state(dev, &flags, &active) + active;
+        }
+    }));
+    void* c = nullptr;
+    (void)d.ctx_current(&c);
+    int active = 0;
+    for (int i = 0; i < ndev; ++i) {
+        int dev = 0;
+        unsigned flags = 0;
+        int a = 0;
+        if (d.device_get(&dev, i) == 0 && d.primary_state(dev, &flags, &a) == 0 && a != 0) ++active;
+    }
+    std::printf("  (current context: %s; active primary contexts: %d)\n", c != nullptr ? "yes" : "none",
+                active);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -40,18 +129,41 @@ int main(int argc, char** argv) {
     genx::DeviceBackend* b = gpu_backend(argc, argv, &status);
     if (b == nullptr) return status;
     void* host = std::malloc(1 << 20);
+    Driver drv;
+    const bool have_driver = drv.load();
+    if (have_driver) driver_calls(drv, host, "before any context");
+    // genx's own check (ContextWatch): armed where few devices are visible;
+    // then no context yet means no device memory, and a context means "may".
+    // (describe() after the check: it may ask the runtime things that
+    // make a context.)
+    const bool before = b->may_hold_device_memory();
+    const double check_ns = ns_per_call([&] { (void)b->may_hold_device_memory(); });
+    const bool armed = b->describe().find("no query before a context exists") != std::string::npos;
+    std::printf("# genx's context check: %s; before any context: %s (%.1f ns per check)\n",
+                armed ? "armed" : "not armed (queries every call)",
+                before ? "may hold device memory" : "host only", check_ns);
     void* pinned = nullptr;
     void* dev = nullptr;
     if (!b->host_alloc(1 << 20, &pinned).is_ok() || !b->device_alloc(0, 1 << 20, &dev).is_ok()) {
         std::printf("FAIL: allocation\n");
         return 1;
     }
-    bool ok = true;
+    bool ok = !(armed && before);
+    if (!ok) std::printf("FAIL: the armed check said 'may' before any context\n");
+    if (!b->may_hold_device_memory()) {
+        std::printf("FAIL: the check says 'host only' with a context active\n");
+        ok = false;
+    }
     std::printf("# %s\n", b->describe().c_str());
     std::printf("# memory            ns/query (median of 7 x 200000)\n");
     std::printf("  malloc            %8.1f\n", ns_per_query(b, host, genx::MemKind::Host, &ok));
     std::printf("  cudaHostAlloc     %8.1f\n", ns_per_query(b, pinned, genx::MemKind::Host, &ok));
     std::printf("  cudaMalloc        %8.1f\n", ns_per_query(b, dev, genx::MemKind::Device, &ok));
+    if (have_driver) {
+        driver_calls(drv, host, "primary context current");
+        std::thread t([&] { driver_calls(drv, host, "primary context, another thread"); });
+        t.join();
+    }
     b->device_free(0, dev);
     b->host_free(pinned);
     std::free(host);

@@ -1091,3 +1091,150 @@ TEST_CASE("bounced sends: a failure to hand one on fails the transport, and noth
     }
     td.release(dev);
 }
+
+namespace {
+
+// A driver for ContextWatch: what cuCtxGetCurrent and
+// cuDevicePrimaryCtxGetState answer, and how often they were asked.
+struct WatchDriver {
+    static inline void* current = nullptr;
+    static inline int current_rc = 0;
+    static inline int active_device = -1;  // the device handle whose primary context is active
+    static inline int primary_rc = 0;
+    static inline int calls = 0;
+    static void reset() {
+        current = nullptr;
+        current_rc = 0;
+        active_device = -1;
+        primary_rc = 0;
+        calls = 0;
+    }
+    static int get_current(void** ctx) {
+        ++calls;
+        *ctx = current;
+        return current_rc;
+    }
+    static int primary_state(int dev, unsigned* flags, int* active) {
+        ++calls;
+        *flags = 0;
+        *active = dev == active_device ? 1 : 0;
+        return primary_rc;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("ContextWatch: no device memory before a context exists, and 'may' for good after one",
+          "[device]") {
+    using W = WatchDriver;
+    W::reset();
+    SECTION("not armed: always may, nothing asked") {
+        ContextWatch none;
+        CHECK_FALSE(none.armed());
+        CHECK(none.may_hold_device_memory());
+        ContextWatch no_primary(&W::get_current, nullptr, {0});
+        CHECK_FALSE(no_primary.armed());
+        CHECK(no_primary.may_hold_device_memory());
+        ContextWatch no_devices(&W::get_current, &W::primary_state, {});
+        CHECK(no_devices.may_hold_device_memory());
+        // More devices than the check pays for: the queries are cheaper.
+        std::vector<int> many(ContextWatch::kMaxDevices + 1);
+        ContextWatch too_many(&W::get_current, &W::primary_state, many);
+        CHECK_FALSE(too_many.armed());
+        CHECK(too_many.may_hold_device_memory());
+        CHECK(W::calls == 0);
+    }
+    SECTION("no context: host memory, asked every call") {
+        ContextWatch w(&W::get_current, &W::primary_state, {10, 11});
+        REQUIRE(w.armed());
+        CHECK_FALSE(w.may_hold_device_memory());
+        CHECK_FALSE(w.may_hold_device_memory());
+        CHECK(W::calls == 2 * 3);  // cuCtxGetCurrent and two devices, each time
+    }
+    SECTION("a context current on the calling thread") {
+        ContextWatch w(&W::get_current, &W::primary_state, {10, 11});
+        CHECK_FALSE(w.may_hold_device_memory());
+        static int ctx;
+        W::current = &ctx;
+        CHECK(w.may_hold_device_memory());
+        // Sticky: the context going away (or this thread's being another)
+        // does not make genx stop asking.
+        W::current = nullptr;
+        const int asked = W::calls;
+        CHECK(w.may_hold_device_memory());
+        CHECK(W::calls == asked);
+    }
+    SECTION("the second device's primary context active, current on no thread") {
+        ContextWatch w(&W::get_current, &W::primary_state, {10, 11});
+        CHECK_FALSE(w.may_hold_device_memory());
+        W::active_device = 11;
+        CHECK(w.may_hold_device_memory());
+        W::active_device = -1;
+        CHECK(w.may_hold_device_memory());
+    }
+    SECTION("a failing driver call counts as a context") {
+        ContextWatch a(&W::get_current, &W::primary_state, {10});
+        W::current_rc = 201;  // CUDA_ERROR_INVALID_CONTEXT
+        CHECK(a.may_hold_device_memory());
+        W::reset();
+        ContextWatch b(&W::get_current, &W::primary_state, {10});
+        W::primary_rc = 101;  // CUDA_ERROR_INVALID_DEVICE
+        CHECK(b.may_hold_device_memory());
+    }
+    W::reset();
+}
+
+TEST_CASE("a process with no device context is not asked where its buffers are", "[device]") {
+    TestDevice& td = test_device();
+    if (real_device_requested()) {
+        // The test's own stream made a context: the real watch must see it.
+        CHECK(td.backend->may_hold_device_memory());
+        return;
+    }
+    FakeDevice& f = *td.fake;
+    for (int P : {1, 2, 3}) {
+        INFO("P=" << P);
+        f.reset_stats();
+        f.set_no_context(true);
+        float host[4] = {0, 0, 0, 0};
+        char err[512];
+        const genx_config cfg = config("ring");
+        genx_comm* c = genx_comm_create(0, 1, &cfg, err, sizeof(err));
+        REQUIRE(c != nullptr);
+        // No context: host memory without a question, each call.
+        CHECK(genx_buffers_on_device(c, host, host + 2) == 0);
+        CHECK(f.stats().space_queries == 0);
+        // A sum over P ranks on host buffers.
+        auto sum = [&] {
+            return run_ranks(P, [&](int rank, Transport& t) -> Status {
+                genx_transport_ops ops = transport_ops_for(&t);
+                char e[512];
+                genx_comm* rc_comm = genx_comm_create(rank, P, &cfg, e, sizeof(e));
+                if (rc_comm == nullptr) return Status::internal(e);
+                float v = 1.0f, r = 0.0f;
+                char why[512] = "";
+                const int rc = genx_allreduce_ex(rc_comm, &v, &r, 1, GENX_DT_FLOAT, 4, GENX_OP_SUM,
+                                                 1, nullptr, &ops, nullptr, why, sizeof(why));
+                genx_comm_destroy(rc_comm);
+                return rc == GENX_OK && r == static_cast<float>(P) ? Status::ok()
+                                                                   : Status::internal(why);
+            });
+        };
+        CHECK(sum().is_ok());
+        CHECK(f.stats().space_queries == 0);
+        // A context: every pointer asked again, and device memory found.
+        f.set_no_context(false);
+        CHECK(genx_buffers_on_device(c, host, host + 2) == 0);
+        CHECK(f.stats().space_queries == 2);
+        CHECK(genx_buffers_on_device(c, nullptr, host) == 0);
+        CHECK(f.stats().space_queries == 3);
+        void* d = td.alloc(16);
+        CHECK(genx_buffers_on_device(c, host, d) == 1);
+        td.release(d);
+        const uint64_t asked = f.stats().space_queries;
+        CHECK(sum().is_ok());
+        CHECK(f.stats().space_queries >= asked + static_cast<uint64_t>(2 * P));
+        genx_comm_destroy(c);
+    }
+    f.set_no_context(false);
+}
