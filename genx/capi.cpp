@@ -442,6 +442,15 @@ genx::Status configure(genx_comm* c, const genx_config* cfg) {
     c->forced_params = genx::format_params(all);
     // Generating now validates the params' values with the real P.
     c->forced_plan = c->plan_for(c->algorithm, c->forced_params);
+    if (c->size == 1 && !c->forced_plan->status.is_ok()) {
+        // A single rank's allreduce is a copy (genx keeps such
+        // communicators where device memory is possible): parameters that
+        // shape P ranks' exchanges, or a topology the algorithm needs, do
+        // not apply to it.  The algorithm's defaults, else a ring of one.
+        // Every larger communicator still validates them.
+        c->forced_plan = c->plan_for(c->algorithm, "");
+        if (!c->forced_plan->status.is_ok()) c->forced_plan = c->plan_for("ring", "");
+    }
     return c->forced_plan->status;
 }
 

@@ -121,6 +121,38 @@ TEST_CASE("genx_comm_create validates the configuration", "[capi]") {
     CHECK(create_error(0, 1, nullptr).empty());
 }
 
+TEST_CASE("a one-rank communicator takes any forced algorithm: its allreduce is a copy", "[capi]") {
+    // genx keeps one-rank communicators where device memory is possible;
+    // parameters shaping P ranks' exchanges, or a topology the algorithm
+    // needs, must not make genx refuse them (or print an error for them).
+    for (const auto& ap : std::vector<std::pair<const char*, const char*>>{
+             {"butterfly", "r=2"}, {"butterfly", "group=2x2"}, {"hcps", "groups=2x3"},
+             {"rb", "root=3"}, {"gentree", ""}, {"ring2d", ""}, {"ring", "segment=64K"}}) {
+        INFO(ap.first << " " << ap.second);
+        genx_config c = config(ap.first, ap.second, 0, nullptr);
+        CHECK(create_error(0, 1, &c).empty());
+        const Status st = run_ranks(1, [&](int rank, Transport& t) -> Status {
+            genx_transport_ops ops = transport_ops_for(&t);
+            char err[512];
+            genx_comm* comm = genx_comm_create(rank, 1, &c, err, sizeof err);
+            if (comm == nullptr) return Status::internal(err);
+            std::vector<float> in = {1.5f, -2.0f, 3.25f, 7.0f, 0.5f}, out(5, 0.0f);
+            char why[256] = "";
+            const int rc = genx_allreduce(comm, in.data(), out.data(), in.size(), GENX_DT_FLOAT,
+                                          4, GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+            genx_comm_destroy(comm);
+            if (rc != GENX_OK) return Status::internal(why);
+            return ensure(out == in, "the result is not a copy of the input");
+        });
+        CHECK(st.is_ok());
+    }
+    // Larger communicators still validate the same parameters.
+    genx_config c = config("butterfly", "r=5", 0, nullptr);
+    CHECK_FALSE(create_error(0, 4, &c).empty());
+    c = config("rb", "root=3", 0, nullptr);
+    CHECK_FALSE(create_error(0, 2, &c).empty());
+}
+
 TEST_CASE("genx_algorithm_names lists the registry", "[capi]") {
     std::string expect;
     for (const GeneratorInfo& g : generators()) expect += (expect.empty() ? "" : ",") + g.name;
