@@ -401,6 +401,26 @@ void report(genx_comm* c, const std::string& msg) {
     if (c->verbose >= level) c->log(c->log_ctx, level, ("genx: " + msg).c_str());
 }
 
+// The forced algorithm's plan for this communicator (at create, and again
+// when the ranks are placed on a topology).  A single rank's allreduce is
+// a copy (genx keeps such communicators where device memory is possible):
+// parameters that shape P ranks' exchanges, or a topology the algorithm
+// needs, do not apply to it, so a one-rank communicator whose plan fails
+// runs the algorithm's defaults, else a ring of one, and says so at
+// verbosity 1.  Every larger communicator still validates them.
+void plan_forced(genx_comm* c) {
+    c->forced_plan = c->plan_for(c->algorithm, c->forced_params);
+    if (c->size != 1 || c->forced_plan->status.is_ok()) return;
+    const std::string why = c->forced_plan->status.message();
+    c->forced_plan = c->plan_for(c->algorithm, "");
+    if (!c->forced_plan->status.is_ok()) c->forced_plan = c->plan_for("ring", "");
+    if (c->log != nullptr && c->verbose >= 1)
+        c->log(c->log_ctx, 1,
+               ("genx: one-rank communicator: " + why + "; its allreduce (a copy) runs " +
+                c->forced_plan->algorithm + " with default parameters")
+                   .c_str());
+}
+
 genx::Status configure(genx_comm* c, const genx_config* cfg) {
     const char* alg = cfg != nullptr ? cfg->algorithm : nullptr;
     c->algorithm = alg != nullptr && *alg != '\0' ? alg : "auto";
@@ -441,16 +461,7 @@ genx::Status configure(genx_comm* c, const genx_config* cfg) {
                                        join_names());
     c->forced_params = genx::format_params(all);
     // Generating now validates the params' values with the real P.
-    c->forced_plan = c->plan_for(c->algorithm, c->forced_params);
-    if (c->size == 1 && !c->forced_plan->status.is_ok()) {
-        // A single rank's allreduce is a copy (genx keeps such
-        // communicators where device memory is possible): parameters that
-        // shape P ranks' exchanges, or a topology the algorithm needs, do
-        // not apply to it.  The algorithm's defaults, else a ring of one.
-        // Every larger communicator still validates them.
-        c->forced_plan = c->plan_for(c->algorithm, "");
-        if (!c->forced_plan->status.is_ok()) c->forced_plan = c->plan_for("ring", "");
-    }
+    plan_forced(c);
     return c->forced_plan->status;
 }
 
@@ -659,7 +670,7 @@ int genx_comm_place_topology_addrs(genx_comm* comm, const char* const* addrs, co
         comm->schedule_bytes = 0;
         comm->last_schedule = nullptr;
         ++comm->schedule_evictions;
-        if (comm->forced) comm->forced_plan = comm->plan_for(comm->algorithm, comm->forced_params);
+        if (comm->forced) plan_forced(comm);
         return 1;
     } catch (const std::exception& e) {
         say_once(comm, std::string("SLURM_TOPOLOGY_ADDR: ") + e.what() + "; genx groups hosts by name instead");

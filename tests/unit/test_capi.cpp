@@ -146,6 +146,31 @@ TEST_CASE("a one-rank communicator takes any forced algorithm: its allreduce is 
         });
         CHECK(st.is_ok());
     }
+    // Said at verbosity 1, and kept when the rank is placed on a Slurm
+    // topology (the forced plan is made again there).
+    LogSink sink;
+    genx_config v = config("butterfly", "r=2", 1, &sink);
+    char err[512];
+    genx_comm* one = genx_comm_create(0, 1, &v, err, sizeof err);
+    REQUIRE(one != nullptr);
+    bool said = false;
+    for (const std::string& l : sink.lines)
+        said = said || (l.find("one-rank communicator: ") != std::string::npos &&
+                        l.find("runs butterfly with default parameters") != std::string::npos);
+    CHECK(said);
+    const char* addr[] = {"spine.leaf1.n1"};
+    const char* pat[] = {"switch.switch.node"};
+    CHECK(genx_comm_place_topology_addrs(one, addr, pat, nullptr) == 1);
+    const Status placed = run_ranks(1, [&](int, Transport& t) -> Status {
+        genx_transport_ops ops = transport_ops_for(&t);
+        float in = 2.5f, out = 0.0f;
+        char why[256] = "";
+        const int rc = genx_allreduce(one, &in, &out, 1, GENX_DT_FLOAT, 4, GENX_OP_SUM, 1, nullptr,
+                                      &ops, why, sizeof why);
+        return rc == GENX_OK && out == in ? Status::ok() : Status::internal(why);
+    });
+    CHECK(placed.is_ok());
+    genx_comm_destroy(one);
     // Larger communicators still validate the same parameters.
     genx_config c = config("butterfly", "r=5", 0, nullptr);
     CHECK_FALSE(create_error(0, 4, &c).empty());
