@@ -110,7 +110,7 @@ class CudaBackend final : public DeviceBackend {
     }
 
     bool may_hold_device_memory() override { return watch_.may_hold_device_memory(); }
-    bool context_check_armed() const { return watch_.armed(); }
+    bool context_check_armed() const override { return watch_.armed(); }
 
     Status ready() override {
         std::call_once(load_once_, [this] { load(); });

@@ -65,6 +65,9 @@ class DeviceBackend {
     // context exists yet; ContextWatch below).  Asked once per call before
     // space_of; true is always a correct answer.
     virtual bool may_hold_device_memory() { return true; }
+    // true where may_hold_device_memory() can answer false (CUDA: the
+    // context check is armed), for tests and verbose output.
+    virtual bool context_check_armed() const { return false; }
     // Ok when copies and kernels can run; otherwise why not (CUDA: the
     // library libgenx-cuda.so is missing or of another ABI), so that a
     // device buffer is refused with that reason instead of dereferenced.
@@ -101,8 +104,8 @@ class DeviceBackend {
 // "Cost of the check").  Device and managed memory belong to a context, so
 // while no context is current on the calling thread and no device's primary
 // context is active (the one the CUDA runtime API uses), every pointer is
-// host memory and the per-pointer query (about 45-100 ns each, two per
-// call) can be skipped: what a host-only job on a GPU node pays is then
+// host memory and the per-pointer query (35-105 ns each on an H200 node,
+// two per call) can be skipped: what a host-only job on a GPU node pays is then
 // this check.  Once a context is seen the answer stays "may" for the life
 // of the process.  Armed only where the check is cheaper than the two
 // queries it saves (at most kMaxDevices devices: each costs one driver

@@ -60,6 +60,7 @@ class FakeDevice final : public DeviceBackend {
     // As a process with no CUDA context answers (ContextWatch): false
     // after set_no_context(true), else true.
     bool may_hold_device_memory() override { return !no_context_.load(); }
+    bool context_check_armed() const override { return true; }
     void set_no_context(bool v) { no_context_.store(v); }
     Status ready() override { return Status::ok(); }
 

@@ -63,8 +63,8 @@ double ns_per_call(F&& f) {
 struct Driver {
     int (*attrs)(unsigned, int*, void**, uintptr_t) = nullptr;
     int (*attr)(void*, int, uintptr_t) = nullptr;
-    int (*ctx_current)(void**) = nullptr;
-    int (*primary_state)(int, unsigned*, int*) = nullptr;
+    genx::ContextWatch::CurrentFn ctx_current = nullptr;
+    genx::ContextWatch::PrimaryStateFn primary_state = nullptr;
     int (*device_get)(int*, int) = nullptr;
     int (*count)(int*) = nullptr;
     bool load() {
@@ -134,11 +134,9 @@ int main(int argc, char** argv) {
     if (have_driver) driver_calls(drv, host, "before any context");
     // genx's own check (ContextWatch): armed where few devices are visible;
     // then no context yet means no device memory, and a context means "may".
-    // (describe() after the check: it may ask the runtime things that
-    // make a context.)
     const bool before = b->may_hold_device_memory();
     const double check_ns = ns_per_call([&] { (void)b->may_hold_device_memory(); });
-    const bool armed = b->describe().find("no query before a context exists") != std::string::npos;
+    const bool armed = b->context_check_armed();
     std::printf("# genx's context check: %s; before any context: %s (%.1f ns per check)\n",
                 armed ? "armed" : "not armed (queries every call)",
                 before ? "may hold device memory" : "host only", check_ns);

@@ -1136,6 +1136,7 @@ TEST_CASE("ContextWatch: no device memory before a context exists, and 'may' for
         CHECK_FALSE(no_primary.armed());
         CHECK(no_primary.may_hold_device_memory());
         ContextWatch no_devices(&W::get_current, &W::primary_state, {});
+        CHECK_FALSE(no_devices.armed());
         CHECK(no_devices.may_hold_device_memory());
         // More devices than the check pays for: the queries are cheaper.
         std::vector<int> many(ContextWatch::kMaxDevices + 1);
