@@ -260,6 +260,7 @@ DeviceBackend* probe_cuda(const DeviceConfig& config, std::string* note) {
         auto primary = reinterpret_cast<ContextWatch::PrimaryStateFn>(
             dlsym(h, "cuDevicePrimaryCtxGetState"));
         auto device_get = reinterpret_cast<drv::DeviceGetFn>(dlsym(h, "cuDeviceGet"));
+        // No devices (cuDeviceGet missing or failing): not armed.
         std::vector<int> devices;
         for (int i = 0; device_get != nullptr && i < n; ++i) {
             int d = 0;
@@ -269,7 +270,6 @@ DeviceBackend* probe_cuda(const DeviceConfig& config, std::string* note) {
             }
             devices.push_back(d);
         }
-        if (devices.size() != static_cast<size_t>(n)) current = nullptr;  // not armed
         // Kept for the life of the process (the driver must stay loaded
         // while any pointer it describes may be passed to genx).
         auto* backend =

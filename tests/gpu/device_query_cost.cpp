@@ -29,21 +29,7 @@
 
 namespace {
 
-double ns_per_query(genx::DeviceBackend* b, const void* p, genx::MemKind want, bool* ok) {
-    constexpr int kQueries = 200000;
-    std::vector<double> runs;
-    for (int r = 0; r < 7; ++r) {
-        int device = 0;
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < kQueries; ++i) device += b->space_of(p).kind == want ? 1 : 0;
-        const auto t1 = std::chrono::steady_clock::now();
-        if (device != kQueries) *ok = false;
-        runs.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / kQueries);
-    }
-    std::sort(runs.begin(), runs.end());
-    return runs[runs.size() / 2];
-}
-
+// Nanoseconds per call of f: the median of 7 runs of 200000 calls.
 template <class F>
 double ns_per_call(F&& f) {
     constexpr int kCalls = 200000;
@@ -56,6 +42,14 @@ double ns_per_call(F&& f) {
     }
     std::sort(runs.begin(), runs.end());
     return runs[runs.size() / 2];
+}
+
+// genx's space query on p; *ok becomes false if any answer is not `want`.
+double ns_per_query(genx::DeviceBackend* b, const void* p, genx::MemKind want, bool* ok) {
+    bool right = true;
+    const double ns = ns_per_call([&] { right = (b->space_of(p).kind == want) && right; });
+    if (!right) *ok = false;
+    return ns;
 }
 
 // The driver's calls, from its documented ABI (CUresult int, CUdeviceptr
@@ -77,6 +71,18 @@ struct Driver {
         device_get = reinterpret_cast<decltype(device_get)>(dlsym(h, "cuDeviceGet"));
         count = reinterpret_cast<decltype(count)>(dlsym(h, "cuDeviceGetCount"));
         return attrs && attr && ctx_current && primary_state && device_get && count;
+    }
+    // How many of the first n devices have their primary context active
+    // (cuDeviceGet and cuDevicePrimaryCtxGetState for each).
+    int active_primaries(int n) const {
+        int active = 0;
+        for (int i = 0; i < n; ++i) {
+            int dev = 0;
+            unsigned flags = 0;
+            int a = 0;
+            if (device_get(&dev, i) == 0 && primary_state(dev, &flags, &a) == 0 && a != 0) ++active;
+        }
+        return active;
     }
 };
 
@@ -101,25 +107,12 @@ void driver_calls(const Driver& d, const void* host, const char* when) {
         void* c = nullptr;
         sink = sink + d.ctx_current(&c) + (c != nullptr ? 1 : 0);
     }));
-    std::printf("  cuDevicePrimaryCtxGetState x%d  %8.1f\n", ndev, ns_per_call([&] {
-        for (int i = 0; i < ndev; ++i) {
-            int dev = 0;
-            unsigned flags = 0;
-            int active = 0;
-            sink = sink + d.device_get(&dev, i) + d.primary_state(dev, &flags, &active) + active;
-        }
-    }));
+    std::printf("  cuDevicePrimaryCtxGetState x%d  %8.1f\n", ndev,
+                ns_per_call([&] { sink = sink + d.active_primaries(ndev); }));
     void* c = nullptr;
     (void)d.ctx_current(&c);
-    int active = 0;
-    for (int i = 0; i < ndev; ++i) {
-        int dev = 0;
-        unsigned flags = 0;
-        int a = 0;
-        if (d.device_get(&dev, i) == 0 && d.primary_state(dev, &flags, &a) == 0 && a != 0) ++active;
-    }
     std::printf("  (current context: %s; active primary contexts: %d)\n", c != nullptr ? "yes" : "none",
-                active);
+                d.active_primaries(ndev));
 }
 
 }  // namespace
