@@ -1,0 +1,131 @@
+#!/bin/sh
+# bench/compare's statistics on synthetic rounds.
+#
+# The held-out "best other configuration" (held_out_ratios):
+# on synthetic rounds where genx-tuned and nine Open MPI configurations are
+# drawn from one distribution, the best-of-nine taken on the same rounds
+# reads genx several percent slow (selection bias) and the held-out ratio
+# reads parity; where genx-tuned is 20 % slower, the held-out ratio says
+# so.  A held-out choice that peeked at the compared round, a ratio taken
+# upside down, or rounds paired out of order breaks one of the checks.
+#
+# The median's confidence interval (median_interval) and the paired tables'
+# verdicts: the order statistics the sign test gives, a coverage of at
+# least 90 % on simulated noise, "missed" where a configuration is 20 %
+# slower than the reference and almost never where it is not.
+set -u
+src=${GENX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed"; exit 77; }
+python3 - "$src/bench/compare" <<'PY'
+import importlib.machinery, importlib.util, math, random, statistics, sys
+
+loader = importlib.machinery.SourceFileLoader("compare", sys.argv[1])
+spec = importlib.util.spec_from_loader("compare", loader)
+compare = importlib.util.module_from_spec(spec)
+loader.exec_module(compare)
+
+ROUNDS, SIZES = 7, [8 << i for i in range(40)]
+BASE = ["ompi-default", "han"] + ["tuned-%d" % i for i in range(7)]
+configs = ([compare.Config("genx-tuned", "ompi", (), "genx"),
+            compare.Config("ompi-default-again", "ompi", (), "control")]
+           + [compare.Config(n, "ompi", (), "baseline") for n in BASE])
+failures = []
+
+
+def check(what, ok, value):
+    print("%s: %s (%.3f)" % ("PASS" if ok else "FAIL", what, value))
+    if not ok:
+        failures.append(what)
+
+
+def runs(genx_factor, seed, noise=0.1):
+    rng = random.Random(seed)
+    res = {c.name: [] for c in configs}
+    for r in range(ROUNDS):
+        # A round-wide drift shared by every configuration (what pairing by
+        # round cancels), and each run's own noise.
+        drift = {s: rng.lognormvariate(0, 0.2) for s in SIZES}
+        for c in configs:
+            f = genx_factor if c.name == "genx-tuned" else 1.0
+            res[c.name].append({"rc": 0, "rows": {str(s): 100.0 * s ** 0.1 * f * drift[s] *
+                                                  rng.lognormvariate(0, noise) for s in SIZES}})
+    return res
+
+
+def geomean_heldout(res, subject):
+    t = compare.held_out_ratios(configs, res, SIZES)
+    return math.exp(statistics.mean(math.log(statistics.median(t[(subject, s)][0])) for s in SIZES))
+
+
+def geomean_naive(res, subject):
+    def med(n, s):
+        return statistics.median(r["rows"][str(s)] for r in res[n])
+    return math.exp(statistics.mean(math.log(med(subject, s) / min(med(b, s) for b in BASE))
+                                    for s in SIZES))
+
+
+for seed in (1, 2, 3):
+    same = runs(1.0, seed)
+    check("seed %d, one distribution: best-of-9 on the same rounds is biased slow" % seed,
+          geomean_naive(same, "genx-tuned") > 1.03, geomean_naive(same, "genx-tuned"))
+    for subject in ("genx-tuned", "ompi-default-again"):
+        g = geomean_heldout(same, subject)
+        check("seed %d, one distribution: held-out %s reads parity" % (seed, subject),
+              0.97 < g < 1.03, g)
+    slow = runs(1.2, seed)
+    g = geomean_heldout(slow, "genx-tuned")
+    check("seed %d, genx 20 %% slower: held-out reads it" % seed, 1.15 < g < 1.25, g)
+    g = geomean_heldout(slow, "ompi-default-again")
+    check("seed %d, genx 20 %% slower: the control still reads parity" % seed, 0.97 < g < 1.03, g)
+
+# The sign-test interval for the median: order statistics.
+xs = [float(i) for i in range(1, 21)]
+for n, want in ((4, None), (5, (1.0, 5.0)), (7, (1.0, 7.0)), (8, (2.0, 7.0)), (9, (2.0, 8.0)), (20, (6.0, 15.0))):
+    got = compare.median_interval(list(reversed(xs[:n])))
+    check("median_interval of %d values is %s (got %s)" % (n, want, got), got == want, float(n))
+rng = random.Random(7)
+for n in (5, 7, 8, 9, 15):
+    hits = 0
+    for _ in range(4000):
+        lo, hi = compare.median_interval([rng.lognormvariate(0, 0.3) for _ in range(n)])
+        hits += lo <= 1.0 <= hi
+    check("median_interval of %d values covers the true median >= 90 %% of the time" % n,
+          hits / 4000 >= 0.89, hits / 4000)
+for ci, bar, want in (((0.9, 1.04), 1.05, "met"), ((1.06, 1.3), 1.05, "**missed**"),
+                      ((0.95, 1.10), 1.05, "not resolved"), (None, 1.05, "too few rounds")):
+    check("verdict(%s, %.2f) is %s" % (ci, bar, want), compare.verdict(ci, bar) == want, bar)
+
+
+def verdicts(md, subject):
+    """The verdict column of one paired table in the markdown."""
+    sect = md.split("### %s / " % subject, 1)[1].split("###", 1)[0]
+    return [line.split("|")[6].strip() for line in sect.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip() not in ("size", "---:")]
+
+
+# 2 % noise per run: 20 % is resolved in 7 rounds, and an A/A is not "missed".
+res = runs(1.2, 8, noise=0.02)
+paired = compare.paired_ratios(configs, res, SIZES, reference="ompi-default")
+v = verdicts(paired, "genx-tuned")
+check("genx 20 %% slower than the reference: missed at every size (%d of %d)"
+      % (v.count("**missed**"), len(SIZES)), v.count("**missed**") == len(SIZES), len(v))
+v = verdicts(paired, "ompi-default-again")
+check("A/A: missed at no more than 2 of %d sizes (%d)" % (len(SIZES), v.count("**missed**")),
+      len(v) == len(SIZES) and v.count("**missed**") <= 2, len(v))
+other = compare.paired_ratios(configs, res, SIZES, reference="tuned-3")
+check("--paired-against another configuration: a table for every other one",
+      all("### %s / tuned-3, paired" % c.name in other for c in configs if c.name != "tuned-3"),
+      float(len(configs)))
+check("--paired-against a configuration not in the run: no table",
+      compare.paired_ratios(configs, res, SIZES, reference="mpich") == "", 0.0)
+
+# The table names the subjects, the chosen configurations and a geomean.
+md = compare.held_out_best(configs, runs(1.0, 4), SIZES)
+for needle in ("genx-tuned: median", "ompi-default-again: median", "Geometric mean"):
+    check("the table has %r" % needle, needle in md, 1.0)
+# Fewer than 3 rounds: nothing to hold out, no table.
+two = {n: v[:2] for n, v in runs(1.0, 5).items()}
+check("2 rounds: no table", compare.held_out_best(configs, two, SIZES) == "", 0.0)
+print("%s: %d failure(s)" % ("FAIL" if failures else "PASS", len(failures)))
+sys.exit(1 if failures else 0)
+PY
