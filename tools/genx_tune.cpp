@@ -21,7 +21,8 @@
 //  4. prices every candidate plan for each communicator size on the grid
 //     8 B … 256 MiB, and with --verify measures the best two per point,
 //     the best plan of every other family predicted within --verify-spread
-//     (2×) and the plan kept at the size before, keeping the fastest
+//     (2×), the plan kept at the size before and the fastest genx plan
+//     measured there, keeping the fastest
 //     (their model error is reported as well);
 //  5. writes the rules file (decisions as explicit rules per communicator
 //     shape, then "model" for every other shape), a CSV of every
@@ -704,7 +705,8 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_flag("--verify", opt.verify,
                  "measure the model's best two, its best plan of every other family predicted "
-                 "within --verify-spread, and the plan kept at the size before, at every grid "
+                 "within --verify-spread, the plan kept at the size before and the fastest genx plan "
+                 "measured there, at every grid "
                  "point, each call alone as OSU times them, and MPI_Allreduce itself (the "
                  "component genx displaces); keep the fastest plan, or defer (\"fallback\") "
                  "where the displaced component beat every plan measured");
@@ -1184,6 +1186,8 @@ int main(int argc, char** argv) {
         size_t bytes;
         std::vector<std::pair<double, Candidate>> ranked;  // predicted, fastest first
         std::string choice_alg, choice_params;
+        // --verify: the fastest genx plan measured here, kept or not.
+        std::string fastest_alg, fastest_params;
         std::string note;
     };
     std::map<int, std::vector<Point>> decisions;
@@ -1286,7 +1290,14 @@ int main(int argc, char** argv) {
             // rank it here (added below, once that point is decided): on
             // tree:2x4 the model ranked the 3-step butterfly, kept at
             // 256 B, out of 512 B's measured set, and the 2-step one
-            // kept there measured 1.36x Open MPI's default.
+            // kept there measured 1.36x Open MPI's default.  And the
+            // fastest genx plan measured at the point before, kept or not:
+            // where the displaced component won the small sizes, the
+            // fastest plan there (the 3-step butterfly on tree:2x4) was
+            // not measured again as the model's ranking moved to fewer
+            // bytes per step, and the 5-step one kept at 8 KiB measured
+            // 1.19x tuned's recursive doubling, the same exchanges as the
+            // 3-step butterfly.
             std::vector<std::vector<size_t>> to_measure(pts.size());
             size_t planned = 0;
             for (size_t k = 0; k < pts.size(); ++k) {
@@ -1300,7 +1311,7 @@ int main(int argc, char** argv) {
                         seen = seen || p.ranked[j].second.algorithm == p.ranked[i].second.algorithm;
                     if (!seen) m.push_back(i);
                 }
-                planned += m.size() + (k > 0 ? 1 : 0) +
+                planned += m.size() + (k > 0 ? 2 : 0) +
                            (opt.no_fallback ? 0 : 1 + ompi_algs.size());
             }
             verify_todo = static_cast<int>(planned) + verify_todo_after(c);
@@ -1308,18 +1319,24 @@ int main(int argc, char** argv) {
                 Point& p = pts[k];
                 std::vector<size_t>& m = to_measure[k];
                 if (k > 0) {
-                    // The plan kept at the point before, unless it is listed
-                    // already (planned counted one for it: given back then).
+                    // The plan kept at the point before and the fastest genx
+                    // plan measured there, unless listed already (planned
+                    // counted one for each: given back then).
                     const Point& before = pts[k - 1];
-                    bool added = false;
-                    for (size_t i = 0; i < p.ranked.size(); ++i)
-                        if (p.ranked[i].second.algorithm == before.choice_alg &&
-                            p.ranked[i].second.params == before.choice_params) {
-                            added = std::find(m.begin(), m.end(), i) == m.end();
-                            if (added) m.push_back(i);
-                            break;
-                        }
-                    if (!added) --verify_todo;
+                    const std::pair<const std::string*, const std::string*> carried[] = {
+                        {&before.choice_alg, &before.choice_params},
+                        {&before.fastest_alg, &before.fastest_params}};
+                    for (const auto& [alg, params] : carried) {
+                        bool added = false;
+                        for (size_t i = 0; i < p.ranked.size(); ++i)
+                            if (p.ranked[i].second.algorithm == *alg &&
+                                p.ranked[i].second.params == *params) {
+                                added = std::find(m.begin(), m.end(), i) == m.end();
+                                if (added) m.push_back(i);
+                                break;
+                            }
+                        if (!added) --verify_todo;
+                    }
                 }
                 // The candidates, and MPI_Allreduce itself (genx-tune runs
                 // without genx, so it is the component genx would fall back
@@ -1421,6 +1438,13 @@ int main(int argc, char** argv) {
                 if (measured[0] <= 0) {
                     p.note += " (not verified: time budget)";
                     continue;
+                }
+                {
+                    size_t fastest = 0;
+                    for (size_t q = 1; q < m.size(); ++q)
+                        if (measured[q] > 0 && measured[q] < measured[fastest]) fastest = q;
+                    p.fastest_alg = p.ranked[m[fastest]].second.algorithm;
+                    p.fastest_params = p.ranked[m[fastest]].second.params;
                 }
                 // The fastest measured replaces the model's choice only when
                 // it beats it by more than the margin: within it the

@@ -83,6 +83,30 @@ for line in open(sys.argv[1]):
 print("verified intervals checked: %d" % checked)
 sys.exit(1 if bad or checked == 0 else 0)
 PY
+# --verify also measures, at every point, the fastest genx plan measured at
+# the point before, kept or not (the CSV has every verify measurement).
+python3 - tune.csv <<'PY' || fail "a verified point did not measure the fastest genx plan of the point before"
+import csv, sys
+points = {}  # ranks -> bytes -> {(algorithm, params): seconds}
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["kind"] == "verify" and r["algorithm"] != "fallback":
+        points.setdefault(r["ranks"], {}).setdefault(int(r["bytes"]), {})[(r["algorithm"], r["params"])] = float(r["measured_s"])
+bad = checked = 0
+for ranks, by in points.items():
+    sizes = sorted(by)
+    for a, b in zip(sizes, sizes[1:]):
+        timed = {k: v for k, v in by[a].items() if v > 0}
+        if not timed:
+            continue
+        fastest = min(timed, key=timed.get)
+        checked += 1
+        if fastest not in by[b]:
+            print("P=%s: %s %s fastest at %d B, not measured at %d B (measured: %s)"
+                  % (ranks, fastest[0], fastest[1], a, b, sorted(by[b])))
+            bad += 1
+print("consecutive verified points checked: %d" % checked)
+sys.exit(1 if bad or checked == 0 else 0)
+PY
 # --verify also times MPI_Allreduce itself (the displaced component) and
 # Open MPI's own algorithms ("ompi NAME") at every point; a genx plan keeps
 # a point only if it measured --verify-margin (5 %) faster than the
