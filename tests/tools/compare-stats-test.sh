@@ -24,7 +24,7 @@ spec = importlib.util.spec_from_loader("compare", loader)
 compare = importlib.util.module_from_spec(spec)
 loader.exec_module(compare)
 
-ROUNDS, SIZES = 7, [8 << i for i in range(40)]
+ROUNDS, SIZES = 7, [8 << i for i in range(80)]
 BASE = ["ompi-default", "han"] + ["tuned-%d" % i for i in range(7)]
 configs = ([compare.Config("genx-tuned", "ompi", (), "genx"),
             compare.Config("ompi-default-again", "ompi", (), "control")]
@@ -71,12 +71,12 @@ for seed in (1, 2, 3):
     for subject in ("genx-tuned", "ompi-default-again"):
         g = geomean_heldout(same, subject)
         check("seed %d, one distribution: held-out %s reads parity" % (seed, subject),
-              0.97 < g < 1.03, g)
+              0.98 < g < 1.02, g)
     slow = runs(1.2, seed)
     g = geomean_heldout(slow, "genx-tuned")
     check("seed %d, genx 20 %% slower: held-out reads it" % seed, 1.15 < g < 1.25, g)
     g = geomean_heldout(slow, "ompi-default-again")
-    check("seed %d, genx 20 %% slower: the control still reads parity" % seed, 0.97 < g < 1.03, g)
+    check("seed %d, genx 20 %% slower: the control still reads parity" % seed, 0.98 < g < 1.02, g)
 
 # The sign-test interval for the median: order statistics.
 xs = [float(i) for i in range(1, 21)]
@@ -103,14 +103,17 @@ def verdicts(md, subject):
             if line.startswith("| ") and line.split("|")[1].strip() not in ("size", "---:")]
 
 
-# 2 % noise per run: 20 % is resolved in 7 rounds, and an A/A is not "missed".
+# 2 % noise per run: 20 % is resolved in 7 rounds.
 res = runs(1.2, 8, noise=0.02)
 paired = compare.paired_ratios(configs, res, SIZES, reference="ompi-default")
 v = verdicts(paired, "genx-tuned")
 check("genx 20 %% slower than the reference: missed at every size (%d of %d)"
       % (v.count("**missed**"), len(SIZES)), v.count("**missed**") == len(SIZES), len(v))
-v = verdicts(paired, "ompi-default-again")
-check("A/A: missed at no more than 2 of %d sizes (%d)" % (len(SIZES), v.count("**missed**")),
+# The A/A at 10 % noise: most intervals reach above 1.05, almost none lie
+# wholly above it (a verdict read from the wrong end says "missed" at most
+# sizes).
+v = verdicts(compare.paired_ratios(configs, runs(1.0, 9), SIZES), "ompi-default-again")
+check("A/A at 10 %% noise: missed at no more than 2 of %d sizes (%d)" % (len(SIZES), v.count("**missed**")),
       len(v) == len(SIZES) and v.count("**missed**") <= 2, len(v))
 other = compare.paired_ratios(configs, res, SIZES, reference="tuned-3")
 check("--paired-against another configuration: a table for every other one",

@@ -84,13 +84,14 @@ print("verified intervals checked: %d" % checked)
 sys.exit(1 if bad or checked == 0 else 0)
 PY
 # --verify also measures, at every point, the fastest genx plan measured at
-# the point before, kept or not (the CSV has every verify measurement).
+# the point before, kept or not (the CSV has every verify measurement; a
+# plan the budget left untimed has an empty measured_s).
 python3 - tune.csv <<'PY' || fail "a verified point did not measure the fastest genx plan of the point before"
 import csv, sys
 points = {}  # ranks -> bytes -> {(algorithm, params): seconds}
 for r in csv.DictReader(open(sys.argv[1])):
     if r["kind"] == "verify" and r["algorithm"] != "fallback":
-        points.setdefault(r["ranks"], {}).setdefault(int(r["bytes"]), {})[(r["algorithm"], r["params"])] = float(r["measured_s"])
+        points.setdefault(r["ranks"], {}).setdefault(int(r["bytes"]), {})[(r["algorithm"], r["params"])] = float(r["measured_s"] or 0)
 bad = checked = 0
 for ranks, by in points.items():
     sizes = sorted(by)
