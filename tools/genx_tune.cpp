@@ -1437,18 +1437,17 @@ int main(int argc, char** argv) {
                     r.held_out = true;
                     records.push_back(r);
                 }
-                // The fastest plan timed here, carried to the next point
-                // even where the model's choice got no time (the budget is
-                // shared per plan, so cheaper plans may still have run).
-                {
-                    size_t fastest = m.size();
-                    for (size_t q = 0; q < m.size(); ++q)
-                        if (measured[q] > 0 && (fastest == m.size() || measured[q] < measured[fastest]))
-                            fastest = q;
-                    if (fastest < m.size()) {
-                        p.fastest_alg = p.ranked[m[fastest]].second.algorithm;
-                        p.fastest_params = p.ranked[m[fastest]].second.params;
-                    }
+                // The fastest plan timed here (m.size() if none was),
+                // carried to the next point even where the model's choice
+                // got no time (the budget is shared per plan, so cheaper
+                // plans may still have run).
+                size_t fastest = m.size();
+                for (size_t q = 0; q < m.size(); ++q)
+                    if (measured[q] > 0 && (fastest == m.size() || measured[q] < measured[fastest]))
+                        fastest = q;
+                if (fastest < m.size()) {
+                    p.fastest_alg = p.ranked[m[fastest]].second.algorithm;
+                    p.fastest_params = p.ranked[m[fastest]].second.params;
                 }
                 if (measured[0] <= 0) {
                     p.note += " (not verified: time budget)";
@@ -1458,9 +1457,8 @@ int main(int argc, char** argv) {
                 // it beats it by more than the margin: within it the
                 // difference is noise, and the model's choice keeps the
                 // decisions stable.
-                size_t best = 0;
-                for (size_t q = 1; q < m.size(); ++q)
-                    if (measured[q] > 0 && measured[q] < measured[best]) best = q;
+                // (measured[0] was timed, so `fastest` is a plan.)
+                size_t best = fastest;
                 if (measured[best] >= measured[0] * (1 - opt.verify_margin)) best = 0;
                 const Candidate& win = p.ranked[m[best]].second;
                 p.choice_alg = win.algorithm;
@@ -1475,9 +1473,6 @@ int main(int argc, char** argv) {
                 // on the emulated asym, 5-10 % apart.)
                 const double keep_below = displaced * (1 - opt.verify_margin);
                 if (displaced > 0 && measured[best] > keep_below) {
-                    size_t fastest = 0;
-                    for (size_t q = 1; q < m.size(); ++q)
-                        if (measured[q] > 0 && measured[q] < measured[fastest]) fastest = q;
                     if (measured[fastest] <= keep_below) {
                         const Candidate& f = p.ranked[m[fastest]].second;
                         p.choice_alg = f.algorithm;
