@@ -72,6 +72,9 @@ typedef struct mca_coll_genx_component_t {
      * the first one; the lock makes them safe under MPI_THREAD_MULTIPLE. */
     opal_mutex_t nb_lock;
     struct mca_coll_genx_request_t *nb_active;
+    /* Communicators whose ranks' agreement is in flight (coll_genx_agree.c),
+     * advanced by the same callback; nb_count counts them too. */
+    struct mca_coll_genx_module_t *nb_agreeing;
     volatile int32_t nb_count;
     bool nb_progress_registered;
 
@@ -114,6 +117,30 @@ typedef struct mca_coll_genx_shape_t {
     const char *deferred;
 } mca_coll_genx_shape_t;
 
+/* The ranks' agreement on a communicator's decisions, a non-blocking
+ * exchange (coll_genx_agree.c). */
+typedef enum {
+    MCA_COLL_GENX_AGREE_IDLE = 0, /* not started */
+    MCA_COLL_GENX_AGREE_RUNNING,  /* messages in flight */
+    MCA_COLL_GENX_AGREE_DONE      /* result known */
+} mca_coll_genx_agree_state_t;
+
+typedef struct mca_coll_genx_agreement_t {
+    volatile int state;        /* mca_coll_genx_agree_state_t */
+    int result;                /* once DONE: 1 every rank decides alike, -1 not */
+    int error;                 /* a failed post (OMPI error), OMPI_SUCCESS otherwise */
+    int phase;                 /* 1 digests and Slurm flags, 2 addresses, 3 digests again */
+    int tag;                   /* drawn from the non-blocking tag space at the start */
+    int round, rounds;         /* the dissemination exchange's rounds */
+    size_t words, capacity;    /* the exchange's length and its buffers' */
+    uint64_t *acc, *in;        /* running maximum, a round's incoming words */
+    ompi_request_t *reqs[2];   /* a round's receive and send */
+    ompi_communicator_t *comm;
+    int slurm;                 /* this rank has a Slurm address to place by */
+    char rec[512];             /* that address and its pattern */
+    struct mca_coll_genx_module_t *next; /* in the component's list in flight */
+} mca_coll_genx_agreement_t;
+
 typedef struct mca_coll_genx_module_t {
     mca_coll_base_module_t super;
 
@@ -136,10 +163,13 @@ typedef struct mca_coll_genx_module_t {
     mca_coll_base_module_allreduce_init_fn_t fallback_allreduce_init;
     mca_coll_base_module_t *fallback_allreduce_init_module;
 
-    /* Whether every rank's core decides alike (genx_comm_digest), checked
-     * with the fallback allreduce at genx's first call: 0 not yet, 1 yes,
-     * -1 no (every call then goes to the fallback). */
+    /* Whether every rank's core decides alike (genx_comm_digest), as this
+     * communicator's calls see it: 0 not settled yet, 1 yes, -1 no (every
+     * call then goes to the fallback).  Set from agree's result by the
+     * first call that finds it known (mca_coll_genx_settle), never by the
+     * progress callback. */
     int agreed;
+    mca_coll_genx_agreement_t agree;
     /* A CUDA driver is present and coll_genx_cuda is on: buffers may be
      * device memory, so nothing may be handed to the fallback unstaged. */
     bool device;
@@ -175,6 +205,17 @@ typedef struct mca_coll_genx_request_t {
      * (both 4.1 and 5.0). */
     ompi_coll_base_nbc_request_t super;
     genx_request *core;
+    /* An MPI_Iallreduce started before its communicator's agreement was
+     * known waits here for it, its tag already drawn, and is then launched
+     * by the progress callback: pending 1 until then, with the call's
+     * arguments; child is the displaced component's request where it went
+     * there (started on this request's tag). */
+    int pending;
+    struct mca_coll_genx_module_t *module;
+    const void *sbuf;
+    void *rbuf;
+    mca_coll_genx_shape_t shape;
+    ompi_request_t *child;
     mca_coll_genx_pml_ctx_t pml; /* its own non-blocking collective tag */
     genx_transport_ops transport;
     mca_coll_genx_reduce_ctx_t rctx;
@@ -222,8 +263,29 @@ void mca_coll_genx_reduce(void *ctx, const void *in, void *inout, size_t count);
 mca_coll_genx_shape_t *mca_coll_genx_call_shape(mca_coll_genx_shape_t *last,
                                                 mca_coll_genx_shape_t *tmp,
                                                 ompi_datatype_t *dtype, ompi_op_t *op, int count);
-/* The first-call agreement check (genx_comm_digest across the ranks). */
+/* The ranks' agreement (coll_genx_agree.c).  _start draws its tag, builds
+ * the decision table and posts the first messages, once per communicator,
+ * never waiting; _advance, called by the progress callback under its lock,
+ * returns 1 once the result is known (the callback then takes the module
+ * off its list and marks the agreement done); _fini frees its buffers. */
+void mca_coll_genx_agreement_start(mca_coll_genx_module_t *module, ompi_communicator_t *comm);
+int mca_coll_genx_agreement_advance(mca_coll_genx_module_t *module);
+void mca_coll_genx_agreement_fini(mca_coll_genx_agreement_t *ag);
+/* Puts a module whose agreement is in flight on the progress callback's
+ * list (coll_genx_iallreduce.c). */
+void mca_coll_genx_nb_watch(mca_coll_genx_module_t *module);
+/* Takes it off that list if it is there (a module destroyed with its
+ * agreement in flight). */
+void mca_coll_genx_nb_unwatch(mca_coll_genx_module_t *module);
+/* For the calls that may wait (blocking MPI_Allreduce, persistent
+ * initialisation): starts the agreement if needed, waits for its result,
+ * and settles it (mca_coll_genx_settle). */
 void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm);
+/* The agreement's result is known: take it as the communicator's
+ * (module->agreed), forget the sizes' cached answers, step aside where
+ * every size defers, say when the ranks disagree.  Called from an entry
+ * point, not from progress. */
+void mca_coll_genx_settle(mca_coll_genx_module_t *module, ompi_communicator_t *comm);
 /* Logs, once per size class and reason at verbosity >= 1, that a call goes
  * to the fallback. */
 typedef enum {

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -474,167 +475,16 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
     }
 }
 
-/* Slurm's per-task switch address ("spine.leaf3.node07") and its pattern,
- * as one fixed-size record per rank for the gather; empty when unset or
- * too long. */
-#define GENX_TOPO_ADDR_BYTES 256
-static void genx_topology_addr_record(char *rec)
+void mca_coll_genx_settle(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
 {
-    const char *addr = getenv("SLURM_TOPOLOGY_ADDR");
-    const char *pattern = getenv("SLURM_TOPOLOGY_ADDR_PATTERN");
-    size_t a, p;
-
-    memset(rec, 0, 2 * GENX_TOPO_ADDR_BYTES);
-    if (NULL == addr || '\0' == addr[0]) {
+    if (0 != module->agreed) {
         return;
     }
-    a = strlen(addr);
-    p = (NULL != pattern) ? strlen(pattern) : 0;
-    if (a >= GENX_TOPO_ADDR_BYTES || p >= GENX_TOPO_ADDR_BYTES) {
-        return;
-    }
-    memcpy(rec, addr, a);
-    if (0 < p) {
-        memcpy(rec + GENX_TOPO_ADDR_BYTES, pattern, p);
-    }
-}
-
-/* Every rank has a Slurm address (known from the agreement's allreduce):
- * gather the records (`mine`: this rank's, genx_topology_addr_record)
- * through the communicator's allgather and place the ranks.  1 when
- * placed; every rank gets the same answer from the same records, except on
- * a local failure, which the agreement that follows catches. */
-static int genx_place_by_topology_addrs(mca_coll_genx_module_t *module, ompi_communicator_t *comm,
-                                        const char *mine)
-{
-    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
-    const int size = ompi_comm_size(comm);
-    char *all = NULL;
-    const char **addrs = NULL, **patterns = NULL;
-    int rc, placed = -1;
-
-    all = malloc((size_t) size * 2 * GENX_TOPO_ADDR_BYTES);
-    addrs = malloc((size_t) size * sizeof(*addrs));
-    patterns = malloc((size_t) size * sizeof(*patterns));
-    if (NULL == all || NULL == addrs || NULL == patterns) {
-        /* The other ranks are entering the allgather: skipping it would
-         * leave them waiting. */
-        opal_output(0, "genx: comm %u (%d ranks): no memory for the %d ranks' "
-                    "SLURM_TOPOLOGY_ADDR; aborting", mca_coll_genx_comm_id(comm), size, size);
-        ompi_mpi_abort(comm, 1);
-    }
-    rc = comm->c_coll->coll_allgather(mine, 2 * GENX_TOPO_ADDR_BYTES, MPI_CHAR, all,
-                                      2 * GENX_TOPO_ADDR_BYTES, MPI_CHAR, comm,
-                                      comm->c_coll->coll_allgather_module);
-    if (OMPI_SUCCESS == rc) {
-        for (int r = 0; r < size; ++r) {
-            addrs[r] = all + (size_t) r * 2 * GENX_TOPO_ADDR_BYTES;
-            patterns[r] = addrs[r] + GENX_TOPO_ADDR_BYTES;
-        }
-        placed = genx_comm_place_topology_addrs(module->core, addrs, patterns,
-                                                (NULL != cs->topology_overlay) ? cs->topology_overlay : "");
-    }
-    free(all);
-    free(addrs);
-    free(patterns);
-    return placed;
-}
-
-/* Builds the communicator's decision table; a failure is said (or aborts
- * the job under coll_genx_rules_strict). */
-static void genx_prepare_or_say(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
-{
-    char err[512];
-
-    if (GENX_OK == genx_comm_prepare(module->core, err, sizeof(err))) {
-        return;
-    }
-    if (mca_coll_genx_component.rules_strict) {
-        opal_output(0, "genx: comm %u (%d ranks): %s; aborting because "
-                    "coll_genx_rules_strict is set",
-                    mca_coll_genx_comm_id(comm), ompi_comm_size(comm), err);
-        ompi_mpi_abort(comm, 1);
-    }
-    opal_output(0, "genx: comm %u (%d ranks): %s; genx leaves this communicator's "
-                "MPI_Allreduce to %s", mca_coll_genx_comm_id(comm), ompi_comm_size(comm), err,
-                module->fallback_name);
-}
-
-/* Before genx's first call on a communicator: do all ranks decide alike?
- * Their tables are built from the same rules and placement on every rank,
- * but a rules file missing on one node or a placement one rank sees
- * differently would make ranks run different plans and hang; one small
- * allreduce through the fallback rules that out for good.  The same
- * allreduce says whether the ranks have Slurm addresses (no topology
- * file): where none has, that is all; where some have, the ranks that
- * waited decide (after an allgather of the addresses and a placement when
- * all have them) and a second allreduce checks agreement again. */
-/* What this rank brings to the agreement: the core's digest, or 0 (which
- * disagrees with every rank that has one) when the module could not get
- * the base_data Open MPI's coll/base algorithms need, so that no rank
- * runs one while another falls back. */
-static uint64_t genx_agreement_digest(mca_coll_genx_module_t *module)
-{
-    return mca_coll_genx_base_attach(&module->super) ? genx_comm_digest(module->core) : 0;
-}
-
-void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
-{
-    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
-    char rec[2 * GENX_TOPO_ADDR_BYTES];
-    uint64_t mine;
-    /* Whether this rank could place the communicator by Slurm's addresses:
-     * no topology file, the feature on, and an address of its own. */
-    int slurm = cs->slurm_topology && 0 == genx_comm_topology(module->core) &&
-                (NULL == cs->topology_file || '\0' == cs->topology_file[0]);
-    if (slurm) {
-        genx_topology_addr_record(rec);
-        slurm = '\0' != rec[0];
-    }
-
-    /* The decision table is built here, at the first call, not when the
-     * communicator is created: communicators that never allreduce cost
-     * nothing.  A rank that cannot build it digests to 0 and so disagrees
-     * with any rank that could.  A rank with a Slurm address builds it only
-     * once it knows whether every rank has one (below). */
-    if (!slurm) {
-        genx_prepare_or_say(module, comm);
-    }
-    mine = slurm ? 0 : genx_agreement_digest(module);
-    /* v[2]: 1 where some rank has no Slurm address; v[3]: 1 where some rank
-     * has one (so some rank has not decided yet). */
-    uint64_t v[4] = { mine, ~mine, slurm ? 0 : 1, slurm ? 1 : 0 };
-    int rc = module->fallback_allreduce(MPI_IN_PLACE, v, 4, MPI_UINT64_T, MPI_MAX, comm,
-                                        module->fallback_allreduce_module);
-    /* Stored in module->agreed only at the end: under MPI_THREAD_MULTIPLE
-     * an MPI_Iallreduce that Open MPI's progress engine starts on this
-     * communicator meanwhile must not run on a table the Slurm placement
-     * below may still rebuild (it sees "not agreed yet" and falls back). */
-    int agreed;
-
-    /* v = (max digest, ~min digest): equal on every rank iff all agree. */
-    agreed = (OMPI_SUCCESS == rc && v[0] == ~v[1]) ? 1 : -1;
-    if (OMPI_SUCCESS == rc && 0 != v[3]) {
-        /* Some rank has an address.  If every rank has one, place the ranks
-         * by them; then every rank that has not decided does, and all agree
-         * again (every rank takes this branch, from the same v). */
-        if (0 == v[2]) {
-            (void) genx_place_by_topology_addrs(module, comm, rec);
-        }
-        if (slurm) {
-            genx_prepare_or_say(module, comm);
-        }
-        mine = genx_agreement_digest(module);
-        v[0] = mine;
-        v[1] = ~mine;
-        rc = module->fallback_allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, comm,
-                                        module->fallback_allreduce_module);
-        agreed = (OMPI_SUCCESS == rc && v[0] == ~v[1]) ? 1 : -1;
-    }
+    opal_atomic_rmb();
     /* Whether a size defers is asked of the final table only. */
     module->shape.defers = -1;
     module->ishape.defers = -1;
-    module->agreed = agreed;
+    module->agreed = module->agree.result;
     if (0 < module->agreed) {
         genx_step_aside_if_idle(module, comm);
     }
@@ -644,6 +494,18 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
                     "genx leaves this communicator's MPI_Allreduce to %s",
                     mca_coll_genx_comm_id(comm), ompi_comm_size(comm), module->fallback_name);
     }
+}
+
+/* A blocking collective may synchronise: here genx waits for the ranks'
+ * agreement, which every rank has started by the time it makes this call
+ * or an earlier one on the communicator (docs/design.md §6.5). */
+void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
+{
+    mca_coll_genx_agreement_start(module, comm);
+    while (MCA_COLL_GENX_AGREE_DONE != module->agree.state) {
+        (void) opal_progress();
+    }
+    mca_coll_genx_settle(module, comm);
 }
 
 int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,

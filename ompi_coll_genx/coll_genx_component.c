@@ -221,6 +221,7 @@ static int genx_open(void)
     cs->config_error_reported = false;
     OBJ_CONSTRUCT(&cs->nb_lock, opal_mutex_t);
     cs->nb_active = NULL;
+    cs->nb_agreeing = NULL;
     cs->nb_count = 0;
     cs->nb_progress_registered = false;
 

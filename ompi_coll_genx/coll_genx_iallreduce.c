@@ -26,19 +26,21 @@
  * the work to the holder), so operations on different communicators from
  * different threads are safe under MPI_THREAD_MULTIPLE.
  *
- * The first call on a communicator (blocking or not) runs the ranks'
- * agreement check, one small blocking allreduce through the fallback; only
- * that first call can wait for the other ranks.  Except under
- * MPI_THREAD_MULTIPLE: there Open MPI itself calls MPI_Iallreduce from
- * inside its progress engine (ompi_comm_nextcid, at every communicator
- * creation), and a blocking wait nested in progress never returns (only the
- * thread at the head of the wait list progresses, and it is the one
- * waiting).  So under MPI_THREAD_MULTIPLE an MPI_Iallreduce on a
- * communicator whose agreement is not yet checked goes to the fallback
- * (libnbc), which needs no agreement, and the check waits for the first
- * blocking MPI_Allreduce or MPIX_Allreduce_init on it, always called from
- * the application's own context.  Every rank sees the same sequence of
- * calls, so every rank makes the same choice.
+ * No initiation call waits for another rank.  The first call on a
+ * communicator starts the ranks' agreement on genx's decisions as a
+ * non-blocking exchange (coll_genx_agree.c); an MPI_Iallreduce made before
+ * its result is known draws its tag, is queued, and is launched by the
+ * progress callback once it is: with genx's plan, or with the displaced
+ * component's iallreduce started on that same tag (genx_fallback_on_tag).
+ * Every rank launches every call with the same decision, only at another
+ * time (docs/design.md §6.5).  Under MPI_THREAD_MULTIPLE an
+ * MPI_Iallreduce on a communicator not yet settled goes to the fallback
+ * (libnbc) at once, and the agreement waits for the first blocking
+ * MPI_Allreduce or persistent initialisation on it, both calls that may
+ * synchronise: starting the fallback later there would need the
+ * communicator's tag counter to itself, which another thread may be
+ * drawing from.  Every rank sees the same sequence of calls, so every rank
+ * makes the same choice.
  */
 #include "ompi_config.h"
 
@@ -88,10 +90,18 @@ static void genx_request_construct(mca_coll_genx_request_t *req)
     req->pml.tag = 0;
     req->next = NULL;
     req->bytes = 0;
+    req->pending = 0;
+    req->module = NULL;
+    req->sbuf = NULL;
+    req->rbuf = NULL;
+    req->child = NULL;
 }
 
 static void genx_request_destruct(mca_coll_genx_request_t *req)
 {
+    if (NULL != req->child) {
+        (void) ompi_request_free(&req->child);
+    }
     if (NULL != req->core) {
         genx_request_free(req->core);
         req->core = NULL;
@@ -105,12 +115,51 @@ static void genx_request_destruct(mca_coll_genx_request_t *req)
 OBJ_CLASS_INSTANCE(mca_coll_genx_request_t, ompi_coll_base_nbc_request_t, genx_request_construct,
                    genx_request_destruct);
 
-/* Advances every operation in flight; completes the finished ones (outside
- * the lock: completing may run the user's request callbacks). */
+static int genx_request_launch(mca_coll_genx_request_t *req, char *why, size_t whylen);
+static int genx_persistent_start(size_t count, ompi_request_t **requests);
+
+/* One step of one operation: launches a queued one whose agreement is
+ * known, completes one that went to the displaced component when its
+ * request does, and progresses genx's own plan. */
+static int genx_request_step(mca_coll_genx_request_t *req, int *done, char *why, size_t whylen)
+{
+    *done = 0;
+    if (req->pending) {
+        if (MCA_COLL_GENX_AGREE_DONE != req->module->agree.state) {
+            return GENX_OK;
+        }
+        opal_atomic_rmb();
+        req->pending = 0;
+        if (GENX_OK != genx_request_launch(req, why, whylen)) {
+            return GENX_ERROR;
+        }
+    }
+    if (NULL != req->child) {
+        int completed = 0;
+        if (!REQUEST_COMPLETE(req->child)) {
+            return GENX_OK;
+        }
+        req->super.super.req_status.MPI_ERROR = req->child->req_status.MPI_ERROR;
+        (void) ompi_request_test(&req->child, &completed, MPI_STATUS_IGNORE);
+        if (MPI_REQUEST_NULL != req->child) {
+            (void) ompi_request_free(&req->child);
+        }
+        req->child = NULL;
+        *done = 1;
+        return GENX_OK;
+    }
+    return genx_request_progress(req->core, done, why, whylen);
+}
+
+/* Advances the agreements in flight, then every operation; completes the
+ * finished ones (outside the lock: completing may run the user's request
+ * callbacks).  An agreement is marked done only once off the list, so
+ * that a blocking call waiting for it returns after its last use here. */
 static int genx_nb_progress(void)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     mca_coll_genx_request_t *finished = NULL, **link, *req;
+    mca_coll_genx_module_t **mlink, *m;
     char why[512];
     int completed = 0;
 
@@ -120,13 +169,27 @@ static int genx_nb_progress(void)
     if (0 != opal_mutex_trylock(&cs->nb_lock)) {
         return 0;
     }
+    mlink = &cs->nb_agreeing;
+    while (NULL != (m = *mlink)) {
+        if (mca_coll_genx_agreement_advance(m)) {
+            *mlink = m->agree.next;
+            m->agree.next = NULL;
+            (void) OPAL_THREAD_ADD_FETCH32(&cs->nb_count, -1);
+            opal_atomic_wmb();
+            m->agree.state = MCA_COLL_GENX_AGREE_DONE;
+        } else {
+            mlink = &m->agree.next;
+        }
+    }
     link = &cs->nb_active;
     while (NULL != (req = *link)) {
         int done = 0;
-        if (GENX_OK != genx_request_progress(req->core, &done, why, sizeof(why))) {
+        why[0] = '\0';
+        if (GENX_OK != genx_request_step(req, &done, why, sizeof(why))) {
             opal_output(0, "genx: iallreduce %zu B on comm %u (%d ranks), rank %d: failed: %s",
                         req->bytes, mca_coll_genx_comm_id(req->pml.comm),
-                        ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm), why);
+                        ompi_comm_size(req->pml.comm), ompi_comm_rank(req->pml.comm),
+                        ('\0' != why[0]) ? why : "error in the genx core");
             req->super.super.req_status.MPI_ERROR = MPI_ERR_INTERN;
             done = 1;
         }
@@ -149,14 +212,48 @@ static int genx_nb_progress(void)
     return completed;
 }
 
+/* Registers the progress callback (once). Called with nb_lock held. */
+static void genx_nb_register(mca_coll_genx_component_t *cs)
+{
+    if (!cs->nb_progress_registered) {
+        cs->nb_progress_registered = (OPAL_SUCCESS == opal_progress_register(genx_nb_progress));
+    }
+}
+
+void mca_coll_genx_nb_unwatch(mca_coll_genx_module_t *module)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+    mca_coll_genx_module_t **mlink;
+
+    opal_mutex_lock(&cs->nb_lock);
+    for (mlink = &cs->nb_agreeing; NULL != *mlink; mlink = &(*mlink)->agree.next) {
+        if (*mlink == module) {
+            *mlink = module->agree.next;
+            (void) OPAL_THREAD_ADD_FETCH32(&cs->nb_count, -1);
+            break;
+        }
+    }
+    opal_mutex_unlock(&cs->nb_lock);
+}
+
+void mca_coll_genx_nb_watch(mca_coll_genx_module_t *module)
+{
+    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
+
+    opal_mutex_lock(&cs->nb_lock);
+    genx_nb_register(cs);
+    module->agree.next = cs->nb_agreeing;
+    cs->nb_agreeing = module;
+    (void) OPAL_THREAD_ADD_FETCH32(&cs->nb_count, 1);
+    opal_mutex_unlock(&cs->nb_lock);
+}
+
 static void genx_nb_add(mca_coll_genx_request_t *req)
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
 
     opal_mutex_lock(&cs->nb_lock);
-    if (!cs->nb_progress_registered) {
-        cs->nb_progress_registered = (OPAL_SUCCESS == opal_progress_register(genx_nb_progress));
-    }
+    genx_nb_register(cs);
     req->next = cs->nb_active;
     cs->nb_active = req;
     (void) OPAL_THREAD_ADD_FETCH32(&cs->nb_count, 1);
@@ -202,6 +299,146 @@ static int genx_device_refused(mca_coll_genx_module_t *module, const void *sbuf,
     return MPI_ERR_BUFFER;
 }
 
+/* A request for one call on comm, its tag drawn from the communicator's
+ * non-blocking tag space (every rank draws at the same call, so every rank
+ * gets the same tag) and its transport and reduction set up; persistent:
+ * inactive and complete until started. */
+static mca_coll_genx_request_t *genx_request_new(mca_coll_genx_module_t *module,
+                                                 ompi_communicator_t *comm, ompi_datatype_t *dtype,
+                                                 ompi_op_t *op, size_t bytes, bool persistent)
+{
+    mca_coll_genx_request_t *req = OBJ_NEW(mca_coll_genx_request_t);
+
+    if (NULL == req) {
+        return NULL;
+    }
+    OMPI_REQUEST_INIT(&req->super.super, persistent);
+    if (persistent) {
+        req->super.super.req_start = genx_persistent_start;
+    } else {
+        req->super.super.req_state = OMPI_REQUEST_ACTIVE;
+    }
+    req->super.super.req_mpi_object.comm = comm;
+    req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
+    req->bytes = bytes;
+    req->module = module;
+    req->pml.comm = comm;
+    OBJ_RETAIN(comm);
+    req->pml.tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    mca_coll_genx_pml_transport(&req->pml, &req->transport);
+    req->rctx.op = op;
+    req->rctx.dtype = dtype;
+    req->cb.ctx = &req->rctx;
+    req->cb.reduce = mca_coll_genx_reduce;
+    return req;
+}
+
+/* Why a non-blocking call goes to the displaced component (NULL: genx
+ * runs it), given whether the ranks agree (1) or not (-1). */
+static const char *genx_nb_reason(mca_coll_genx_module_t *module, mca_coll_genx_shape_t *shape,
+                                  int agreed, size_t bytes)
+{
+    if (0 > agreed) {
+        return "the ranks' genx decisions differ (reported at the first call)";
+    }
+    if (0 > shape->defers) {
+        shape->defers = genx_comm_defers_nb(module->core, bytes, &shape->deferred);
+    }
+    if (shape->defers) {
+        return shape->deferred;
+    }
+    return shape->layout;
+}
+
+/* Starts the displaced component's iallreduce for req on the tag req drew
+ * when the call was made.  libnbc draws exactly one tag per iallreduce from
+ * the communicator's counter (NBC_Schedule_request, also for an empty
+ * schedule), so pointing the counter at req's tag for the length of the
+ * call gives it the tag that every other rank's libnbc drew, or genx
+ * drew, for this call, whenever it starts; the counter is then put back.
+ * Only without MPI_THREAD_MULTIPLE: no other thread can draw meanwhile. */
+static int genx_fallback_on_tag(mca_coll_genx_request_t *req)
+{
+    mca_coll_genx_module_t *module = req->module;
+    ompi_communicator_t *comm = req->pml.comm;
+    const int32_t saved = comm->c_nbc_tag;
+    int rc;
+
+    comm->c_nbc_tag = req->pml.tag;
+    rc = module->fallback_iallreduce(req->sbuf, req->rbuf, req->shape.count, req->shape.dtype,
+                                     req->shape.op, comm, &req->child,
+                                     module->fallback_iallreduce_module);
+    if (OMPI_SUCCESS == rc && comm->c_nbc_tag != req->pml.tag - 1) {
+        /* Another rank may have started this call at once, with the
+         * counter where it was: the tags no longer match. */
+        opal_output(0, "genx: comm %u (%d ranks), rank %d: %s's iallreduce did not draw exactly "
+                    "one non-blocking collective tag (counter %d after starting on %d); genx's "
+                    "queued calls assume it does, and later non-blocking collectives on this "
+                    "communicator may not match", mca_coll_genx_comm_id(comm),
+                    ompi_comm_size(comm), ompi_comm_rank(comm), module->fallback_iallreduce_name,
+                    (int) comm->c_nbc_tag, req->pml.tag);
+    }
+    comm->c_nbc_tag = saved;
+    if (OMPI_SUCCESS != rc) {
+        req->child = NULL;
+    }
+    return rc;
+}
+
+/* Launches a call whose agreement is known: genx's plan on req's tag, or
+ * the displaced component's iallreduce on the same tag.  GENX_OK or
+ * GENX_ERROR (why filled). */
+static int genx_request_launch(mca_coll_genx_request_t *req, char *why, size_t whylen)
+{
+    mca_coll_genx_module_t *module = req->module;
+    mca_coll_genx_shape_t *shape = &req->shape;
+    const char *reason = genx_nb_reason(module, shape, module->agree.result, req->bytes);
+    int rc;
+
+    if (NULL == reason) {
+        rc = genx_iallreduce(module->core, req->sbuf, req->rbuf, (size_t) shape->count,
+                             shape->gdt, shape->type_size, shape->gop, shape->commute, &req->cb,
+                             &req->transport, &req->core, why, whylen);
+        if (GENX_DECLINE != rc) {
+            return rc;
+        }
+    } else {
+        mca_coll_genx_log_fallback(module, MCA_COLL_GENX_NONBLOCKING, req->bytes, reason);
+    }
+    if (NULL == req->sbuf) {
+        req->sbuf = MPI_IN_PLACE;
+    }
+    rc = genx_fallback_on_tag(req);
+    if (OMPI_SUCCESS != rc) {
+        snprintf(why, whylen, "%s's iallreduce failed to start (error %d)",
+                 module->fallback_iallreduce_name, rc);
+        return GENX_ERROR;
+    }
+    return GENX_OK;
+}
+
+/* A call made before the ranks' agreement is known: its tag drawn now, it
+ * waits on the active list and genx_request_step launches it. */
+static int genx_iqueue(mca_coll_genx_module_t *module, const void *sbuf, void *rbuf,
+                       ompi_communicator_t *comm, const mca_coll_genx_shape_t *shape,
+                       size_t bytes, ompi_request_t **request)
+{
+    mca_coll_genx_request_t *req =
+        genx_request_new(module, comm, shape->dtype, shape->op, bytes, false);
+
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->pending = 1;
+    req->sbuf = (MPI_IN_PLACE == sbuf) ? NULL : sbuf;
+    req->rbuf = rbuf;
+    req->shape = *shape;
+    req->shape.defers = -1;
+    *request = &req->super.super;
+    genx_nb_add(req);
+    return OMPI_SUCCESS;
+}
+
 int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                              struct ompi_communicator_t *comm, ompi_request_t **request,
@@ -216,6 +453,7 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
     mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(
         ompi_mpi_thread_multiple ? NULL : &module->ishape, &tmp, dtype, op, count);
     const size_t bytes = shape->type_size * (size_t) count;
+    const char *reason;
     char why[512];
     int rc;
 
@@ -228,53 +466,42 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
             return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
                                   "MPI_THREAD_MULTIPLE: the ranks' agreement on this "
                                   "communicator waits for its first blocking MPI_Allreduce "
-                                  "(or " MCA_COLL_GENX_ALLREDUCE_INIT_NAME "); Open MPI calls MPI_Iallreduce "
-                                  "from its progress engine, where genx must not wait");
+                                  "(or " MCA_COLL_GENX_ALLREDUCE_INIT_NAME ")");
         }
-        mca_coll_genx_check_agreement(module, comm);
+        mca_coll_genx_agreement_start(module, comm);
+        if (MCA_COLL_GENX_AGREE_DONE != module->agree.state) {
+            return genx_iqueue(module, sbuf, rbuf, comm, shape, bytes, request);
+        }
+        mca_coll_genx_settle(module, comm);
     }
-    if (0 > module->agreed) {
-        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
-                              "the ranks' genx decisions differ (reported at the first call)");
-    }
-    if (0 > shape->defers) {
-        shape->defers = genx_comm_defers_nb(module->core, bytes, &shape->deferred);
-    }
-    if (shape->defers) {
-        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
-                              shape->deferred);
-    }
-    if (NULL != shape->layout) {
-        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes,
-                              shape->layout);
+    reason = genx_nb_reason(module, shape, module->agreed, bytes);
+    if (NULL != reason) {
+        return genx_ifallback(module, sbuf, rbuf, count, dtype, op, comm, request, bytes, reason);
     }
 
-    req = OBJ_NEW(mca_coll_genx_request_t);
+    req = genx_request_new(module, comm, dtype, op, bytes, false);
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    OMPI_REQUEST_INIT(&req->super.super, false);
-    req->super.super.req_state = OMPI_REQUEST_ACTIVE;
-    req->super.super.req_mpi_object.comm = comm;
-    req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
-    req->bytes = bytes;
-    /* Every rank reaches this point for the same call (same decisions), so
-     * every rank draws the same tag. */
-    req->pml.comm = comm;
-    OBJ_RETAIN(comm);
-    req->pml.tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
-    mca_coll_genx_pml_transport(&req->pml, &req->transport);
-    req->rctx.op = op;
-    req->rctx.dtype = dtype;
-    req->cb.ctx = &req->rctx;
-    req->cb.reduce = mca_coll_genx_reduce;
-
     why[0] = '\0';
     rc = genx_iallreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, (size_t) count,
                          shape->gdt, shape->type_size, shape->gop, shape->commute, &req->cb,
                          &req->transport, &req->core, why, sizeof(why));
+    if (GENX_DECLINE == rc && !ompi_mpi_thread_multiple) {
+        /* Nothing was posted (the core has said why).  The fallback starts
+         * on the tag drawn above, so that this call draws one tag as it
+         * does on a rank that queued it. */
+        req->sbuf = (MPI_IN_PLACE == sbuf) ? MPI_IN_PLACE : sbuf;
+        req->rbuf = rbuf;
+        req->shape = *shape;
+        rc = genx_fallback_on_tag(req);
+        *request = req->child;
+        req->child = NULL;
+        OMPI_REQUEST_FINI(&req->super.super);
+        OBJ_RELEASE(req);
+        return rc;
+    }
     if (GENX_DECLINE == rc) {
-        /* Nothing was posted; the core has said why. */
         OMPI_REQUEST_FINI(&req->super.super);
         OBJ_RELEASE(req);
         return module->fallback_iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
@@ -357,9 +584,9 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    /* Like every first call on a communicator, a first call that is an
-     * persistent allreduce init checks the ranks' agreement (one small blocking
-     * allreduce through the fallback). */
+    /* MPI-4.0 makes the initialisation of a persistent collective
+     * nonlocal (docs/design.md §6.5): it may wait for the ranks'
+     * agreement, as a blocking allreduce does. */
     if (0 == module->agreed) {
         mca_coll_genx_check_agreement(module, comm);
     }
@@ -376,27 +603,12 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
                               shape->layout);
     }
 
-    req = OBJ_NEW(mca_coll_genx_request_t);
+    /* One tag for every start: one start ends before the next begins, and
+     * messages between two ranks on one tag match in order. */
+    req = genx_request_new(module, comm, dtype, op, bytes, true);
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    OMPI_REQUEST_INIT(&req->super.super, true); /* inactive, complete */
-    req->super.super.req_start = genx_persistent_start;
-    req->super.super.req_mpi_object.comm = comm;
-    req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
-    req->bytes = bytes;
-    /* One tag for every start: one start ends before the next begins, and
-     * messages between two ranks on one tag match in order.  Every rank
-     * initialises its persistent collectives in the same order, so every
-     * rank draws the same tag. */
-    req->pml.comm = comm;
-    OBJ_RETAIN(comm);
-    req->pml.tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
-    mca_coll_genx_pml_transport(&req->pml, &req->transport);
-    req->rctx.op = op;
-    req->rctx.dtype = dtype;
-    req->cb.ctx = &req->rctx;
-    req->cb.reduce = mca_coll_genx_reduce;
 
     why[0] = '\0';
     rc = genx_allreduce_init(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,

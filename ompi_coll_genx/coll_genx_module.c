@@ -51,6 +51,8 @@ static void genx_module_construct(mca_coll_genx_module_t *module)
     module->pml.comm = NULL;
     module->pml.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
     module->agreed = 0;
+    memset(&module->agree, 0, sizeof(module->agree));
+    module->agree.state = MCA_COLL_GENX_AGREE_IDLE;
     memset(&module->shape, 0, sizeof(module->shape));
     memset(&module->ishape, 0, sizeof(module->ishape));
     module->nlogged = 0;
@@ -59,6 +61,15 @@ static void genx_module_construct(mca_coll_genx_module_t *module)
 
 static void genx_module_destruct(mca_coll_genx_module_t *module)
 {
+    /* A request queued for the agreement retains the communicator, so an
+     * agreement is normally done by now.  One still in flight leaves the
+     * progress callback's list, and its buffers, into which a receive may
+     * still be posted, stay allocated. */
+    if (MCA_COLL_GENX_AGREE_RUNNING == module->agree.state) {
+        mca_coll_genx_nb_unwatch(module);
+    } else {
+        mca_coll_genx_agreement_fini(&module->agree);
+    }
     if (NULL != module->fallback_allreduce_module) {
         OBJ_RELEASE(module->fallback_allreduce_module);
         module->fallback_allreduce_module = NULL;
