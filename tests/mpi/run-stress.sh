@@ -8,12 +8,32 @@
 #   - genx choosing by itself: with its built-in defaults (which leave every
 #     call on one node to the displaced component: the fallback lines must
 #     say so) and with a rules file that lets the model choose among all
-#     families at every size ("model": genx must run plans); and each family
-#     forced in turn (ring,
-#     ring with small segments, butterfly r=0 and r=1, rb, cps, hcps, rhd)
-#     at P = 3 and 4 (oversubscribed); every run must pass and, for a forced
-#     family, genx's verbose lines must show that family running (it falls
-#     back by itself on communicators it cannot serve, which is fine);
+#     families at every size ("model": genx must run plans); and each plain
+#     family forced in turn (ring, ring with small segments, butterfly r=0
+#     and r=1, rb, cps, hcps, rhd, rd) at P = 3 and 4 (oversubscribed);
+#   - the families that plan on a network, on the topologies they need (all
+#     ranks run on this host, so the network is named for them):
+#       forced: gentree on a topology file (coll_genx_topology_file, a Slurm
+#       topology.conf of two leaves naming this host: all ranks on one host
+#       of it); mtree and multitree without a file (one switch over the
+#       ranks); ring2d with dims=XxY of the P ranks (row-major order: it
+#       serves only communicators of all P ranks and steps aside on the
+#       others);
+#       on virtual hosts: gentree, mtree, multitree and ring2d chosen by a
+#       rules file with every rank given its own SLURM_TOPOLOGY_ADDR (one
+#       app context per host), which places the ranks on a two-leaf switch
+#       tree of P-1 hosts at P >= 4 (two ranks on the first) and P hosts
+#       below, every communicator on the hosts of its own ranks (ring2d's
+#       rules give each communicator size its dims); a forced algorithm
+#       cannot use that placement (it is built when the communicator is
+#       created, before the addresses are gathered), so a rule chooses it;
+#     these runs make GENX_STRESS_NET_CALLS calls each (mtree's half that:
+#     its plans cost several times the others' per small call);
+#   every run must pass and, for a forced or rule-chosen family, genx's
+#   verbose lines must show that family running (on the communicator of all
+#   P ranks for the network families; it falls back by itself on
+#   communicators it cannot serve, which is fine), and on virtual hosts a
+#   line must place the P ranks on their SLURM_TOPOLOGY_ADDR tree;
 #   - the test can fail: a run with an error planted in one expected value
 #     (--plant-error) must exit non-zero and describe that mismatch.
 # Each run uses its own seed (GENX_STRESS_SEED + run number), printed in the
@@ -24,6 +44,9 @@
 #   GENX_MPI_TIMEOUT     seconds per mpirun (default 300)
 #   GENX_STRESS_SEED     first seed (default 1)
 #   GENX_STRESS_CALLS    allreduce calls per run (default 10000)
+#   GENX_STRESS_NET_CALLS  calls per run of a network family (gentree,
+#                        multitree, ring2d; mtree half that; default half
+#                        of GENX_STRESS_CALLS)
 #   GENX_STRESS_NP       process counts (default "3 4")
 #   GENX_STRESS_ARGS     more allreduce_stress options for every run
 # Exit: 0 all passed, 1 a check failed, 77 skipped (no mpirun).
@@ -31,6 +54,7 @@ set -u
 
 seed0=${GENX_STRESS_SEED:-1}
 calls=${GENX_STRESS_CALLS:-10000}
+net_calls=${GENX_STRESS_NET_CALLS:-$((calls / 2))}
 nps=${GENX_STRESS_NP:-3 4}
 read -r -a extra <<< "${GENX_STRESS_ARGS:-}"
 
@@ -38,6 +62,10 @@ PROG_NAME=allreduce_stress
 # shellcheck source=tests/mpi/mpi-env.sh
 . "$(dirname "$0")/mpi-env.sh"
 base+=(--mca coll_genx_verbose 1)
+
+# A launcher inside a Slurm allocation would hand every rank its own switch
+# address; only the runs on virtual hosts give them, one per rank.
+unset SLURM_TOPOLOGY_ADDR SLURM_TOPOLOGY_ADDR_PATTERN
 
 # Failure excerpts leave out genx's verbose lines (there are many).
 results_hide='^\[[^]]*\] genx: '
@@ -56,6 +84,29 @@ run() {
     timeout -k 10 "$limit" "${cmd[@]}" >> "$log" 2>&1
 }
 
+# run_hosts LOG SEED ADDRS MPIRUN-ARGS... -- PROGRAM-ARGS...: as run, one
+# rank per word of ADDRS (a SLURM_TOPOLOGY_ADDR, switch.switch.host), ranks
+# with the same address in one app context.
+run_hosts() {
+    local log=$1 seed=$2 addrs=$3
+    shift 3
+    local margs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do margs+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    local cmd=("$mpirun" "${base[@]}" "${margs[@]}") a prev="" n=0
+    for a in $addrs ""; do
+        if [ -n "$prev" ] && [ "$a" != "$prev" ]; then
+            cmd+=(-np "$n" -x "SLURM_TOPOLOGY_ADDR=$prev" -x SLURM_TOPOLOGY_ADDR_PATTERN=switch.switch.node
+                "$prog" --seed "$seed" "$@")
+            [ -z "$a" ] || cmd+=(:)
+            n=0
+        fi
+        prev=$a n=$((n + 1))
+    done
+    echo "+ ${cmd[*]}" > "$log"
+    timeout -k 10 "$limit" "${cmd[@]}" >> "$log" 2>&1
+}
+
 genx_lines() {
     tail -n +2 "$1" | sed -n 's/^\[[^]]*\] //; /^genx: /p'
 }
@@ -65,13 +116,88 @@ totals() {
     sed -n 's/^allreduce_stress: seed [0-9]*: \([0-9]*\) calls in [0-9]* steps, \([0-9]*\) collective .*; \([0-9]*\) communicator creations made \([0-9]*\) communicators.*; \([0-9.]*\) s$/\1 calls (\2 collective allreduces), \4 communicators (\3 creations), \5 s/p' "$1"
 }
 
+# verdict NAME LOG RC ALG NP [REGEX WHY]...: counts the run's pass or
+# failure.  It must have finished and passed; with the built-in defaults
+# (auto) a fallback line must name them, with the model a decision line
+# must show genx choosing; otherwise a line that is no fallback must show
+# ALG running, and every REGEX must match a line that is no fallback (WHY
+# says what is missing when one does not).
+verdict() {
+    local name=$1 log=$2 rc=$3 alg=$4 np=$5
+    shift 5
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        fail "$name" "mpirun did not finish within ${limit}s" "$log"
+        return
+    elif [ "$rc" -ne 0 ] || ! grep -q '^allreduce_stress: PASS' "$log"; then
+        fail "$name" "allreduce_stress failed (exit $rc)" "$log"
+        return
+    elif [ "$alg" = auto ] && ! genx_lines "$log" | grep -q "($np ranks): fallback to [a-z]*: rule built-in defaults"; then
+        fail "$name" "no fallback line names the built-in defaults on $np ranks" "$log"
+        return
+    elif [ "$alg" = model ] && ! genx_lines "$log" | grep -q "on $np ranks: [a-z]"; then
+        fail "$name" "no genx decision line on $np ranks" "$log"
+        return
+    elif [ "$alg" != auto ] && [ "$alg" != model ] &&
+        ! genx_lines "$log" | grep -v fallback | grep -q "ranks: $alg\b"; then
+        fail "$name" "no genx line shows $alg running" "$log"
+        return
+    fi
+    while [ $# -ge 2 ]; do
+        if ! genx_lines "$log" | grep -v fallback | grep -q "$1"; then
+            fail "$name" "$2" "$log"
+            return
+        fi
+        shift 2
+    done
+    pass "$name: $(totals "$log")"
+    total_calls=$((total_calls + $(totals "$log" | sed 's/ calls.*//')))
+}
+
+# calls_of ALG: the calls of a network family's run; mtree's plans cost
+# several times the others' per small call, so it makes half as many.
+calls_of() {
+    if [ "$1" = mtree ]; then echo $((net_calls / 2)); else echo "$net_calls"; fi
+}
+
+# dims_of P: XxY for ring2d with X·Y = P, as square as P allows (Y <= X).
+dims_of() {
+    local p=$1 d y=1
+    for ((d = 1; d * d <= p; d++)); do
+        [ $((p % d)) -ne 0 ] || y=$d
+    done
+    echo "$((p / y))x$y"
+}
+
+# addrs_of P: one SLURM_TOPOLOGY_ADDR per rank, virtual hosts h0, h1, ...
+# on two leaf switches under one spine (the first half of the hosts, rounded
+# up, on leaf1): P hosts for P < 4; from P = 4 on, ranks 0 and 1 share h0,
+# so that hosts of one rank and of two meet in one tree.
+addrs_of() {
+    local p=$1 r h nh out=()
+    nh=$p
+    [ "$p" -lt 4 ] || nh=$((p - 1))
+    for ((r = 0; r < p; r++)); do
+        h=$r
+        [ "$p" -lt 4 ] || [ "$r" -eq 0 ] || h=$((r - 1))
+        out+=("spine.leaf$((h < (nh + 1) / 2 ? 1 : 2)).h$h")
+    done
+    echo "${out[*]}"
+}
+
 model_rules=$logdir/stress-model-rules.json
 echo '{"format": "genx-rules", "version": 1, "allreduce": [{"algorithm": "model"}]}' > "$model_rules"
+# gentree forced needs a switch tree when the communicator is created: a
+# topology.conf naming this host (Open MPI's name for it: every rank is on
+# it), one of two leaves under a root.
+topo_file=$logdir/stress-topology.conf
+printf '# two leaves under a root; every rank runs on %s\nSwitchName=leaf0 Nodes=%s,other[1-3]\nSwitchName=leaf1 Nodes=far[1-4]\nSwitchName=root Switches=leaf[0-1]\n' \
+    "$(hostname | cut -d. -f1)" "$(hostname | cut -d. -f1)" > "$topo_file"
 
 k=0
 total_calls=0
 for np in $nps; do
-    for spec in auto: model: ring: ring:segment=4K,window=2 butterfly:r=0 butterfly:r=1 rb: cps: hcps: rhd:; do
+    # The plain families: no network needed.
+    for spec in auto: model: ring: ring:segment=4K,window=2 butterfly:r=0 butterfly:r=1 rb: cps: hcps: rhd: rd:; do
         alg=${spec%%:*} params=${spec#*:}
         seed=$((seed0 + k))
         k=$((k + 1))
@@ -85,22 +211,60 @@ for np in $nps; do
         esac
         [ -z "$params" ] || margs+=(--mca coll_genx_allreduce_params "$params")
         run "$log" "$np" "$seed" "${margs[@]}" -- --calls "$calls" "${extra[@]}"
-        rc=$?
-        if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-            fail "$name" "mpirun did not finish within ${limit}s" "$log"
-        elif [ "$rc" -ne 0 ] || ! grep -q '^allreduce_stress: PASS' "$log"; then
-            fail "$name" "allreduce_stress failed (exit $rc)" "$log"
-        elif [ "$alg" = auto ] && ! genx_lines "$log" | grep -q "($np ranks): fallback to [a-z]*: rule built-in defaults"; then
-            fail "$name" "no fallback line names the built-in defaults on $np ranks" "$log"
-        elif [ "$alg" = model ] && ! genx_lines "$log" | grep -q "on $np ranks: [a-z]"; then
-            fail "$name" "no genx decision line on $np ranks" "$log"
-        elif [ "$alg" != auto ] && [ "$alg" != model ] &&
-            ! genx_lines "$log" | grep -v fallback | grep -q "ranks: $alg\b"; then
-            fail "$name" "no genx line shows $alg running" "$log"
+        verdict "$name" "$log" $? "$alg" "$np"
+    done
+
+    # The network families forced, all ranks on this host.
+    for alg in gentree mtree multitree ring2d; do
+        seed=$((seed0 + k))
+        k=$((k + 1))
+        margs=(--mca coll_genx_allreduce_algorithm "$alg")
+        need=()
+        case $alg in
+        gentree)
+            margs+=(--mca coll_genx_topology_file "$topo_file")
+            name="P=$np gentree forced on a topology file (1 host) seed=$seed"
+            log=$logdir/stress-p$np-gentree-file.log
+            need=("topology .*stress-topology\.conf: $np ranks on 1 hosts, 2 switch level(s)"
+                "no line places the $np ranks on stress-topology.conf") ;;
+        ring2d)
+            margs+=(--mca coll_genx_allreduce_params "dims=$(dims_of "$np")")
+            name="P=$np ring2d dims=$(dims_of "$np") forced seed=$seed"
+            log=$logdir/stress-p$np-ring2d-dims_$(dims_of "$np").log ;;
+        *)
+            name="P=$np $alg forced, no topology file seed=$seed"
+            log=$logdir/stress-p$np-$alg.log ;;
+        esac
+        run "$log" "$np" "$seed" "${margs[@]}" -- --calls "$(calls_of "$alg")" "${extra[@]}"
+        verdict "$name" "$log" $? "$alg" "$np" "on $np ranks: $alg (" \
+            "no genx line shows $alg running on the $np ranks" "${need[@]}"
+    done
+
+    # The network families on virtual hosts: each rank its own
+    # SLURM_TOPOLOGY_ADDR, the family chosen by a rules file.
+    addrs=$(addrs_of "$np")
+    nh=$(tr ' ' '\n' <<< "$addrs" | sort -u | wc -l)
+    for alg in gentree mtree multitree ring2d; do
+        seed=$((seed0 + k))
+        k=$((k + 1))
+        rules=$logdir/stress-p$np-$alg-rules.json
+        if [ "$alg" = ring2d ]; then
+            # ring2d lays the ranks out by dims=XxY, one rule per size.
+            rs=""
+            for ((s = 2; s <= np; s++)); do
+                rs+="${rs:+, }{\"comm_size\": $s, \"algorithm\": \"ring2d\", \"params\": \"dims=$(dims_of $s)\"}"
+            done
+            echo "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [$rs]}" > "$rules"
         else
-            pass "$name: $(totals "$log")"
-            total_calls=$((total_calls + $(totals "$log" | sed 's/ calls.*//')))
+            echo "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [{\"algorithm\": \"$alg\"}]}" > "$rules"
         fi
+        name="P=$np $alg by rule on $nh virtual hosts, 2 leaves (SLURM_TOPOLOGY_ADDR) seed=$seed"
+        log=$logdir/stress-p$np-$alg-hosts.log
+        run_hosts "$log" "$seed" "$addrs" --mca coll_genx_rules "$rules" -- --calls "$(calls_of "$alg")" "${extra[@]}"
+        verdict "$name" "$log" $? "$alg" "$np" "on $np ranks: $alg (" \
+            "no genx line shows $alg running on the $np ranks" \
+            "topology SLURM_TOPOLOGY_ADDR: $np ranks on $nh hosts, 2 switch level(s)" \
+            "no line places the $np ranks on $nh hosts of their SLURM_TOPOLOGY_ADDR tree"
     done
 done
 
