@@ -61,7 +61,7 @@ build() {
     fi
     say "building with $jobs jobs"
     make -C "$build" -j"$jobs" -s
-    make -C "$build" -j"$jobs" -s check TESTS=
+    make -C "$build" -j"$jobs" -s check-programs
 }
 
 run_tests() {
