@@ -1,8 +1,10 @@
-# Sourced by tests/ompi5/build-ompi5.sh and tests/gpu/build-cuda-ompi.sh:
-# the Debian 12 build dependencies of an Open MPI build, and an Open MPI
-# source package fetched from a Debian suite's deb-src index without
-# touching the system's apt configuration.  The caller defines say() and
-# die() and the array sudo (empty for root, (sudo) otherwise).
+# shellcheck shell=bash
+# Sourced by tests/ompi5/build-ompi5.sh, tests/gpu/build-cuda-ompi.sh and
+# tests/peer/run-peer.sh: the Debian 12 build dependencies of an Open MPI
+# build, and a source package (Open MPI's, MPICH's) fetched from a Debian
+# suite's deb-src index without touching the system's apt configuration.
+# The caller defines say() and die() and the array sudo (empty for root,
+# (sudo) otherwise).
 
 # install_build_deps: installs what is missing of a C/C++ toolchain and the
 # libraries both builds take from Debian 12 (libevent, hwloc, zlib).
@@ -21,30 +23,42 @@ install_build_deps() {
     fi
 }
 
-# fetch_openmpi_source WORK SUITE MIRROR SERIES: the newest openmpi
-# source package of SERIES (4.1, 5.0) in SUITE's deb-src index, downloaded
-# to WORK/src and its upstream tarball unpacked there; sets `version` and
-# `srcdir`.  The index is kept in WORK/apt, apart from the system's (its
-# own sources file, no sources.list.d, its own lists and cache); nothing is
-# fetched when the package is already there.
-fetch_openmpi_source() {
-    local work=$1 suite=$2 mirror=$3 series=$4
-    local aptdir=$work/apt dsc orig
+# fetch_debian_source WORK SUITE MIRROR PACKAGE PATTERN: downloads the
+# source package PACKAGE from SUITE's deb-src index into WORK/src, unless a
+# .dsc matching PATTERN (a glob, e.g. 'openmpi_4.1.*.dsc') is already
+# there, and sets `dsc` to the newest such file.  The index is kept in
+# WORK/apt, apart from the system's (its own sources file, no
+# sources.list.d, its own lists and cache).  Leaves the caller in WORK/src.
+fetch_debian_source() {
+    local work=$1 suite=$2 mirror=$3 package=$4 pattern=$5
+    local aptdir=$work/apt
     mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial" "$work/src"
     echo "deb-src $mirror $suite main" > "$aptdir/sources.list"
     local apt_opts=(-o "Dir::Etc::sourcelist=$aptdir/sources.list" -o "Dir::Etc::sourceparts=-"
                     -o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache"
                     -o "APT::Get::List-Cleanup=0")
     cd "$work/src" || die "cannot enter $work/src"
-    dsc=$(ls openmpi_"$series".*.dsc 2>/dev/null | sort -V | tail -n 1 || true)
+    # shellcheck disable=SC2086 # PATTERN is a glob
+    dsc=$(ls $pattern 2>/dev/null | sort -V | tail -n 1 || true)
     if [ -z "$dsc" ]; then
         say "fetching Debian $suite's source index ($mirror) into $aptdir"
         "${sudo[@]}" apt-get "${apt_opts[@]}" update -q
-        say "apt-get source --download-only openmpi ($suite) into $work/src"
-        "${sudo[@]}" apt-get "${apt_opts[@]}" source --download-only openmpi
-        dsc=$(ls openmpi_"$series".*.dsc 2>/dev/null | sort -V | tail -n 1 || true)
-        [ -n "$dsc" ] || die "$suite's openmpi source package is not Open MPI $series ($(ls openmpi_*.dsc 2>/dev/null))"
+        say "apt-get source --download-only $package ($suite) into $work/src"
+        "${sudo[@]}" apt-get "${apt_opts[@]}" source --download-only "$package"
+        # shellcheck disable=SC2086
+        dsc=$(ls $pattern 2>/dev/null | sort -V | tail -n 1 || true)
+        [ -n "$dsc" ] || die "$suite's $package source package does not match $pattern ($(ls "$package"_*.dsc 2>/dev/null))"
     fi
+}
+
+# fetch_openmpi_source WORK SUITE MIRROR SERIES: the newest openmpi
+# source package of SERIES (4.1, 5.0) in SUITE's deb-src index, downloaded
+# to WORK/src (fetch_debian_source) and its upstream tarball unpacked
+# there; sets `version` and `srcdir`.  Nothing is fetched when the package
+# is already there.
+fetch_openmpi_source() {
+    local work=$1 suite=$2 mirror=$3 series=$4 orig dsc
+    fetch_debian_source "$work" "$suite" "$mirror" openmpi "openmpi_$series.*.dsc"
     version=$(sed -n 's/^Version: \([0-9.]*\)-.*/\1/p' "$dsc")
     [ -n "$version" ] || die "$dsc names no version"
     orig=openmpi_$version.orig.tar.xz
