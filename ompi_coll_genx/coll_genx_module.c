@@ -300,11 +300,14 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     if (NULL == module->core) {
         if (!cs->config_error_reported) {
             cs->config_error_reported = true;
+            /* Said once per process; the configuration may suit other
+             * communicators (ring2d's dims fit one size only). */
             opal_output(0, "genx: %s (coll_genx_allreduce_algorithm=\"%s\", "
-                        "coll_genx_allreduce_params=\"%s\"); genx is disabled and "
-                        "MPI_Allreduce is left to Open MPI's other coll components",
+                        "coll_genx_allreduce_params=\"%s\"); genx is disabled on comm %u "
+                        "(%d ranks) and on every communicator this configuration rejects, "
+                        "whose MPI_Allreduce is left to Open MPI's other coll components",
                         ('\0' != err[0]) ? err : "the genx core could not be set up",
-                        cfg.algorithm, cfg.params);
+                        cfg.algorithm, cfg.params, mca_coll_genx_comm_id(comm), size);
         }
         opal_output_verbose(1, cs->output,
                             "genx: comm %u (%d ranks): not used: configuration rejected",

@@ -12,7 +12,7 @@
  *     one communicator and 2 on a duplicate, completed by one MPI_Waitall,
  *     with a blocking MPI_Allreduce issued between them;
  *  3. asynchrony: after a warm-up, rank 1 starts 200 ms late; rank 0's
- *     MPI_Iallreduce must return in under 1 ms, and its MPI_Test must stay
+ *     MPI_Iallreduce must return at once (20 ms bound), and its MPI_Test must stay
  *     false for as long as rank 1 has not started (tested for 150 ms);
  *  4. persistent: MPI_Allreduce_init (Open MPI 5.0; MPIX_Allreduce_init,
  *     the pcollreq extension, in 4.1: allreduce_init.h) at
@@ -313,7 +313,11 @@ int main(int argc, char **argv)
         waited = MPI_Wtime() - t0;
         if (0 == rank) {
             char what[160];
-            if (started > 0.001) {
+            /* A bound that any wait for rank 1 (200 ms) exceeds and that
+             * a loaded machine (make check runs tests side by side on
+             * oversubscribed cores) does not: the start itself takes
+             * microseconds, printed below. */
+            if (started > 0.020) {
                 snprintf(what, sizeof(what), "MPI_Iallreduce took %.3f ms to return while rank 1 was late",
                          started * 1e3);
                 fail(rank, what);

@@ -72,16 +72,29 @@ results_hide='^\[[^]]*\] genx: '
 # shellcheck source=tests/mpi/results.sh
 . "$(dirname "$0")/results.sh"
 
-# run LOG NP SEED MPIRUN-ARGS... -- PROGRAM-ARGS...: bounded, command on line 1.
+# split_args MPIRUN-ARGS... -- PROGRAM-ARGS...: sets margs and pargs.
+split_args() {
+    margs=() pargs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do margs+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    pargs=("$@")
+}
+
+# bounded LOG COMMAND...: COMMAND under the time limit, its command line on
+# LOG's first line.
+bounded() {
+    local log=$1
+    shift
+    echo "+ $*" > "$log"
+    timeout -k 10 "$limit" "$@" >> "$log" 2>&1
+}
+
+# run LOG NP SEED MPIRUN-ARGS... -- PROGRAM-ARGS...
 run() {
     local log=$1 np=$2 seed=$3
     shift 3
-    local margs=()
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do margs+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    local cmd=("$mpirun" -np "$np" "${base[@]}" "${margs[@]}" "$prog" --seed "$seed" "$@")
-    echo "+ ${cmd[*]}" > "$log"
-    timeout -k 10 "$limit" "${cmd[@]}" >> "$log" 2>&1
+    split_args "$@"
+    bounded "$log" "$mpirun" -np "$np" "${base[@]}" "${margs[@]}" "$prog" --seed "$seed" "${pargs[@]}"
 }
 
 # run_hosts LOG SEED ADDRS MPIRUN-ARGS... -- PROGRAM-ARGS...: as run, one
@@ -90,21 +103,18 @@ run() {
 run_hosts() {
     local log=$1 seed=$2 addrs=$3
     shift 3
-    local margs=()
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do margs+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
+    split_args "$@"
     local cmd=("$mpirun" "${base[@]}" "${margs[@]}") a prev="" n=0
     for a in $addrs ""; do
         if [ -n "$prev" ] && [ "$a" != "$prev" ]; then
             cmd+=(-np "$n" -x "SLURM_TOPOLOGY_ADDR=$prev" -x SLURM_TOPOLOGY_ADDR_PATTERN=switch.switch.node
-                "$prog" --seed "$seed" "$@")
+                "$prog" --seed "$seed" "${pargs[@]}")
             [ -z "$a" ] || cmd+=(:)
             n=0
         fi
         prev=$a n=$((n + 1))
     done
-    echo "+ ${cmd[*]}" > "$log"
-    timeout -k 10 "$limit" "${cmd[@]}" >> "$log" 2>&1
+    bounded "$log" "${cmd[@]}"
 }
 
 genx_lines() {
