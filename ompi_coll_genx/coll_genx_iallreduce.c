@@ -491,7 +491,7 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
         /* Nothing was posted (the core has said why).  The fallback starts
          * on the tag drawn above, so that this call draws one tag as it
          * does on a rank that queued it. */
-        req->sbuf = (MPI_IN_PLACE == sbuf) ? MPI_IN_PLACE : sbuf;
+        req->sbuf = sbuf;
         req->rbuf = rbuf;
         req->shape = *shape;
         rc = genx_fallback_on_tag(req);
@@ -572,10 +572,10 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
     mca_coll_genx_request_t *req;
-    const char *reason = NULL;
+    const char *reason;
     mca_coll_genx_shape_t tmp;
     /* Once per request: nothing to cache. */
-    const mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(NULL, &tmp, dtype, op, count);
+    mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(NULL, &tmp, dtype, op, count);
     const size_t bytes = shape->type_size * (size_t) count;
     char why[512];
     int rc;
@@ -590,17 +590,10 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     if (0 == module->agreed) {
         mca_coll_genx_check_agreement(module, comm);
     }
-    if (0 > module->agreed) {
-        return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
-                              "the ranks' genx decisions differ (reported at the first call)");
-    }
-    if (genx_comm_defers_nb(module->core, bytes, &reason)) {
+    reason = genx_nb_reason(module, shape, module->agreed, bytes);
+    if (NULL != reason) {
         return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
                               reason);
-    }
-    if (NULL != shape->layout) {
-        return genx_pfallback(module, sbuf, rbuf, count, dtype, op, comm, info, request, bytes,
-                              shape->layout);
     }
 
     /* One tag for every start: one start ends before the next begins, and
