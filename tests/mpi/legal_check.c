@@ -179,34 +179,56 @@ static void late_after_start(set_t *s, const char *name, MPI_Request *req, doubl
     }
 }
 
-static void case_late(set_t *s, buf_t *b)
+/* The ranks meet, the late rank sleeps 300 ms, the others time `start`
+ * (which posts *req: an MPI_Iallreduce or an MPI_Start) and check it with
+ * late_after_start; then every rank waits for *req. */
+typedef void (*start_fn)(set_t *s, buf_t *b, MPI_Request *req);
+
+static void late_start(set_t *s, const char *name, start_fn start, buf_t *b, MPI_Request *req)
 {
-    MPI_Request req;
     double t0, started, cpu;
 
-    fill(b[0].x, counts[1], s->rank, 3);
     MPI_Barrier(s->comms[10]);
     if (s->rank == s->late) {
         usleep(300000);
     }
     cpu = thread_cpu();
     t0 = MPI_Wtime();
-    MPI_Iallreduce(b[0].x, b[0].y, counts[1], MPI_INT, MPI_SUM, s->comms[9], &req);
+    start(s, b, req);
     started = MPI_Wtime() - t0;
     cpu = thread_cpu() - cpu;
     if (s->rank != s->late) {
-        late_after_start(s, "late", &req, t0, started, cpu);
+        late_after_start(s, name, req, t0, started, cpu);
     }
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
+static void start_iallreduce(set_t *s, buf_t *b, MPI_Request *req)
+{
+    MPI_Iallreduce(b[0].x, b[0].y, counts[1], MPI_INT, MPI_SUM, s->comms[9], req);
+}
+
+static void case_late(set_t *s, buf_t *b)
+{
+    MPI_Request req;
+
+    fill(b[0].x, counts[1], s->rank, 3);
+    late_start(s, "late", start_iallreduce, b, &req);
     check(s, "late", b[0].y, counts[1], 3);
 }
 
 #if GENX_HAVE_ALLREDUCE_INIT
+static void start_persistent(set_t *s, buf_t *b, MPI_Request *req)
+{
+    (void) s;
+    (void) b;
+    MPI_Start(req);
+}
+
 static void case_persistent(set_t *s, buf_t *b)
 {
     MPI_Request req[2], late_req;
     int one = 1, total = 0;
-    double t0, started, cpu;
 
     /* p-cross2: initialised in one order everywhere, started in two. */
     for (int j = 0; j < 2; ++j) {
@@ -243,19 +265,7 @@ static void case_persistent(set_t *s, buf_t *b)
     GENX_ALLREDUCE_INIT(b[2].x, b[2].y, counts[1], MPI_INT, MPI_SUM, s->comms[14], MPI_INFO_NULL,
                         &late_req);
     fill(b[2].x, counts[1], s->rank, 6);
-    MPI_Barrier(s->comms[10]);
-    if (s->rank == s->late) {
-        usleep(300000);
-    }
-    cpu = thread_cpu();
-    t0 = MPI_Wtime();
-    MPI_Start(&late_req);
-    started = MPI_Wtime() - t0;
-    cpu = thread_cpu() - cpu;
-    if (s->rank != s->late) {
-        late_after_start(s, "p-late", &late_req, t0, started, cpu);
-    }
-    MPI_Wait(&late_req, MPI_STATUS_IGNORE);
+    late_start(s, "p-late", start_persistent, b, &late_req);
     check(s, "p-late", b[2].y, counts[1], 6);
     for (int j = 0; j < 2; ++j) {
         MPI_Request_free(&req[j]);
