@@ -135,15 +135,11 @@ static int genx_request_step(mca_coll_genx_request_t *req, int *done, char *why,
         }
     }
     if (NULL != req->child) {
-        int completed = 0;
         if (!REQUEST_COMPLETE(req->child)) {
             return GENX_OK;
         }
         req->super.super.req_status.MPI_ERROR = req->child->req_status.MPI_ERROR;
-        (void) ompi_request_test(&req->child, &completed, MPI_STATUS_IGNORE);
-        if (MPI_REQUEST_NULL != req->child) {
-            (void) ompi_request_free(&req->child);
-        }
+        (void) ompi_request_free(&req->child);
         req->child = NULL;
         *done = 1;
         return GENX_OK;
