@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cctype>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,19 @@ inline std::string join(const std::vector<std::string>& items, const std::string
     std::string out;
     for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
     return out.empty() ? if_empty : out;
+}
+
+// Bytes with the largest exact binary suffix: 65536 -> "64K", 1000 ->
+// "1000", SIZE_MAX (no limit) -> "inf".
+inline std::string format_bytes(size_t v) {
+    if (v == SIZE_MAX) return "inf";
+    const char* const suffix[] = {"", "K", "M", "G"};
+    int i = 0;
+    while (i < 3 && v != 0 && v % 1024 == 0) {
+        v /= 1024;
+        ++i;
+    }
+    return std::to_string(v) + suffix[i];
 }
 
 }  // namespace genx

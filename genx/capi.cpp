@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "common/hash.hpp"
+#include "common/text_util.hpp"
 #include "genx/plan_cache.hpp"
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
@@ -117,6 +118,21 @@ void fill(char* buf, size_t len, const std::string& text) {
 
 void clear(char* buf, size_t len) {
     if (buf != nullptr && len != 0) buf[0] = '\0';
+}
+
+// Called inside a catch block: what the exception being handled says, as
+// "NAME: what" ("NAME: OOM" for std::bad_alloc).  Every C entry point
+// catches everything, so no exception crosses into the glue.
+std::string caught(const std::string& name, const char* oom = "out of memory") {
+    try {
+        throw;
+    } catch (const std::bad_alloc&) {
+        return name + ": " + oom;
+    } catch (const std::exception& e) {
+        return name + ": " + e.what();
+    } catch (...) {
+        return name + ": unknown exception";
+    }
 }
 
 std::string join_names() {
@@ -382,7 +398,7 @@ struct genx_comm {
                                        : p.header.params + "," + genx::format_exec_options(p.exec);
         say(verbose >= 2 ? 2 : 1,
             std::string("genx: ") + call + " " +
-                std::to_string(bytes) + " B (size class " + genx::format_size(cls) + ") on " +
+                std::to_string(bytes) + " B (size class " + genx::format_bytes(cls) + ") on " +
                 std::to_string(size) + " ranks: " +
                 p.algorithm + " (" + params + ") [" +
                 (why != nullptr ? *why : std::string("forced by coll_genx_allreduce_algorithm")) +
@@ -565,11 +581,11 @@ void use_topology(genx_comm* c, std::shared_ptr<const genx::TopologyView> view, 
                       " switch level(s) (fingerprint " + fp + ")" +
                       (c->long_routes
                            ? "; its routes hold up to " +
-                                 genx::format_size(static_cast<size_t>(
+                                 genx::format_bytes(static_cast<size_t>(
                                      genx::route_bdp_bytes(*c->shape.topology))) +
                                  " B in flight, more than " +
                                  std::to_string(genx::kDefaultWindow) + " segments of " +
-                                 genx::format_size(genx::kDefaultSegmentBytes) +
+                                 genx::format_bytes(genx::kDefaultSegmentBytes) +
                                  ": plans are sent unsegmented unless segment or window is set"
                            : std::string()));
     }
@@ -672,8 +688,8 @@ int genx_comm_place_topology_addrs(genx_comm* comm, const char* const* addrs, co
         ++comm->schedule_evictions;
         if (comm->forced) plan_forced(comm);
         return 1;
-    } catch (const std::exception& e) {
-        say_once(comm, std::string("SLURM_TOPOLOGY_ADDR: ") + e.what() + "; genx groups hosts by name instead");
+    } catch (...) {
+        say_once(comm, caught("SLURM_TOPOLOGY_ADDR") + "; genx groups hosts by name instead");
         return -1;
     }
 }
@@ -720,12 +736,8 @@ genx_comm* genx_comm_create_hosts(int rank, int size, int nodes, int ppn,
             return nullptr;
         }
         return c.release();
-    } catch (const std::bad_alloc&) {
-        fill(err, errlen, "genx_comm_create: out of memory");
-    } catch (const std::exception& e) {
-        fill(err, errlen, std::string("genx_comm_create: ") + e.what());
     } catch (...) {
-        fill(err, errlen, "genx_comm_create: unknown exception");
+        fill(err, errlen, caught("genx_comm_create"));
     }
     return nullptr;
 }
@@ -739,12 +751,8 @@ int genx_comm_prepare(genx_comm* comm, char* err, size_t errlen) {
         const genx::Status st = prepare(comm);
         if (st.is_ok()) return GENX_OK;
         fill(err, errlen, st.message());
-    } catch (const std::bad_alloc&) {
-        fill(err, errlen, "genx_comm_prepare: out of memory");
-    } catch (const std::exception& e) {
-        fill(err, errlen, std::string("genx_comm_prepare: ") + e.what());
     } catch (...) {
-        fill(err, errlen, "genx_comm_prepare: unknown exception");
+        fill(err, errlen, caught("genx_comm_prepare"));
     }
     return GENX_ERROR;
 }
@@ -1307,12 +1315,8 @@ int genx_allreduce_ex(genx_comm* comm, const void* sendbuf, void* recvbuf, size_
         if (rc != GENX_OK || call.sched == nullptr) return rc;
         remember_call(comm, call, count, dtype, elem_size, op, commutative);
         return run_host(comm, call, sendbuf, recvbuf, transport, why, whylen);
-    } catch (const std::bad_alloc&) {
-        fill(why, whylen, "genx_allreduce: out of memory (plan, schedule or scratch)");
-    } catch (const std::exception& e) {
-        fill(why, whylen, std::string("genx_allreduce: ") + e.what());
     } catch (...) {
-        fill(why, whylen, "genx_allreduce: unknown exception");
+        fill(why, whylen, caught("genx_allreduce", "out of memory (plan, schedule or scratch)"));
     }
     return GENX_ERROR;
 }
@@ -1338,10 +1342,8 @@ int genx_allreduce_staged_fallback(genx_comm* comm, const void* sendbuf, void* r
         }
         return staged_fallback(comm, spaces.device(), sendbuf, recvbuf, count, count * elem_size, fallback,
                                "the glue's reason", why, whylen);
-    } catch (const std::bad_alloc&) {
-        fill(why, whylen, "genx: out of memory staging a device buffer");
-    } catch (const std::exception& e) {
-        fill(why, whylen, std::string("genx: ") + e.what());
+    } catch (...) {
+        fill(why, whylen, caught("genx", "out of memory staging a device buffer"));
     }
     return GENX_ERROR;
 }
@@ -1367,75 +1369,64 @@ int genx_buffers_on_device(const genx_comm* comm, const void* sendbuf, const voi
     return spaces_of(comm, sendbuf, recvbuf).on_device() ? 1 : 0;
 }
 
+namespace {
+
+// MPI_Iallreduce and persistent init: a request bound to the call `site`
+// decided, and started when `start` (an iallreduce is init + start).
+int request_call(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count, genx_dtype dtype,
+                 size_t elem_size, genx_op op, int commutative, const genx_reduce_cb* cb,
+                 const genx_transport_ops* transport, const CallSite& site, const char* name, bool start,
+                 genx_request** out, char* why, size_t whylen) {
+    clear(why, whylen);
+    if (out == nullptr) {
+        fill(why, whylen, std::string(name) + ": NULL request pointer");
+        return GENX_ERROR;
+    }
+    *out = nullptr;
+    if (refuse_device_request(comm, sendbuf, recvbuf, name, why, whylen)) return GENX_ERROR_BUFFER;
+    try {
+        std::unique_ptr<genx_request> req = acquire_request(comm);
+        Call call;
+        const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call, &req->sched,
+                              why, whylen, site);
+        if (rc != GENX_OK) return rc;
+        bind_request(req.get(), comm, call, sendbuf, recvbuf, transport);
+        if (start) {
+            const genx::Status st = start_request(req.get());
+            ++comm->stats.calls;
+            if (!st.is_ok()) {
+                std::string note;
+                if (abandon_execution(req->execution, &note) != 0) (void)req->scratch.release();
+                fill(why, whylen, st.message() + note);
+                comm->say(1, "genx: " + std::string(site.name) + " " + std::to_string(call.bytes) +
+                                 " B failed: " + st.message() + note);
+                return GENX_ERROR;
+            }
+        }
+        *out = req.release();
+        return GENX_OK;
+    } catch (...) {
+        fill(why, whylen, caught(name, "out of memory (plan, schedule or scratch)"));
+    }
+    return GENX_ERROR;
+}
+
+}  // namespace
+
 int genx_iallreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count,
                     genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
                     const genx_reduce_cb* cb, const genx_transport_ops* transport,
                     genx_request** out, char* why, size_t whylen) {
-    clear(why, whylen);
-    if (out == nullptr) {
-        fill(why, whylen, "genx_iallreduce: NULL request pointer");
-        return GENX_ERROR;
-    }
-    *out = nullptr;
-    if (refuse_device_request(comm, sendbuf, recvbuf, "genx_iallreduce", why, whylen))
-        return GENX_ERROR_BUFFER;
-    try {
-        std::unique_ptr<genx_request> req = acquire_request(comm);
-        Call call;
-        const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
-                              &req->sched, why, whylen, kIallreduceCall);
-        if (rc != GENX_OK) return rc;
-        bind_request(req.get(), comm, call, sendbuf, recvbuf, transport);
-        const genx::Status st = start_request(req.get());
-        ++comm->stats.calls;
-        if (!st.is_ok()) {
-            std::string note;
-            if (abandon_execution(req->execution, &note) != 0) (void)req->scratch.release();
-            fill(why, whylen, st.message() + note);
-            comm->say(1, "genx: iallreduce " + std::to_string(call.bytes) + " B failed: " + st.message() + note);
-            return GENX_ERROR;
-        }
-        *out = req.release();
-        return GENX_OK;
-    } catch (const std::bad_alloc&) {
-        fill(why, whylen, "genx_iallreduce: out of memory (plan, schedule or scratch)");
-    } catch (const std::exception& e) {
-        fill(why, whylen, std::string("genx_iallreduce: ") + e.what());
-    } catch (...) {
-        fill(why, whylen, "genx_iallreduce: unknown exception");
-    }
-    return GENX_ERROR;
+    return request_call(comm, sendbuf, recvbuf, count, dtype, elem_size, op, commutative, cb, transport,
+                        kIallreduceCall, "genx_iallreduce", true, out, why, whylen);
 }
 
 int genx_allreduce_init(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t count,
                         genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
                         const genx_reduce_cb* cb, const genx_transport_ops* transport,
                         genx_request** out, char* why, size_t whylen) {
-    clear(why, whylen);
-    if (out == nullptr) {
-        fill(why, whylen, "genx_allreduce_init: NULL request pointer");
-        return GENX_ERROR;
-    }
-    *out = nullptr;
-    if (refuse_device_request(comm, sendbuf, recvbuf, "genx_allreduce_init", why, whylen))
-        return GENX_ERROR_BUFFER;
-    try {
-        std::unique_ptr<genx_request> req = acquire_request(comm);
-        Call call;
-        const int rc = decide(comm, count, dtype, elem_size, op, commutative, cb, transport, &call,
-                              &req->sched, why, whylen, kPersistentCall);
-        if (rc != GENX_OK) return rc;
-        bind_request(req.get(), comm, call, sendbuf, recvbuf, transport);
-        *out = req.release();
-        return GENX_OK;
-    } catch (const std::bad_alloc&) {
-        fill(why, whylen, "genx_allreduce_init: out of memory (plan, schedule or scratch)");
-    } catch (const std::exception& e) {
-        fill(why, whylen, std::string("genx_allreduce_init: ") + e.what());
-    } catch (...) {
-        fill(why, whylen, "genx_allreduce_init: unknown exception");
-    }
-    return GENX_ERROR;
+    return request_call(comm, sendbuf, recvbuf, count, dtype, elem_size, op, commutative, cb, transport,
+                        kPersistentCall, "genx_allreduce_init", false, out, why, whylen);
 }
 
 int genx_request_start(genx_request* req, char* why, size_t whylen) {
@@ -1463,10 +1454,8 @@ int genx_request_start(genx_request* req, char* why, size_t whylen) {
             return GENX_ERROR;
         }
         return GENX_OK;
-    } catch (const std::exception& e) {
-        req->error = genx::Status::internal(std::string("genx_request_start: ") + e.what());
     } catch (...) {
-        req->error = genx::Status::internal("genx_request_start: unknown exception");
+        req->error = genx::Status::internal(caught("genx_request_start"));
     }
     fill(why, whylen, req->error.message());
     return GENX_ERROR;
@@ -1500,10 +1489,8 @@ int genx_request_progress(genx_request* req, int* done, char* why, size_t whylen
         req->done = d;
         *done = d ? 1 : 0;
         return GENX_OK;
-    } catch (const std::exception& e) {
-        req->error = genx::Status::internal(std::string("genx_request_progress: ") + e.what());
     } catch (...) {
-        req->error = genx::Status::internal("genx_request_progress: unknown exception");
+        req->error = genx::Status::internal(caught("genx_request_progress"));
     }
     fill(why, whylen, req->error.message());
     return GENX_ERROR;

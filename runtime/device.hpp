@@ -17,7 +17,7 @@
 //        else is libgenx-cuda.so (runtime/cuda/), built by nvcc and loaded
 //        only once a device pointer was seen.  Without a driver, nothing is
 //        loaded and every buffer is host memory at the cost of one branch.
-//      - FakeDevice (fake_device.hpp): a host arena that host code cannot
+//      - FakeDevice (tests/support/fake_device.hpp): a host arena that host code cannot
 //        read (a PROT_NONE mapping), for tests on machines without a GPU.
 //  * The process has one backend at a time (device_backend()); tests
 //    install the fake one.

@@ -40,18 +40,8 @@ Status split_exec_params(const ParamMap& all, ParamMap* generator_params, ExecOp
     return Status::ok();
 }
 
-std::string format_size(size_t bytes) {
-    static const char* const kSuffix[] = {"G", "M", "K"};
-    static const unsigned kShift[] = {30, 20, 10};
-    for (int i = 0; i < 3; ++i) {
-        const size_t unit = size_t{1} << kShift[i];
-        if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + kSuffix[i];
-    }
-    return std::to_string(bytes);
-}
-
 std::string format_exec_options(const ExecOptions& options) {
-    return "segment=" + format_size(options.segment_bytes) +
+    return "segment=" + format_bytes(options.segment_bytes) +
            ",window=" + std::to_string(options.window);
 }
 

@@ -51,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "common/text_util.hpp"
 #include "plan/plan.hpp"
 #include "plan/topology_view.hpp"
 #include "plan/registry.hpp"
@@ -105,8 +106,6 @@ bool long_fat_routes(const TopologyView* view);
 // neither segment nor window; nothing otherwise.  The component and
 // genx-sim both apply it, so a simulation runs what a job would.
 void add_network_exec_defaults(bool long_routes, ParamMap* params);
-// "4K", "1M", "100" (bytes; largest exact binary suffix).
-std::string format_size(size_t bytes);
 
 // Where bytes live in one rank's memory.
 enum class Space : uint8_t { Result, Scratch };

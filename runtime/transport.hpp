@@ -5,7 +5,7 @@
 // waiting for a set of requests, has a default made of the other four.  The
 // executor never blocks inside a transport call, which is what lets the
 // same state machine serve blocking, non-blocking and persistent
-// collectives.  Implementations: the in-process loopback (loopback.hpp),
+// collectives.  Implementations: the in-process loopback (tests/support/loopback.hpp, tests only),
 // and anything the C glue supplies as genx_transport_ops (OpsTransport; the
 // glue wraps Open MPI's PML there).
 //

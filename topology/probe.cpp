@@ -124,16 +124,6 @@ Status group_by_rtt(const std::vector<std::string>& hosts, const std::vector<dou
     return Status::ok();
 }
 
-std::vector<int> probe_leaf_switches(const ProbeTree& tree) {
-    std::vector<char> has_child(tree.switches.size(), 0);
-    for (const ProbeSwitch& s : tree.switches)
-        if (s.parent >= 0) has_child[static_cast<size_t>(s.parent)] = 1;
-    std::vector<int> out;
-    for (size_t i = 0; i < tree.switches.size(); ++i)
-        if (!tree.switches[i].hosts.empty() && !has_child[i]) out.push_back(static_cast<int>(i));
-    return out;
-}
-
 std::string probe_topology_conf(const ProbeTree& tree, const std::vector<std::string>& comment) {
     std::string out;
     for (const std::string& c : comment) out += "# " + c + "\n";

@@ -50,10 +50,6 @@ struct ProbeOptions {
 Status group_by_rtt(const std::vector<std::string>& hosts, const std::vector<double>& rtt,
                     const ProbeOptions& options, ProbeTree* out);
 
-// The hosts whose leaf switch is `s` and every host below it, by switch.
-// Leaf groups: switches with hosts attached directly and no child switch.
-std::vector<int> probe_leaf_switches(const ProbeTree& tree);
-
 // A Slurm topology.conf (tree form) of the tree, with a comment header
 // (`comment` lines prefixed "# "), and the JSON overlay of its measured
 // rates and latencies (docs/topology.md): hosts class "host", each switch

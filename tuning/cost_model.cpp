@@ -860,13 +860,28 @@ Status PlanModel::build(const RankGenerator& gen, const RankMap& ranks, PlanMode
     return Status::ok();
 }
 
-Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams& params) const {
-    Prediction pred;
-    const size_t nsteps = steps_.size();
-    const double es = static_cast<double>(elem_size);
+// One prediction's working state: every step's loads at one call size, the
+// link prices they give, and the times in dependency order.
+class PlanModel::Pricing {
+  public:
+    Pricing(const PlanModel& m, size_t count, size_t elem_size, const ModelParams& params)
+        : m_(m),
+          count_(count),
+          es_(static_cast<double>(elem_size)),
+          params_(params),
+          empty_blocks_(count < static_cast<size_t>(m.nblocks_)),
+          by_links_(m.direct_ && m.direct_->heterogeneous),
+          routed_(m.tree_ || by_links_) {}
 
-    // Bytes of every transfer; per step the rank's own link use and work.
-    std::vector<double> xbytes(xfers_.size());
+    Prediction run() {
+        tally_steps();
+        if (m_.direct_) spread_direct_loads();
+        load_routes();
+        schedule();
+        return critical_path();
+    }
+
+  private:
     struct Load {
         double sent[2] = {0, 0};  // [0] intra, [1] inter (this rank)
         double recv[2] = {0, 0};
@@ -875,307 +890,373 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         int intra_flows_in = 0;
         double reduce = 0, memory = 0;
     };
-    std::vector<Load> load(nsteps);
     struct Nic {
         double sent = 0, recv = 0;
     };
-    std::vector<Nic> nic(nic_sources_.size());
-    // Some blocks are empty only when count < nblocks; then empty transfers
-    // may remove a source node from a NIC's fan-in.
-    const bool empty_blocks = count < static_cast<size_t>(nblocks_);
-    std::vector<std::vector<int>> nic_sources;
-    if (empty_blocks) nic_sources.assign(nic_sources_.size(), {});
-    // A direct network: bytes per (node's step, peer node), read into the
-    // NIC loads after the loop (RankMap::direct).
     struct PeerLoad {
         double sent = 0, recv = 0;
     };
-    std::vector<std::map<int, PeerLoad>> nic_peer;
-    std::vector<double> nic_hops;
-    if (direct_) nic_peer.resize(nic_sources_.size());
+    static constexpr long kNone = -1;
+
+    void tally_steps();
+    void tally_transfer(const StepRec& rec, uint32_t i, Load* l);
+    void spread_direct_loads();
+    void load_routes();
+    void route_price(size_t k, double* latency, double* busiest) const;
+    StepCost link_price(size_t k) const;
+    StepCost inter_price(size_t k) const;
+    double host_cost(size_t k) const {
+        return params_.host.gamma * load_[k].reduce + params_.host.delta * load_[k].memory;
+    }
+    void schedule();
+    long last_step() const;
+    Prediction critical_path() const;
+
+    const PlanModel& m_;
+    const size_t count_;
+    const double es_;
+    const ModelParams& params_;
+    // Some blocks are empty only when count < nblocks; then empty transfers
+    // may remove a source node from a NIC's fan-in.
+    const bool empty_blocks_;
+    // A heterogeneous direct network: its links price every inter-node step
+    // (load_routes), params.inter only the extra messages.
+    const bool by_links_;
+    const bool routed_;  // a switch tree's links, or by_links_
+
+    std::vector<double> xbytes_;  // bytes of every transfer
+    std::vector<Load> load_;      // per step: the rank's own link use and work
+    std::vector<Nic> nic_;
+    std::vector<std::vector<int>> live_sources_;  // with empty_blocks_
+    // A direct network: bytes per (node's step, peer node), read into the
+    // NIC loads by spread_direct_loads (RankMap::direct).
+    std::vector<std::map<int, PeerLoad>> nic_peer_;
+    std::vector<double> nic_hops_;
+    // Routed links: bytes through each, per direction and sender's step.
+    std::unordered_map<uint64_t, double> link_load_;
+    std::vector<LinkParams> route_params_;  // per link id (route code >> 1)
+    std::vector<double> link_cost_, start_, end_;
+    std::vector<long> pred_of_;
+    std::vector<uint32_t> comm_of_;
+};
+
+void PlanModel::Pricing::tally_transfer(const StepRec& rec, uint32_t i, Load* l) {
+    const Xfer& x = m_.xfers_[i];
+    size_t n = 0;
+    for (uint32_t j = x.first_run; j < x.first_run + x.nruns; ++j)
+        n += run_elems(count_, m_.nblocks_, m_.runs_[j].lo, m_.runs_[j].len);
+    const double b = static_cast<double>(n) * es_;
+    xbytes_[i] = b;
+    if (b <= 0) return;
+    const int c = x.intra ? 0 : 1;
+    if (x.recv) {
+        l->recv[c] += b;
+        l->nrecv[c] += 1;
+        if (x.intra) l->intra_flows_in += 1;
+    } else {
+        l->sent[c] += b;
+        l->nsent[c] += 1;
+    }
+    if (x.intra) return;
+    const size_t ni = m_.nic_index(rec.node, rec.step);
+    if (m_.direct_) {
+        PeerLoad& pl = nic_peer_[ni][x.src_node];
+        (x.recv ? pl.recv : pl.sent) += b;
+        return;
+    }
+    (x.recv ? nic_[ni].recv : nic_[ni].sent) += b;
+    if (x.recv && empty_blocks_) live_sources_[ni].push_back(x.src_node);
+}
+
+void PlanModel::Pricing::tally_steps() {
+    const size_t nsteps = m_.steps_.size();
+    xbytes_.assign(m_.xfers_.size(), 0);
+    load_.assign(nsteps, Load{});
+    nic_.assign(m_.nic_sources_.size(), Nic{});
+    if (empty_blocks_) live_sources_.assign(m_.nic_sources_.size(), {});
+    if (m_.direct_) nic_peer_.resize(m_.nic_sources_.size());
     for (size_t k = 0; k < nsteps; ++k) {
-        const StepRec& rec = steps_[k];
-        Load& l = load[k];
-        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
-            const Xfer& x = xfers_[i];
-            size_t n = 0;
-            for (uint32_t j = x.first_run; j < x.first_run + x.nruns; ++j)
-                n += run_elems(count, nblocks_, runs_[j].lo, runs_[j].len);
-            const double b = static_cast<double>(n) * es;
-            xbytes[i] = b;
-            if (b <= 0) continue;
-            const int c = x.intra ? 0 : 1;
-            if (x.recv) {
-                l.recv[c] += b;
-                l.nrecv[c] += 1;
-                if (x.intra) l.intra_flows_in += 1;
-            } else {
-                l.sent[c] += b;
-                l.nsent[c] += 1;
-            }
-            if (!x.intra && direct_) {
-                PeerLoad& pl = nic_peer[nic_index(rec.node, rec.step)][x.src_node];
-                (x.recv ? pl.recv : pl.sent) += b;
-            } else if (!x.intra) {
-                Nic& nc = nic[nic_index(rec.node, rec.step)];
-                (x.recv ? nc.recv : nc.sent) += b;
-                if (x.recv && empty_blocks)
-                    nic_sources[nic_index(rec.node, rec.step)].push_back(x.src_node);
-            }
-        }
+        const StepRec& rec = m_.steps_[k];
+        Load& l = load_[k];
+        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) tally_transfer(rec, i, &l);
         for (uint32_t i = rec.first_op; i < rec.first_op + rec.nop; ++i) {
-            const OpRun& o = op_runs_[i];
-            const double n = static_cast<double>(run_elems(count, nblocks_, o.lo, o.len)) * es;
+            const OpRun& o = m_.op_runs_[i];
+            const double n = static_cast<double>(run_elems(count_, m_.nblocks_, o.lo, o.len)) * es_;
             l.reduce += o.combine * n;
             l.memory += o.access * n;
         }
     }
-    for (auto& v : nic_sources) {
+    for (auto& v : live_sources_) {
         std::sort(v.begin(), v.end());
         v.erase(std::unique(v.begin(), v.end()), v.end());
     }
-    if (direct_) {
-        // Each direction: the busiest peer's bytes, or the node's share of
-        // the link load its routes add (bytes × hops over its link units),
-        // whichever is larger; latency: the farthest peer's hops.
-        nic_hops.assign(nic.size(), 1);
-        std::vector<int> node_id(static_cast<size_t>(nnodes_), -1);
-        for (const StepRec& rec : steps_)
-            node_id[static_cast<size_t>(rec.node)] = direct_node_[static_cast<size_t>(rec.rank)];
-        for (size_t ni = 0; ni < nic_peer.size(); ++ni) {
-            if (nic_peer[ni].empty()) continue;
-            const int self = node_id[ni / static_cast<size_t>(max_steps_)];
-            const int ds = self >= 0 && self < static_cast<int>(direct_->dense.size())
-                               ? direct_->dense[static_cast<size_t>(self)]
-                               : -1;
-            double max_s = 0, max_r = 0, sum_s = 0, sum_r = 0, far = 1;
-            // Units of the neighbours on a shortest path to some peer.
-            std::vector<char> on_path(ds >= 0 ? direct_->adj[static_cast<size_t>(ds)].size() : 0, 0);
-            for (const auto& [peer, pl] : nic_peer[ni]) {
-                const int h = direct_->hop(self, peer);
-                max_s = std::max(max_s, pl.sent);
-                max_r = std::max(max_r, pl.recv);
-                sum_s += pl.sent * h;
-                sum_r += pl.recv * h;
-                far = std::max(far, static_cast<double>(h));
-                const int dp = peer >= 0 && peer < static_cast<int>(direct_->dense.size())
-                                   ? direct_->dense[static_cast<size_t>(peer)]
-                                   : -1;
-                if (ds < 0 || dp < 0) continue;
-                const auto& nb = direct_->adj[static_cast<size_t>(ds)];
-                for (size_t j = 0; j < nb.size(); ++j) {
-                    const uint16_t hv = direct_->hops[static_cast<size_t>(nb[j].first) *
-                                                          static_cast<size_t>(direct_->n) +
-                                                      static_cast<size_t>(dp)];
-                    if (hv != 0xffff && hv + 1 == h) on_path[j] = 1;
-                }
-            }
-            double units = 0;
-            for (size_t j = 0; j < on_path.size(); ++j)
-                if (on_path[j]) units += direct_->adj[static_cast<size_t>(ds)][j].second;
-            if (units <= 0) units = 1;
-            nic[ni].sent = std::max(max_s, sum_s / units);
-            nic[ni].recv = std::max(max_r, sum_r / units);
-            nic_hops[ni] = far;
-        }
-    }
+}
 
-    // Routed links (a switch tree's links above the hosts, or every link of
-    // a heterogeneous direct network): bytes through each, per direction and
-    // sender's step index (sends only: each transfer once).
-    // A heterogeneous direct network: its links price every inter-node step
-    // (below), params.inter only the extra messages.
-    const bool by_links = direct_ && direct_->heterogeneous;
-    const bool routed = tree_ || by_links;
-    std::unordered_map<uint64_t, double> link_load;
-    // Parameters per link id (route code >> 1).
-    std::vector<LinkParams> route_params;
-    if (tree_) {
+// Each direction: the busiest peer's bytes, or the node's share of the link
+// load its routes add (bytes × hops over its link units), whichever is
+// larger; latency: the farthest peer's hops.
+void PlanModel::Pricing::spread_direct_loads() {
+    const DirectNetwork& d = *m_.direct_;
+    nic_hops_.assign(nic_.size(), 1);
+    std::vector<int> node_id(static_cast<size_t>(m_.nnodes_), -1);
+    for (const StepRec& rec : m_.steps_)
+        node_id[static_cast<size_t>(rec.node)] = m_.direct_node_[static_cast<size_t>(rec.rank)];
+    auto dense = [&](int id) {
+        return id >= 0 && id < static_cast<int>(d.dense.size()) ? d.dense[static_cast<size_t>(id)] : -1;
+    };
+    for (size_t ni = 0; ni < nic_peer_.size(); ++ni) {
+        if (nic_peer_[ni].empty()) continue;
+        const int self = node_id[ni / static_cast<size_t>(m_.max_steps_)];
+        const int ds = dense(self);
+        double max_s = 0, max_r = 0, sum_s = 0, sum_r = 0, far = 1;
+        // Units of the neighbours on a shortest path to some peer.
+        std::vector<char> on_path(ds >= 0 ? d.adj[static_cast<size_t>(ds)].size() : 0, 0);
+        for (const auto& [peer, pl] : nic_peer_[ni]) {
+            const int h = d.hop(self, peer);
+            max_s = std::max(max_s, pl.sent);
+            max_r = std::max(max_r, pl.recv);
+            sum_s += pl.sent * h;
+            sum_r += pl.recv * h;
+            far = std::max(far, static_cast<double>(h));
+            const int dp = dense(peer);
+            if (ds < 0 || dp < 0) continue;
+            const auto& nb = d.adj[static_cast<size_t>(ds)];
+            for (size_t j = 0; j < nb.size(); ++j) {
+                const uint16_t hv =
+                    d.hops[static_cast<size_t>(nb[j].first) * static_cast<size_t>(d.n) + static_cast<size_t>(dp)];
+                if (hv != 0xffff && hv + 1 == h) on_path[j] = 1;
+            }
+        }
+        double units = 0;
+        for (size_t j = 0; j < on_path.size(); ++j)
+            if (on_path[j]) units += d.adj[static_cast<size_t>(ds)][j].second;
+        if (units <= 0) units = 1;
+        nic_[ni].sent = std::max(max_s, sum_s / units);
+        nic_[ni].recv = std::max(max_r, sum_r / units);
+        nic_hops_[ni] = far;
+    }
+}
+
+// Routed links (a switch tree's links above the hosts, or every link of a
+// heterogeneous direct network): each link's parameters, and the bytes
+// through it per direction and sender's step index (sends only: each
+// transfer once).
+void PlanModel::Pricing::load_routes() {
+    if (m_.tree_) {
+        const SwitchTree& tree = *m_.tree_;
         std::vector<LinkParams> class_params;
-        for (size_t c = 0; c < tree_->classes.size(); ++c)
-            class_params.push_back(tree_->class_params(static_cast<int>(c), params));
+        for (size_t c = 0; c < tree.classes.size(); ++c)
+            class_params.push_back(tree.class_params(static_cast<int>(c), params_));
         // A link without a class: no latency of its own, the NIC's β.
-        const LinkParams no_class = tree_->class_params(-1, params);
-        route_params.resize(tree_->up_class.size(), no_class);
-        for (size_t v = 0; v < tree_->up_class.size(); ++v) {
-            const int cls = tree_->up_class[v];
+        route_params_.assign(tree.up_class.size(), tree.class_params(-1, params_));
+        for (size_t v = 0; v < tree.up_class.size(); ++v) {
+            const int cls = tree.up_class[v];
             if (cls >= 0 && static_cast<size_t>(cls) < class_params.size())
-                route_params[v] = class_params[static_cast<size_t>(cls)];
+                route_params_[v] = class_params[static_cast<size_t>(cls)];
         }
-    } else if (routed) {
-        for (size_t l = 0; l < direct_->links.size(); ++l)
-            route_params.push_back(direct_->link_params(static_cast<int>(l), params));
+    } else if (routed_) {
+        for (size_t l = 0; l < m_.direct_->links.size(); ++l)
+            route_params_.push_back(m_.direct_->link_params(static_cast<int>(l), params_));
     }
-    if (routed)
-        for (const StepRec& rec : steps_)
-            for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
-                const Xfer& x = xfers_[i];
-                if (x.recv || xbytes[i] <= 0) continue;
-                for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j)
-                    link_load[static_cast<uint64_t>(route_[j]) * static_cast<uint64_t>(max_steps_) +
-                              static_cast<uint64_t>(rec.step)] += xbytes[i];
-            }
-    // Step k's routes: the largest sum of link latencies over its
-    // transfers, and the busiest link's time.
-    auto route_price = [&](size_t k, double* latency, double* busiest) {
-        *latency = 0;
-        *busiest = 0;
-        const StepRec& rec = steps_[k];
+    if (!routed_) return;
+    const uint64_t steps = static_cast<uint64_t>(m_.max_steps_);
+    for (const StepRec& rec : m_.steps_)
         for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
-            const Xfer& x = xfers_[i];
-            if (x.nlinks == 0 || xbytes[i] <= 0) continue;
-            const int sender_step = x.recv ? x.peer_step : rec.step;
-            double lat = 0;
-            for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
-                const uint32_t code = route_[j];
-                const LinkParams& lp = route_params[code >> 1];
-                lat += lp.alpha;
-                auto it = link_load.find(static_cast<uint64_t>(code) * static_cast<uint64_t>(max_steps_) +
-                                         static_cast<uint64_t>(sender_step));
-                if (it != link_load.end()) *busiest = std::max(*busiest, lp.beta * it->second);
-            }
-            *latency = std::max(*latency, lat);
+            const Xfer& x = m_.xfers_[i];
+            if (x.recv || xbytes_[i] <= 0) continue;
+            for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j)
+                link_load_[static_cast<uint64_t>(m_.route_[j]) * steps + static_cast<uint64_t>(rec.step)] +=
+                    xbytes_[i];
         }
-    };
+}
 
-    // The link part of step k's cost, from its own rank's (and NIC's) load.
-    auto link_price = [&](size_t k) {
-        const StepRec& rec = steps_[k];
-        const Load& l = load[k];
-        StepCost best;
-        if (l.sent[0] > 0 || l.recv[0] > 0) {
-            best = price_link(params.intra, l.sent[0], l.recv[0], l.intra_flows_in,
-                              std::max(l.nsent[0], l.nrecv[0]), (rec.shift & 1) != 0);
-            best.link = LinkKind::Intra;
-            best.coeff.steps_intra = 1;
-            best.coeff.extra_msgs_intra = best.extra_msgs;
-            best.coeff.shift_steps_intra = best.shift ? 1 : 0;
-            best.coeff.bytes_intra = std::max(l.sent[0], l.recv[0]);
-            best.coeff.incast_bytes_intra =
-                std::max(static_cast<double>(best.w) - params.intra.w_t, 0.0) * l.recv[0];
+// Step k's routes: the largest sum of link latencies over its transfers,
+// and the busiest link's time.
+void PlanModel::Pricing::route_price(size_t k, double* latency, double* busiest) const {
+    *latency = 0;
+    *busiest = 0;
+    const StepRec& rec = m_.steps_[k];
+    const uint64_t steps = static_cast<uint64_t>(m_.max_steps_);
+    for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
+        const Xfer& x = m_.xfers_[i];
+        if (x.nlinks == 0 || xbytes_[i] <= 0) continue;
+        const int sender_step = x.recv ? x.peer_step : rec.step;
+        double lat = 0;
+        for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
+            const uint32_t code = m_.route_[j];
+            const LinkParams& lp = route_params_[code >> 1];
+            lat += lp.alpha;
+            auto it = link_load_.find(static_cast<uint64_t>(code) * steps + static_cast<uint64_t>(sender_step));
+            if (it != link_load_.end()) *busiest = std::max(*busiest, lp.beta * it->second);
         }
-        if (l.sent[1] > 0 || l.recv[1] > 0) {
-            const size_t ni = nic_index(rec.node, rec.step);
-            // A direct network: a link has one sender, no fan-in; the
-            // latency is paid once per hop of the farthest peer.
-            const int sources = direct_ ? (nic[ni].recv > 0 ? 1 : 0)
-                                : static_cast<int>(empty_blocks ? nic_sources[ni].size()
-                                                                : nic_sources_[ni].size());
-            LinkParams nic_params = params.inter;
-            if (by_links) nic_params.alpha = nic_params.beta = nic_params.epsilon = 0;
-            StepCost e = price_link(nic_params, nic[ni].sent, nic[ni].recv, sources,
-                                    std::max(l.nsent[1], l.nrecv[1]), (rec.shift & 2) != 0,
-                                    direct_ ? nic_hops[ni] : 1);
-            if (routed) {
-                // The NIC or the busiest routed link, whichever is slower,
-                // plus the route's latency.
-                double latency = 0, busiest = 0;
-                route_price(k, &latency, &busiest);
-                const double excess = std::max(busiest - (e.terms.beta + e.terms.epsilon), 0.0);
-                e.terms.alpha += latency;
-                e.terms.beta += excess;
-                e.cost += latency + excess;
-                e.coeff.route_seconds = latency + excess;
-            }
-            if (best.link == LinkKind::None || e.cost >= best.cost) {
-                best = e;
-                best.link = LinkKind::Inter;
-                best.coeff.steps_inter = by_links ? 0 : 1;
-                best.coeff.extra_msgs_inter = e.extra_msgs;
-                best.coeff.shift_steps_inter = e.shift ? 1 : 0;
-                best.coeff.bytes_inter = by_links ? 0 : std::max(nic[ni].sent, nic[ni].recv);
-                best.coeff.incast_bytes_inter =
-                    by_links ? 0
-                             : std::max(static_cast<double>(e.w) - params.inter.w_t, 0.0) * nic[ni].recv;
-            }
-        }
-        if (params.price_nonblocking && best.link != LinkKind::None) {
-            // A non-blocking call's step waits for the application's next
-            // MPI call (ModelParams::nonblocking_step).
-            best.terms.alpha += params.nonblocking_step;
-            best.cost += params.nonblocking_step;
-        }
-        return best;
-    };
-    std::vector<double> link_cost(nsteps);
-    for (size_t k = 0; k < nsteps; ++k) link_cost[k] = link_price(k).cost;
-    auto host_cost = [&](size_t k) {
-        return params.host.gamma * load[k].reduce + params.host.delta * load[k].memory;
-    };
+        *latency = std::max(*latency, lat);
+    }
+}
 
-    // Times in dependency order.  pred_of[k]: the step whose end started k
-    // (its own predecessor unless a partner's came later; ties go to its
-    // own, then to the lowest rank), or -1.
-    // comm_of[k]: the step whose link cost set k's communication time — k
-    // itself, or a partner's step whose end of the transfers is busier (a
-    // transfer completes at the pace of its slower endpoint).
-    constexpr long kNone = -1;
-    std::vector<double> end(nsteps, 0), start(nsteps, 0);
-    std::vector<long> pred_of(nsteps, kNone);
-    std::vector<uint32_t> comm_of(nsteps);
-    for (uint32_t k : order_) {
-        const StepRec& rec = steps_[k];
+// The inter-node part of step k's cost: its NIC's load, or on routed
+// networks the busiest routed link if slower, plus the route's latency.
+StepCost PlanModel::Pricing::inter_price(size_t k) const {
+    const StepRec& rec = m_.steps_[k];
+    const Load& l = load_[k];
+    const size_t ni = m_.nic_index(rec.node, rec.step);
+    // A direct network: a link has one sender, no fan-in; the latency is
+    // paid once per hop of the farthest peer.
+    const int sources = m_.direct_ ? (nic_[ni].recv > 0 ? 1 : 0)
+                                   : static_cast<int>(empty_blocks_ ? live_sources_[ni].size()
+                                                                    : m_.nic_sources_[ni].size());
+    LinkParams nic_params = params_.inter;
+    if (by_links_) nic_params.alpha = nic_params.beta = nic_params.epsilon = 0;
+    StepCost e = price_link(nic_params, nic_[ni].sent, nic_[ni].recv, sources, std::max(l.nsent[1], l.nrecv[1]),
+                            (rec.shift & 2) != 0, m_.direct_ ? nic_hops_[ni] : 1);
+    if (routed_) {
+        double latency = 0, busiest = 0;
+        route_price(k, &latency, &busiest);
+        const double excess = std::max(busiest - (e.terms.beta + e.terms.epsilon), 0.0);
+        e.terms.alpha += latency;
+        e.terms.beta += excess;
+        e.cost += latency + excess;
+        e.coeff.route_seconds = latency + excess;
+    }
+    e.link = LinkKind::Inter;
+    e.coeff.steps_inter = by_links_ ? 0 : 1;
+    e.coeff.extra_msgs_inter = e.extra_msgs;
+    e.coeff.shift_steps_inter = e.shift ? 1 : 0;
+    e.coeff.bytes_inter = by_links_ ? 0 : std::max(nic_[ni].sent, nic_[ni].recv);
+    e.coeff.incast_bytes_inter =
+        by_links_ ? 0 : std::max(static_cast<double>(e.w) - params_.inter.w_t, 0.0) * nic_[ni].recv;
+    return e;
+}
+
+// The link part of step k's cost, from its own rank's (and NIC's) load:
+// the slower of its intra-node and inter-node parts.
+StepCost PlanModel::Pricing::link_price(size_t k) const {
+    const StepRec& rec = m_.steps_[k];
+    const Load& l = load_[k];
+    StepCost best;
+    if (l.sent[0] > 0 || l.recv[0] > 0) {
+        best = price_link(params_.intra, l.sent[0], l.recv[0], l.intra_flows_in, std::max(l.nsent[0], l.nrecv[0]),
+                          (rec.shift & 1) != 0);
+        best.link = LinkKind::Intra;
+        best.coeff.steps_intra = 1;
+        best.coeff.extra_msgs_intra = best.extra_msgs;
+        best.coeff.shift_steps_intra = best.shift ? 1 : 0;
+        best.coeff.bytes_intra = std::max(l.sent[0], l.recv[0]);
+        best.coeff.incast_bytes_intra = std::max(static_cast<double>(best.w) - params_.intra.w_t, 0.0) * l.recv[0];
+    }
+    if (l.sent[1] > 0 || l.recv[1] > 0) {
+        StepCost e = inter_price(k);
+        if (best.link == LinkKind::None || e.cost >= best.cost) best = e;
+    }
+    if (params_.price_nonblocking && best.link != LinkKind::None) {
+        // A non-blocking call's step waits for the application's next MPI
+        // call (ModelParams::nonblocking_step).
+        best.terms.alpha += params_.nonblocking_step;
+        best.cost += params_.nonblocking_step;
+    }
+    return best;
+}
+
+// Times in dependency order.  pred_of_[k]: the step whose end started k (its
+// own predecessor unless a partner's came later; ties go to its own, then to
+// the lowest rank), or -1.  comm_of_[k]: the step whose link cost set k's
+// communication time — k itself, or a partner's step whose end of the
+// transfers is busier (a transfer completes at the pace of its slower
+// endpoint).
+void PlanModel::Pricing::schedule() {
+    const size_t nsteps = m_.steps_.size();
+    link_cost_.resize(nsteps);
+    for (size_t k = 0; k < nsteps; ++k) link_cost_[k] = link_price(k).cost;
+    end_.assign(nsteps, 0);
+    start_.assign(nsteps, 0);
+    pred_of_.assign(nsteps, kNone);
+    comm_of_.assign(nsteps, 0);
+    for (uint32_t k : m_.order_) {
+        const StepRec& rec = m_.steps_[k];
         double t = 0;
         long from = kNone;
         int from_rank = -1;
         if (rec.step > 0) {
             from = static_cast<long>(k) - 1;
-            t = end[k - 1];
+            t = end_[k - 1];
             from_rank = rec.rank;
         }
-        double comm = link_cost[k];
+        double comm = link_cost_[k];
         uint32_t comm_step = k;
         for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
-            const Xfer& x = xfers_[i];
-            if (xbytes[i] <= 0) continue;
-            const uint32_t theirs = rank_first_step_[static_cast<size_t>(x.peer)] +
-                                    static_cast<uint32_t>(x.peer_step);
-            if (link_cost[theirs] > comm) {
-                comm = link_cost[theirs];
+            const Xfer& x = m_.xfers_[i];
+            if (xbytes_[i] <= 0) continue;
+            const uint32_t first = m_.rank_first_step_[static_cast<size_t>(x.peer)];
+            const uint32_t theirs = first + static_cast<uint32_t>(x.peer_step);
+            if (link_cost_[theirs] > comm) {
+                comm = link_cost_[theirs];
                 comm_step = theirs;
             }
             if (x.peer_step == 0) continue;
-            const long before =
-                static_cast<long>(rank_first_step_[static_cast<size_t>(x.peer)]) + x.peer_step - 1;
-            const double tb = end[static_cast<size_t>(before)];
-            if (tb > t ||
-                (tb == t && from_rank != rec.rank && from_rank >= 0 && x.peer < from_rank)) {
+            const long before = static_cast<long>(first) + x.peer_step - 1;
+            const double tb = end_[static_cast<size_t>(before)];
+            if (tb > t || (tb == t && from_rank != rec.rank && from_rank >= 0 && x.peer < from_rank)) {
                 t = tb;
                 from = before;
                 from_rank = x.peer;
             }
         }
-        start[k] = t;
-        end[k] = t + comm + host_cost(k);
-        pred_of[k] = from;
-        comm_of[k] = comm_step;
+        start_[k] = t;
+        end_[k] = t + comm + host_cost(k);
+        pred_of_[k] = from;
+        comm_of_[k] = comm_step;
     }
+}
 
-    pred.status = Status::ok();
+// The step that ends last (any rank's last step), or kNone when no rank has
+// a step (P = 1).
+long PlanModel::Pricing::last_step() const {
     long last = kNone;
-    for (int r = 0; r < modelled_ranks(); ++r) {
-        const uint32_t first = rank_first_step_[static_cast<size_t>(r)];
-        const uint32_t after = rank_first_step_[static_cast<size_t>(r) + 1];
+    for (int r = 0; r < m_.modelled_ranks(); ++r) {
+        const uint32_t first = m_.rank_first_step_[static_cast<size_t>(r)];
+        const uint32_t after = m_.rank_first_step_[static_cast<size_t>(r) + 1];
         if (after == first) continue;
-        if (last == kNone || end[after - 1] > end[static_cast<size_t>(last)]) last = after - 1;
+        if (last == kNone || end_[after - 1] > end_[static_cast<size_t>(last)]) last = after - 1;
     }
-    if (last == kNone) return pred;  // no rank has a step (P = 1)
+    return last;
+}
 
-    for (long k = last; k != kNone; k = pred_of[static_cast<size_t>(k)]) {
-        // Only the critical path's steps need their terms: priced again.
+static void add_coefficients(const ModelCoefficients& c, ModelCoefficients* C) {
+    C->steps_intra += c.steps_intra;
+    C->steps_inter += c.steps_inter;
+    C->extra_msgs_intra += c.extra_msgs_intra;
+    C->extra_msgs_inter += c.extra_msgs_inter;
+    C->shift_steps_intra += c.shift_steps_intra;
+    C->shift_steps_inter += c.shift_steps_inter;
+    C->bytes_intra += c.bytes_intra;
+    C->bytes_inter += c.bytes_inter;
+    C->incast_bytes_intra += c.incast_bytes_intra;
+    C->incast_bytes_inter += c.incast_bytes_inter;
+    C->reduce_bytes += c.reduce_bytes;
+    C->memory_bytes += c.memory_bytes;
+    C->route_seconds += c.route_seconds;
+}
+
+// The critical path back from the last step, with the terms of each of its
+// steps (priced again: only these need their terms).
+Prediction PlanModel::Pricing::critical_path() const {
+    Prediction pred;
+    pred.status = Status::ok();
+    const long last = last_step();
+    if (last == kNone) return pred;
+    for (long k = last; k != kNone; k = pred_of_[static_cast<size_t>(k)]) {
         const size_t kk = static_cast<size_t>(k);
-        StepCost c = link_price(comm_of[kk]);
-        c.terms.gamma = params.host.gamma * load[kk].reduce;
-        c.terms.delta = params.host.delta * load[kk].memory;
-        c.coeff.reduce_bytes = load[kk].reduce;
-        c.coeff.memory_bytes = load[kk].memory;
+        StepCost c = link_price(comm_of_[kk]);
+        c.terms.gamma = params_.host.gamma * load_[kk].reduce;
+        c.terms.delta = params_.host.delta * load_[kk].memory;
+        c.coeff.reduce_bytes = load_[kk].reduce;
+        c.coeff.memory_bytes = load_[kk].memory;
         PathStep ps;
-        ps.rank = steps_[kk].rank;
-        ps.step = steps_[kk].step;
-        ps.link_rank = steps_[comm_of[kk]].rank;
-        ps.link_step = steps_[comm_of[kk]].step;
-        ps.start = start[kk];
-        ps.end = end[kk];
+        ps.rank = m_.steps_[kk].rank;
+        ps.step = m_.steps_[kk].step;
+        ps.link_rank = m_.steps_[comm_of_[kk]].rank;
+        ps.link_step = m_.steps_[comm_of_[kk]].step;
+        ps.start = start_[kk];
+        ps.end = end_[kk];
         ps.link = c.link;
         ps.fan_in_degree = c.link == LinkKind::None ? 0 : c.w;
         ps.terms = c.terms;
@@ -1186,24 +1267,15 @@ Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams&
         T.gamma += c.terms.gamma;
         T.delta += c.terms.delta;
         T.epsilon += c.terms.epsilon;
-        ModelCoefficients& C = pred.coefficients;
-        C.steps_intra += c.coeff.steps_intra;
-        C.steps_inter += c.coeff.steps_inter;
-        C.extra_msgs_intra += c.coeff.extra_msgs_intra;
-        C.extra_msgs_inter += c.coeff.extra_msgs_inter;
-        C.shift_steps_intra += c.coeff.shift_steps_intra;
-        C.shift_steps_inter += c.coeff.shift_steps_inter;
-        C.bytes_intra += c.coeff.bytes_intra;
-        C.bytes_inter += c.coeff.bytes_inter;
-        C.incast_bytes_intra += c.coeff.incast_bytes_intra;
-        C.incast_bytes_inter += c.coeff.incast_bytes_inter;
-        C.reduce_bytes += c.coeff.reduce_bytes;
-        C.memory_bytes += c.coeff.memory_bytes;
-        C.route_seconds += c.coeff.route_seconds;
+        add_coefficients(c.coeff, &pred.coefficients);
     }
     std::reverse(pred.critical_path.begin(), pred.critical_path.end());
-    pred.seconds = end[static_cast<size_t>(last)];
+    pred.seconds = end_[static_cast<size_t>(last)];
     return pred;
+}
+
+Prediction PlanModel::predict(size_t count, size_t elem_size, const ModelParams& params) const {
+    return Pricing(*this, count, elem_size, params).run();
 }
 
 Prediction predict(const Plan& plan, size_t count, size_t elem_size, const ModelParams& params,

@@ -480,6 +480,7 @@ class PlanModel {
 
   private:
     class Builder;
+    class Pricing;
     struct Run {
         int lo = 0, len = 0;
     };

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "common/hash.hpp"
+#include "common/text_util.hpp"
 #include "plan/registry.hpp"
 
 namespace genx {
@@ -59,13 +60,6 @@ std::string seconds_text(double s) {
     else
         std::snprintf(buf, sizeof buf, "%.3g s", s);
     return buf;
-}
-
-std::string size_text(size_t v) {
-    ByteRange r;
-    r.lo = v;
-    const std::string s = format_byte_range(r);
-    return s.substr(0, s.find('-'));
 }
 
 std::string describe(const std::string& alg, const std::string& params) {
@@ -339,7 +333,7 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
             d.params = best->candidate.params;
             d.predicted = best->seconds[i];
             d.why = where + "; model predicts " + seconds_text(d.predicted) + " at " +
-                    size_text(at[i]) + " B" + kept;
+                    format_bytes(at[i]) + " B" + kept;
             if (second != nullptr && kept.empty()) {
                 d.runner_up = second->candidate.algorithm;
                 d.runner_up_params = second->candidate.params;
@@ -383,7 +377,7 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
                              (d.predicted > 0 ? seconds_text(d.predicted) + " for it, " : "") +
                              "best alternative " + describe(d.runner_up, d.runner_up_params) +
                              " " + seconds_text(d.runner_up_predicted) + " at " +
-                             size_text(at[i]) + " B";
+                             format_bytes(at[i]) + " B";
                 }
             }
         }

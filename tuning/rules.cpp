@@ -446,18 +446,6 @@ class Parser {
     const LineIndex& index_;
 };
 
-// Largest exact binary suffix: 65536 -> "64K", 1000 -> "1000".
-std::string format_bytes(size_t v) {
-    if (v == ByteRange::kNoLimit) return "inf";
-    const char* suffix[] = {"", "K", "M", "G"};
-    int i = 0;
-    while (i < 3 && v != 0 && v % 1024 == 0) {
-        v /= 1024;
-        ++i;
-    }
-    return std::to_string(v) + suffix[i];
-}
-
 bool parse_long(const std::string& s, long* out) {
     if (s.empty() || s.size() > 12) return false;
     long v = 0;

@@ -11,7 +11,7 @@
 #include "common/status.hpp"
 #include "plan/plan.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
 
 inline genx::Status run_sum(const genx::Plan& plan, const std::vector<size_t>& counts,

@@ -22,7 +22,7 @@
 
 #include "tests/unit/make_plan.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "typed_data.hpp"
 
 using namespace genx;

@@ -27,7 +27,7 @@
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "typed_data.hpp"
 
 using namespace genx;

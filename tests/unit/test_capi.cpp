@@ -14,7 +14,7 @@
 #include "plan/registry.hpp"
 #include "genx/genx_core.h"
 #include "genx/plan_cache.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
 #include "runtime/transport.hpp"
 #include "typed_data.hpp"

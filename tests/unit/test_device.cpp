@@ -1,6 +1,6 @@
 // Device memory: the fake device backend, the stage plans, the staged
 // executor and the C API's device path, all on buffers that host code
-// cannot dereference (runtime/fake_device.hpp).
+// cannot dereference (tests/support/fake_device.hpp).
 //
 // GENX_TEST_DEVICE=cuda runs the executor and C API cases on the real CUDA
 // backend instead (tests/gpu/run-gpu-tests.sh does that on GPU machines):
@@ -25,8 +25,8 @@
 #include "runtime/bounce.hpp"
 #include "runtime/device.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/fake_device.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/fake_device.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/staging.hpp"
 #include "tests/unit/make_plan.hpp"
 #include "typed_data.hpp"

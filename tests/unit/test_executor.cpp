@@ -18,7 +18,7 @@
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "topology/graph.hpp"
 #include "topology/topology.hpp"
 #include "typed_data.hpp"
@@ -142,9 +142,9 @@ TEST_CASE("executor params split from generator params", "[executor]") {
         CHECK(st.code() == Code::InvalidArgument);
         CHECK(st.message().find(std::string(bad).substr(0, std::string(bad).find('='))) != std::string::npos);
     }
-    CHECK(format_size(100) == "100");
-    CHECK(format_size(3 << 20) == "3M");
-    CHECK(format_size(1536) == "1536");
+    CHECK(format_bytes(100) == "100");
+    CHECK(format_bytes(3 << 20) == "3M");
+    CHECK(format_bytes(1536) == "1536");
 }
 
 TEST_CASE("compile: one message per run of consecutive blocks, cut into segments", "[executor]") {

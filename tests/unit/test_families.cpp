@@ -13,7 +13,7 @@
 #include "plan/rd.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
 
 using namespace genx;

@@ -19,7 +19,7 @@
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
 
 using namespace genx;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 
 using namespace genx;
 

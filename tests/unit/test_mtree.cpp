@@ -21,7 +21,7 @@
 #include "plan/mtree.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
 #include "topology/graph.hpp"
 #include "tuning/cost_model.hpp"

@@ -23,7 +23,7 @@
 #include "plan/stats.hpp"
 #include "plan/svg.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
 #include "topology/graph.hpp"
 #include "topology/topology.hpp"

@@ -17,7 +17,7 @@
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
 #include "tests/unit/make_plan.hpp"
 

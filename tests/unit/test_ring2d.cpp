@@ -19,7 +19,7 @@
 #include "plan/ring2d.hpp"
 #include "plan/stats.hpp"
 #include "runtime/executor.hpp"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
 #include "topology/graph.hpp"
 #include "topology/topology.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "genx/genx_core.h"
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 #include "runtime/transport.hpp"
 
 using namespace genx;

@@ -1,6 +1,6 @@
 // In-process rendezvous transport and the one-thread-per-rank harness
 // (semantics in loopback.hpp).
-#include "runtime/loopback.hpp"
+#include "tests/support/loopback.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,5 +1,5 @@
 // The fake device (fake_device.hpp).
-#include "runtime/fake_device.hpp"
+#include "tests/support/fake_device.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
