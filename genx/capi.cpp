@@ -65,6 +65,7 @@
 #include "runtime/staging.hpp"
 #include "runtime/bounce.hpp"
 #include "tuning/selector.hpp"
+#include "tuning/exec_defaults.hpp"
 #include "tuning/rules.hpp"
 #include "topology/placement.hpp"
 

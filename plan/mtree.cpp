@@ -1,6 +1,7 @@
 // MTREE generator (description, cost and differences from the paper in
 // mtree.hpp).
 #include "plan/mtree.hpp"
+#include "plan/hops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -341,26 +342,15 @@ Status mtree_gost(const MTreeGraph& g, const MTreeOptions& o, MTreeGost* out) {
         // Connected over usable edges?
         const double rmin = rmin_of(g, o);
         const std::vector<int> zero(g.capacity.size(), 0);
-        std::vector<std::vector<int>> nb(static_cast<size_t>(g.n));
+        Adjacency nb(static_cast<size_t>(g.n));
         for (const MTreeEdge& e : g.edges)
             if (edge_capacity(e, g.capacity, zero) >= rmin) {
                 nb[static_cast<size_t>(e.u)].push_back(e.v);
                 nb[static_cast<size_t>(e.v)].push_back(e.u);
             }
-        std::vector<char> seen(static_cast<size_t>(g.n), 0);
-        std::deque<int> queue{0};
-        seen[0] = 1;
-        while (!queue.empty()) {
-            const int x = queue.front();
-            queue.pop_front();
-            for (int y : nb[static_cast<size_t>(x)])
-                if (!seen[static_cast<size_t>(y)]) {
-                    seen[static_cast<size_t>(y)] = 1;
-                    queue.push_back(y);
-                }
-        }
+        const std::vector<int> dist = hop_distances(nb, 0);
         for (int v = 0; v < g.n; ++v)
-            if (!seen[static_cast<size_t>(v)])
+            if (dist[static_cast<size_t>(v)] < 0)
                 return Status::invalid("mtree: host '" + g.names[static_cast<size_t>(v)] +
                                        "' cannot be reached from host '" + g.names[0] +
                                        "' over the network graph (is it connected?)");

@@ -1,5 +1,6 @@
 // Network graphs for the graph families (design in netgraph.hpp).
 #include "plan/netgraph.hpp"
+#include "plan/hops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -186,22 +187,13 @@ Status build_net_graph(const TopologyView* view, int nranks, NetGraph* out) {
 }
 
 int net_distance(const NetGraph& g, int a, int b, bool ranks_forward) {
-    std::vector<int> dist(static_cast<size_t>(g.nvertices()), -1);
-    std::deque<int> q{a};
-    dist[static_cast<size_t>(a)] = 0;
-    while (!q.empty()) {
-        const int u = q.front();
-        q.pop_front();
-        if (u == b) return dist[static_cast<size_t>(u)];
-        if (u != a && !g.forwards(u) && !ranks_forward) continue;
-        for (int arc : g.out[static_cast<size_t>(u)]) {
-            const int v = g.arcs[static_cast<size_t>(arc)].to;
-            if (dist[static_cast<size_t>(v)] >= 0) continue;
-            dist[static_cast<size_t>(v)] = dist[static_cast<size_t>(u)] + 1;
-            q.push_back(v);
-        }
-    }
-    return -1;
+    if (a < 0 || a >= g.nvertices() || b < 0 || b >= g.nvertices()) return -1;
+    Adjacency adj(static_cast<size_t>(g.nvertices()));
+    for (int u = 0; u < g.nvertices(); ++u)
+        for (int arc : g.out[static_cast<size_t>(u)]) adj[static_cast<size_t>(u)].push_back(g.arcs[static_cast<size_t>(arc)].to);
+    const std::vector<int> dist =
+        hop_distances(adj, a, [&](int v) { return ranks_forward || g.forwards(v); });
+    return dist[static_cast<size_t>(b)];
 }
 
 }  // namespace genx

@@ -38,6 +38,9 @@ Status parse_size(const std::string& text, size_t* out);
 // them): segment (bytes per message, K/M/G) and window (segments in flight).
 constexpr const char* kSegmentKey = "segment";
 constexpr const char* kWindowKey = "window";
+// Their defaults: 1 MiB per message, 4 segments in flight per transfer.
+constexpr size_t kDefaultSegmentBytes = size_t{1} << 20;
+constexpr int kDefaultWindow = 4;
 extern const std::vector<std::string> kExecParamKeys;
 
 // A generator's integer parameter: `text` is a decimal integer in

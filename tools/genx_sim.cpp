@@ -37,6 +37,7 @@
 #include "tools/plot.hpp"
 #include "topology/topology.hpp"
 #include "tuning/cost_model.hpp"
+#include "tuning/exec_defaults.hpp"
 #include "tuning/rules.hpp"
 
 namespace {

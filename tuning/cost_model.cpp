@@ -13,6 +13,7 @@
 
 #include "plan/registry.hpp"
 #include "plan/symmetry.hpp"
+#include "plan/hops.hpp"
 
 namespace genx {
 
@@ -211,7 +212,7 @@ std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view) {
         }
     // Distances cost n² entries: beyond 8192 hosts every peer is one hop.
     if (d->n > 8192) return nullptr;
-    std::vector<std::vector<int>> adj(static_cast<size_t>(d->n));
+    Adjacency adj(static_cast<size_t>(d->n));
     d->units.assign(static_cast<size_t>(d->n), 0);
     d->adj.resize(static_cast<size_t>(d->n));
     d->adj_link.resize(static_cast<size_t>(d->n));
@@ -242,17 +243,12 @@ std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view) {
         if (signature(l) != signature(d->links.front())) d->heterogeneous = true;
     for (int& u : d->units) u = std::max(u, 1);
     d->hops.assign(static_cast<size_t>(d->n) * static_cast<size_t>(d->n), 0xffff);
-    std::vector<int> q;
     for (int s = 0; s < d->n; ++s) {
         uint16_t* row = &d->hops[static_cast<size_t>(s) * static_cast<size_t>(d->n)];
-        row[s] = 0;
-        q.assign(1, s);
-        for (size_t k = 0; k < q.size(); ++k)
-            for (int v : adj[static_cast<size_t>(q[k])])
-                if (row[v] == 0xffff) {
-                    row[v] = static_cast<uint16_t>(std::min(row[q[k]] + 1, 0xfffe));
-                    q.push_back(v);
-                }
+        const std::vector<int> dist = hop_distances(adj, s);
+        for (int v = 0; v < d->n; ++v)
+            if (dist[static_cast<size_t>(v)] >= 0)
+                row[v] = static_cast<uint16_t>(std::min(dist[static_cast<size_t>(v)], 0xfffe));
     }
     return d;
 }

@@ -18,6 +18,7 @@
 #include "plan/plan.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
+#include "tuning/exec_defaults.hpp"
 #include "tests/support/loopback.hpp"
 #include "topology/graph.hpp"
 #include "topology/topology.hpp"
