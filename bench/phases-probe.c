@@ -1,8 +1,19 @@
-/* The probe behind pt2pt-vs-genx-phases.txt (bench/RESULTS.md, "MPI_Iallreduce overlap on 2 emulated hosts"):
- * 3000 timed calls after 1000 untimed, each after MPI_Barrier: MPI_Iallreduce (or, with a second
- * argument, MPI_Irecv + MPI_Isend to the other rank of 2) then MPI_Wait(all); first pure, then
- * with a spin as long as this rank's mean pure time in between.  Prints per rank the mean and
- * median time of the start call and of the wait.  mpicc -O2 phases-probe.c; mpirun -np 2 ./a.out 2 [manual] */
+/* phases-probe: where an MPI_Iallreduce's time goes on 2 ranks, against a
+ * plain point-to-point exchange of the same size.
+ *
+ *   mpicc -O2 -o phases-probe bench/phases-probe.c
+ *   mpirun -np 2 ./phases-probe [COUNT [manual]]
+ *
+ * 3000 timed calls after 1000 untimed, each after MPI_Barrier: MPI_Iallreduce
+ * of COUNT floats (default 2) then MPI_Wait, or with a second argument
+ * MPI_Irecv + MPI_Isend to the other rank then MPI_Waitall; first pure,
+ * then with a spin as long as this rank's mean pure time between the start
+ * and the wait.  Prints per rank the mean and median time of the start call
+ * and of the wait, pure and after the spin (us).  genx-bench --iallreduce
+ * --phases measures the same split for MPI_Iallreduce alone; this probe adds
+ * the exchange without any collective, to tell a collective's cost from
+ * the transport's.  Made for bench/results/iallreduce-switch2-delay50us/
+ * pt2pt-vs-genx-phases.txt (bench/RESULTS.md, section "MPI_Iallreduce"). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
