@@ -60,22 +60,3 @@ int mca_coll_genx_base_attach(void *module)
     }
     return (NULL != m->base_data) ? 1 : 0;
 }
-
-void *mca_coll_genx_base_module_new(void)
-{
-    mca_coll_base_module_t *m = OBJ_NEW(mca_coll_base_module_t);
-
-    if (NULL != m && !mca_coll_genx_base_attach(m)) {
-        OBJ_RELEASE(m);
-        m = NULL;
-    }
-    return m;
-}
-
-void mca_coll_genx_base_module_free(void *module)
-{
-    if (NULL != module) {
-        mca_coll_base_module_t *m = (mca_coll_base_module_t *) module;
-        OBJ_RELEASE(m);
-    }
-}

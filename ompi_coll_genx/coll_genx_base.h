@@ -10,8 +10,8 @@
  * it): 1 basic_linear, 2 nonoverlapping, 3 recursive_doubling, 4 ring,
  * 6 rabenseifner.
  *
- * Used by the component and by genx-tune (which times them beside the
- * displaced component); only MPI types appear here, so C++ can include it.
+ * Used by the component only (genx-tune times the same algorithms as
+ * coll/tuned runs them when forced: runtime/mpi_tuned.hpp).
  */
 #ifndef MCA_COLL_GENX_BASE_H
 #define MCA_COLL_GENX_BASE_H
@@ -37,11 +37,6 @@ int mca_coll_genx_base_allreduce(int which, const void *sbuf, void *rbuf, int co
 /* Gives `module` (a coll module) the base_data the algorithms need, once;
  * 0 when it could not be allocated. */
 int mca_coll_genx_base_attach(void *module);
-
-/* A bare coll module with base_data, for running the algorithms outside
- * the component (genx-tune); freed with mca_coll_genx_base_module_free. */
-void *mca_coll_genx_base_module_new(void);
-void mca_coll_genx_base_module_free(void *module);
 
 #ifdef __cplusplus
 }

@@ -15,12 +15,8 @@
 //     uplink shows as an aggregate below the hosts' sum.
 // Rank 0 prints the topology.conf on stdout (or --out) and the overlay to
 // --overlay-out; a progress line per phase goes to stderr.
+// MPI through runtime/mpi_comm.hpp, as genx-tune.
 #include "tools/topo_probe.hpp"
-
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -29,7 +25,7 @@
 #include <map>
 #include <vector>
 
-#include "tools/host_names.hpp"
+#include "runtime/mpi_comm.hpp"
 #include "topology/probe.hpp"
 #include "topology/topology.hpp"
 
@@ -60,37 +56,196 @@ std::vector<int> round_partner(int n, int r) {
     return partner;
 }
 
-double pingpong(MPI_Comm c, int me, int peer, int pings) {
+double pingpong(const mpi::Comm& c, int me, int peer, int pings) {
     char b = 0;
     double best = 1e30;
     for (int i = 0; i < pings + 3; ++i) {
-        const double t0 = MPI_Wtime();
+        const double t0 = mpi::wtime();
         if (me < peer) {
-            MPI_Send(&b, 1, MPI_CHAR, peer, 1, c);
-            MPI_Recv(&b, 1, MPI_CHAR, peer, 1, c, MPI_STATUS_IGNORE);
+            c.send(&b, 1, peer, 1);
+            c.recv(&b, 1, peer, 1);
         } else {
-            MPI_Recv(&b, 1, MPI_CHAR, peer, 1, c, MPI_STATUS_IGNORE);
-            MPI_Send(&b, 1, MPI_CHAR, peer, 1, c);
+            c.recv(&b, 1, peer, 1);
+            c.send(&b, 1, peer, 1);
         }
-        if (i >= 3) best = std::min(best, MPI_Wtime() - t0);
+        if (i >= 3) best = std::min(best, mpi::wtime() - t0);
     }
     return best;
+}
+
+// Round-trip times of every host pair (H x H, row-major) on rank 0:
+// a round-robin tournament among the host leaders, one pair per host a
+// round.
+std::vector<double> measure_rtt(const mpi::Comm& hc, int me, int H, int pings) {
+    std::vector<double> mine(static_cast<size_t>(H), 0);
+    const int rounds = H % 2 == 0 ? H - 1 : H;
+    for (int r = 0; r < rounds; ++r) {
+        const int p = round_partner(H, r)[static_cast<size_t>(me)];
+        if (p >= 0) mine[static_cast<size_t>(p)] = pingpong(hc, me, p, pings);
+        hc.barrier();
+    }
+    return hc.gather(mine);
+}
+
+// 2. A host link alone: host 0 to each other host, best of 3 (on host 0).
+double measure_host_rate(const mpi::Comm& hc, int me, int H, std::vector<char>& buf) {
+    const size_t bytes = buf.size();
+    double best = 0;
+    for (int h = 1; h < H; ++h)
+        for (int rep = 0; rep < 3; ++rep) {
+            hc.barrier();
+            const double t0 = mpi::wtime();
+            if (me == 0) {
+                hc.send(buf.data(), bytes, h, 2);
+                hc.recv(nullptr, 0, h, 3);
+                best = std::max(best, static_cast<double>(bytes) / (mpi::wtime() - t0));
+            } else if (me == h) {
+                hc.recv(buf.data(), bytes, 0, 2);
+                hc.send(nullptr, 0, 0, 3);
+            }
+        }
+    return best;
+}
+
+// 3. Each switch's uplink, under the load of all its hosts at once
+// (`member`: host x switch table); the rates land in rank 0's tree.
+void measure_uplinks(const mpi::Comm& hc, int me, int H, int nswitches,
+                     const std::vector<int>& member, std::vector<char>& buf, ProbeTree* tree) {
+    const size_t bytes = buf.size();
+    for (int s = 1; s < nswitches; ++s) {
+        std::vector<int> in, out;
+        for (int h = 0; h < H; ++h)
+            (member[static_cast<size_t>(h) * static_cast<size_t>(nswitches) + static_cast<size_t>(s)] ? in : out)
+                .push_back(h);
+        const size_t pairs = std::min(in.size(), out.size());
+        say("uplink of switch " + std::to_string(s) + ": " + std::to_string(pairs) +
+            " host(s) sending out at once");
+        hc.barrier();
+        const double t0 = mpi::wtime();
+        for (size_t i = 0; i < pairs; ++i) {
+            if (me == in[i]) hc.send(buf.data(), bytes, out[i], 4);
+            if (me == out[i]) hc.recv(buf.data(), bytes, in[i], 4);
+        }
+        hc.barrier();
+        const double t = mpi::wtime() - t0;
+        if (me == 0) {
+            tree->switches[static_cast<size_t>(s)].rate = static_cast<double>(pairs * bytes) / t;
+            tree->switches[static_cast<size_t>(s)].senders = static_cast<int>(pairs);
+        }
+    }
+}
+
+// Latency an uplink adds: a quarter of the RTT step from inside the switch
+// to across its uplink (two crossings, both directions).  "Inside" pairs
+// sit under different children of the switch, so the links below it,
+// already counted on their own, are on both sides of the step.
+void infer_uplink_latency(const std::vector<double>& rtt, int H, ProbeTree* tree) {
+    auto child_of = [&](size_t s, int h) {  // the child switch of s holding h, else -1 - h
+        for (size_t c = 1; c < tree->switches.size(); ++c) {
+            const ProbeSwitch& cs = tree->switches[c];
+            if (cs.parent == static_cast<int>(s) &&
+                std::find(cs.members.begin(), cs.members.end(), h) != cs.members.end())
+                return static_cast<int>(c);
+        }
+        return -1 - h;
+    };
+    for (size_t s = 1; s < tree->switches.size(); ++s) {
+        const ProbeSwitch& sw = tree->switches[s];
+        double inside = 1e30, across = 1e30;
+        for (int x = 0; x < H; ++x)
+            for (int y = 0; y < H; ++y) {
+                if (x == y) continue;
+                const bool xi = std::find(sw.members.begin(), sw.members.end(), x) != sw.members.end();
+                const bool yi = std::find(sw.members.begin(), sw.members.end(), y) != sw.members.end();
+                const double v = rtt[static_cast<size_t>(x) * static_cast<size_t>(H) + static_cast<size_t>(y)];
+                if (v <= 0) continue;
+                if (xi && yi && child_of(s, x) != child_of(s, y)) inside = std::min(inside, v);
+                if (xi != yi) across = std::min(across, v);
+            }
+        if (inside < 1e30 && across < 1e30 && across > inside)
+            tree->switches[s].latency = (across - inside) / 4;
+    }
+}
+
+// The topology.conf and overlay (rank 0); 1 when a file cannot be written.
+int write_outputs(const ProbeArgs& a, int H, const ProbeTree& tree) {
+    char line[256];
+    std::vector<std::string> comment = {
+        "written by genx-topo --probe from measurements: review before use",
+        std::to_string(H) + " hosts grouped by minimum round-trip time (" +
+            std::to_string(a.pings) + " pings per pair); rates in the overlay"};
+    for (size_t l = 0; l < tree.level_rtt.size(); ++l) {
+        std::snprintf(line, sizeof line, "level %zu: round trips up to %.0f us", l + 1,
+                      tree.level_rtt[l] * 1e6);
+        comment.push_back(line);
+    }
+    std::snprintf(line, sizeof line, "host link: %.0f Mbit/s", tree.host_rate * 8 / 1e6);
+    comment.push_back(line);
+    for (size_t s = 1; s < tree.switches.size(); ++s) {
+        const ProbeSwitch& sw = tree.switches[s];
+        std::snprintf(line, sizeof line,
+                      "%s uplink: %.0f Mbit/s carried by %d host(s) at once (%.1f:1 against their links)",
+                      sw.name.c_str(), sw.rate * 8 / 1e6, sw.senders,
+                      sw.rate > 0 ? tree.host_rate * sw.senders / sw.rate : 0.0);
+        comment.push_back(line);
+    }
+    int rc = 0;
+    const std::string conf = probe_topology_conf(tree, comment);
+    if (a.out.empty()) {
+        std::cout << conf;
+    } else if (!(std::ofstream(a.out) << conf)) {
+        say(a.out + ": cannot be written");
+        rc = 1;
+    }
+    if (!a.overlay_out.empty() && !(std::ofstream(a.overlay_out) << probe_overlay_json(tree))) {
+        say(a.overlay_out + ": cannot be written");
+        rc = 1;
+    }
+    return rc;
+}
+
+// Rank 0 groups the hosts by round-trip time; every rank learns the
+// switches' membership as a host x switch table.  False (on every rank)
+// when the grouping failed.
+bool group_hosts(const mpi::Comm& world, const std::vector<std::string>& hosts,
+                 const std::vector<double>& rtt, ProbeTree* tree, std::vector<int>* member,
+                 int* nswitches) {
+    const int H = static_cast<int>(hosts.size());
+    std::string error;
+    if (g_rank == 0) {
+        Status s = group_by_rtt(hosts, rtt, ProbeOptions{}, tree);
+        if (!s) error = s.message();
+        *nswitches = static_cast<int>(tree->switches.size());
+    }
+    int failed = error.empty() ? 0 : 1;
+    world.bcast(&failed, 1);
+    if (failed) {
+        say(error);
+        return false;
+    }
+    world.bcast(nswitches, 1);
+    member->assign(static_cast<size_t>(H) * static_cast<size_t>(*nswitches), 0);
+    if (g_rank == 0)
+        for (int s = 0; s < *nswitches; ++s)
+            for (int h : tree->switches[static_cast<size_t>(s)].members)
+                (*member)[static_cast<size_t>(h) * static_cast<size_t>(*nswitches) + static_cast<size_t>(s)] = 1;
+    world.bcast(member->data(), static_cast<int>(member->size()));
+    return true;
 }
 
 }  // namespace
 
 int run_probe(const ProbeArgs& a) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
-    int size = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpi::init(nullptr, nullptr);
+    const mpi::Comm world = mpi::Comm::world();
+    g_rank = world.rank();
+    const int size = world.size();
     // Hosts are named as genx names them when it reads the file back
     // (SLURMD_NODENAME, else the host name), not by MPI_Get_processor_name:
     // under Slurm the two can differ, and the topology.conf written here
     // would then place no rank.
     const std::string name = local_host_name();
-    const std::vector<std::string> names = allgather_names(name, MPI_COMM_WORLD);
+    const std::vector<std::string> names = world.allgather_names(name);
     std::vector<std::string> hosts;
     std::map<std::string, int> leader;
     for (int r = 0; r < size; ++r) {
@@ -101,162 +256,39 @@ int run_probe(const ProbeArgs& a) {
     if (H < 2) {
         say("all " + std::to_string(size) + " ranks run on one host (" + hosts[0] +
             "): nothing to probe; run one rank per host (mpirun --map-by node)");
-        MPI_Finalize();
+        mpi::finalize();
         return 1;
     }
     const bool is_leader = leader[name] == g_rank;
-    MPI_Comm hc;
-    MPI_Comm_split(MPI_COMM_WORLD, is_leader ? 0 : MPI_UNDEFINED, g_rank, &hc);
-    std::vector<double> rtt(static_cast<size_t>(H) * static_cast<size_t>(H), 0);
-    int me = -1;
-    if (is_leader) MPI_Comm_rank(hc, &me);  // host index: leaders in rank order = hosts order
+    mpi::Comm hc = world.split(is_leader ? 0 : -1, g_rank);
+    std::vector<double> rtt;
+    const int me = is_leader ? hc.rank() : -1;  // host index: leaders in rank order = hosts order
     say(std::to_string(H) + " hosts, " + std::to_string(size) + " ranks: round-trip times (" +
         std::to_string(a.pings) + " pings per pair)");
-    if (is_leader) {
-        const int rounds = H % 2 == 0 ? H - 1 : H;
-        std::vector<double> mine(static_cast<size_t>(H), 0);
-        for (int r = 0; r < rounds; ++r) {
-            const int p = round_partner(H, r)[static_cast<size_t>(me)];
-            if (p >= 0) mine[static_cast<size_t>(p)] = pingpong(hc, me, p, a.pings);
-            MPI_Barrier(hc);
-        }
-        MPI_Gather(mine.data(), H, MPI_DOUBLE, rtt.data(), H, MPI_DOUBLE, 0, hc);
-    }
+    if (is_leader) rtt = measure_rtt(hc, me, H, a.pings);
     ProbeTree tree;
-    std::vector<int> group(static_cast<size_t>(H), 0);  // per host: its leaf switch, broadcast
+    std::vector<int> member;
     int nswitches = 0;
-    std::string error;
-    if (g_rank == 0) {
-        Status s = group_by_rtt(hosts, rtt, ProbeOptions{}, &tree);
-        if (!s) error = s.message();
-        nswitches = static_cast<int>(tree.switches.size());
-    }
-    int failed = error.empty() ? 0 : 1;
-    MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (failed) {
-        say(error);
-        MPI_Finalize();
+    if (!group_hosts(world, hosts, rtt, &tree, &member, &nswitches)) {
+        hc = mpi::Comm();
+        mpi::finalize();
         return 1;
     }
-    MPI_Bcast(&nswitches, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    // Membership of every switch below the root, as a host × switch table.
-    std::vector<int> member(static_cast<size_t>(H) * static_cast<size_t>(nswitches), 0);
-    if (g_rank == 0)
-        for (int s = 0; s < nswitches; ++s)
-            for (int h : tree.switches[static_cast<size_t>(s)].members)
-                member[static_cast<size_t>(h) * static_cast<size_t>(nswitches) + static_cast<size_t>(s)] = 1;
-    MPI_Bcast(member.data(), static_cast<int>(member.size()), MPI_INT, 0, MPI_COMM_WORLD);
-
     std::vector<char> buf(a.bytes);
     if (is_leader) {
-        // 2. A host link alone: host 0 to each other host, best of 3.
         say("host link rate (" + std::to_string(a.bytes) + " bytes, host 0 to each host)");
-        double best = 0;
-        for (int h = 1; h < H; ++h)
-            for (int rep = 0; rep < 3; ++rep) {
-                MPI_Barrier(hc);
-                const double t0 = MPI_Wtime();
-                if (me == 0) {
-                    MPI_Send(buf.data(), static_cast<int>(a.bytes), MPI_CHAR, h, 2, hc);
-                    MPI_Recv(nullptr, 0, MPI_CHAR, h, 3, hc, MPI_STATUS_IGNORE);
-                    best = std::max(best, static_cast<double>(a.bytes) / (MPI_Wtime() - t0));
-                } else if (me == h) {
-                    MPI_Recv(buf.data(), static_cast<int>(a.bytes), MPI_CHAR, 0, 2, hc, MPI_STATUS_IGNORE);
-                    MPI_Send(nullptr, 0, MPI_CHAR, 0, 3, hc);
-                }
-            }
-        // 3. Each switch's uplink, under the load of all its hosts at once.
-        for (int s = 1; s < nswitches; ++s) {
-            std::vector<int> in, out;
-            for (int h = 0; h < H; ++h)
-                (member[static_cast<size_t>(h) * static_cast<size_t>(nswitches) + static_cast<size_t>(s)] ? in : out)
-                    .push_back(h);
-            const size_t pairs = std::min(in.size(), out.size());
-            say("uplink of switch " + std::to_string(s) + ": " + std::to_string(pairs) +
-                " host(s) sending out at once");
-            MPI_Barrier(hc);
-            const double t0 = MPI_Wtime();
-            for (size_t i = 0; i < pairs; ++i) {
-                if (me == in[i]) MPI_Send(buf.data(), static_cast<int>(a.bytes), MPI_CHAR, out[i], 4, hc);
-                if (me == out[i])
-                    MPI_Recv(buf.data(), static_cast<int>(a.bytes), MPI_CHAR, in[i], 4, hc, MPI_STATUS_IGNORE);
-            }
-            MPI_Barrier(hc);
-            const double t = MPI_Wtime() - t0;
-            if (me == 0) {
-                tree.switches[static_cast<size_t>(s)].rate = static_cast<double>(pairs * a.bytes) / t;
-                tree.switches[static_cast<size_t>(s)].senders = static_cast<int>(pairs);
-            }
-        }
+        const double best = measure_host_rate(hc, me, H, buf);
+        measure_uplinks(hc, me, H, nswitches, member, buf, &tree);
         if (me == 0) tree.host_rate = best;
-        MPI_Comm_free(&hc);
+        hc = mpi::Comm();
     }
     int rc = 0;
     if (g_rank == 0) {
-        // Latency an uplink adds: a quarter of the RTT step from inside the
-        // switch to across its uplink (two crossings, both directions).
-        // "Inside" pairs sit under different children of the switch, so
-        // the links below it, already counted on their own, are on both
-        // sides of the step.
-        auto child_of = [&](size_t s, int h) {  // the child switch of s holding h, else -1 - h
-            for (size_t c = 1; c < tree.switches.size(); ++c) {
-                const ProbeSwitch& cs = tree.switches[c];
-                if (cs.parent == static_cast<int>(s) &&
-                    std::find(cs.members.begin(), cs.members.end(), h) != cs.members.end())
-                    return static_cast<int>(c);
-            }
-            return -1 - h;
-        };
-        for (size_t s = 1; s < tree.switches.size(); ++s) {
-            const ProbeSwitch& sw = tree.switches[s];
-            double inside = 1e30, across = 1e30;
-            for (int x = 0; x < H; ++x)
-                for (int y = 0; y < H; ++y) {
-                    if (x == y) continue;
-                    const bool xi = std::find(sw.members.begin(), sw.members.end(), x) != sw.members.end();
-                    const bool yi = std::find(sw.members.begin(), sw.members.end(), y) != sw.members.end();
-                    const double v = rtt[static_cast<size_t>(x) * static_cast<size_t>(H) + static_cast<size_t>(y)];
-                    if (v <= 0) continue;
-                    if (xi && yi && child_of(s, x) != child_of(s, y)) inside = std::min(inside, v);
-                    if (xi != yi) across = std::min(across, v);
-                }
-            if (inside < 1e30 && across < 1e30 && across > inside)
-                tree.switches[s].latency = (across - inside) / 4;
-        }
-        char line[256];
-        std::vector<std::string> comment = {
-            "written by genx-topo --probe from measurements: review before use",
-            std::to_string(H) + " hosts grouped by minimum round-trip time (" +
-                std::to_string(a.pings) + " pings per pair); rates in the overlay"};
-        for (size_t l = 0; l < tree.level_rtt.size(); ++l) {
-            std::snprintf(line, sizeof line, "level %zu: round trips up to %.0f us", l + 1,
-                          tree.level_rtt[l] * 1e6);
-            comment.push_back(line);
-        }
-        std::snprintf(line, sizeof line, "host link: %.0f Mbit/s", tree.host_rate * 8 / 1e6);
-        comment.push_back(line);
-        for (size_t s = 1; s < tree.switches.size(); ++s) {
-            const ProbeSwitch& sw = tree.switches[s];
-            std::snprintf(line, sizeof line,
-                          "%s uplink: %.0f Mbit/s carried by %d host(s) at once (%.1f:1 against their links)",
-                          sw.name.c_str(), sw.rate * 8 / 1e6, sw.senders,
-                          sw.rate > 0 ? tree.host_rate * sw.senders / sw.rate : 0.0);
-            comment.push_back(line);
-        }
-        const std::string conf = probe_topology_conf(tree, comment);
-        if (a.out.empty()) {
-            std::cout << conf;
-        } else if (!(std::ofstream(a.out) << conf)) {
-            say(a.out + ": cannot be written");
-            rc = 1;
-        }
-        if (!a.overlay_out.empty() && !(std::ofstream(a.overlay_out) << probe_overlay_json(tree))) {
-            say(a.overlay_out + ": cannot be written");
-            rc = 1;
-        }
+        infer_uplink_latency(rtt, H, &tree);
+        rc = write_outputs(a, H, tree);
     }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Finalize();
+    world.bcast(&rc, 1);
+    mpi::finalize();
     return rc;
 }
 

@@ -10,6 +10,10 @@
 #   genx/     common/ plan/ runtime/ tuning/ topology/
 #   ompi_coll_genx/  common/ genx/ (the C API only)
 #   sim/      common/ plan/ runtime/ tuning/ topology/
+#   tune/     common/ plan/ runtime/ tuning/ topology/ tools/ (plot.hpp)
+# (so neither tuning/ nor tune/ may include ompi_coll_genx/); mpi.h only in
+# runtime/'s MPI transport (runtime/mpi_*.cpp, runtime/mpi_native.hpp), the
+# glue, bench/ and tests/;
 # and SimGrid's headers (<simgrid/...>, <xbt/...>) only in sim/,
 # tools/genx_sim.cpp and tests/sim/: nothing else may depend on SimGrid,
 # the component least of all.
@@ -24,6 +28,7 @@ declare -A allowed=(
     [genx]="common plan runtime tuning topology genx"
     [ompi_coll_genx]="common genx ompi_coll_genx"
     [sim]="common plan runtime tuning topology sim"
+    [tune]="common plan runtime tuning topology tune tools"
 )
 bad=0
 checked=0
@@ -55,6 +60,17 @@ while IFS= read -r hit; do
            bad=$((bad + 1)) ;;
     esac
 done < <(grep -rnE '#include <(simgrid|xbt)/' "$top" --include='*.c' --include='*.h' --include='*.cpp' \
+             --include='*.hpp' --include='*.cu' --exclude-dir=build --exclude-dir='build-*' --exclude-dir=.git)
+while IFS= read -r hit; do
+    file=${hit%%:*}
+    rest=${hit#*:}
+    rel=${file#"$top"/}
+    case "$rel" in
+        runtime/mpi_*.cpp|runtime/mpi_native.hpp|ompi_coll_genx/*|bench/*|tests/*) ;;
+        *) echo "FAIL: $rel:${rest%%:*}: includes mpi.h (only runtime/mpi_*.cpp and runtime/mpi_native.hpp, the glue, bench/ and tests/ may; the tools use runtime/mpi_comm.hpp)"
+           bad=$((bad + 1)) ;;
+    esac
+done < <(grep -rnE '#include [<"]mpi\.h[>"]' "$top" --include='*.c' --include='*.h' --include='*.cpp' \
              --include='*.hpp' --include='*.cu' --exclude-dir=build --exclude-dir='build-*' --exclude-dir=.git)
 if [ "$checked" -lt 50 ]; then
     echo "FAIL: only $checked includes found under $top; wrong source directory?"

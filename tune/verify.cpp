@@ -1,0 +1,340 @@
+// --verify: at every grid point of one communicator size, times the
+// model's candidates, the displaced component (MPI_Allreduce, genx-tune
+// running without genx) and Open MPI's own algorithms together, each call
+// alone, and keeps the fastest (tune/phases.hpp; docs/genx-tune.md,
+// "Decisions", where the measurements behind each rule are).
+#include <algorithm>
+#include <climits>
+#include <functional>
+
+#include "runtime/mpi_tuned.hpp"
+#include "tune/bench.hpp"
+#include "tune/phases.hpp"
+#include "tune/report.hpp"
+
+namespace genx::tune {
+
+namespace {
+
+// One point's times, the same on every rank (rank 0's).
+struct PointTimes {
+    std::vector<double> plans;  // per entry of the point's measured list
+    double displaced = -1;      // MPI_Allreduce; -1: not timed
+    bool time_displaced = false;
+    std::vector<double> ompi;  // per Context::ompi_algs; -1: not timed
+};
+
+bool is(const Candidate& c, const std::string& alg, const std::string& params) {
+    return c.algorithm == alg && c.params == params;
+}
+
+// One communicator size's verification.
+class Verifier {
+  public:
+    Verifier(Context* ctx, Decision* d);
+    void run();
+
+  private:
+    void plan_measurements();
+    void add_carried(size_t k);
+    std::vector<double> time_point(const Point& p, const std::vector<size_t>& m,
+                                   const std::vector<std::shared_ptr<Plan>>& plans,
+                                   const std::vector<size_t>& timed_b, bool time_displaced);
+    PointTimes share(const Point& p, const std::vector<size_t>& m,
+                     const std::vector<std::shared_ptr<Plan>>& plans,
+                     const std::vector<size_t>& timed_b, bool time_displaced,
+                     const std::vector<double>& times);
+    void keep_verify(const std::string& params, size_t bytes, double s);
+    void choose(Point* p, const std::vector<size_t>& m, const PointTimes& t) const;
+    void choose_ompi(Point* p, size_t k, const std::vector<size_t>& m, const PointTimes& t);
+    void write_note(Point* p, const std::vector<size_t>& m, const PointTimes& t) const;
+
+    Context* ctx_;
+    const Options& opt_;
+    Decision* d_;
+    mpi::Comm sub_;
+    // Open MPI's algorithms, each on a communicator of its own where tuned
+    // runs it (runtime/mpi_tuned.hpp).
+    std::vector<mpi::Comm> forced_;
+    // An Open MPI algorithm that measured more than twice the displaced
+    // component's time is not timed at larger sizes (basic_linear took
+    // 0.5 s a call at 512 KiB on 16 emulated ranks, the budget of
+    // everything else).
+    std::vector<char> dropped_;
+    std::vector<std::vector<size_t>> to_measure_;  // per point: indices into ranked
+    int todo_ = 0;  // verification runs still to come, for the budget's shares
+};
+
+Verifier::Verifier(Context* ctx, Decision* d)
+    : ctx_(ctx), opt_(ctx->opt), d_(d), dropped_(ctx->ompi_algs.size(), 0) {
+    std::vector<int> members;
+    for (int r = 0; r < d->ranks; ++r) members.push_back(r);
+    sub_ = sub_comm(*ctx, members);
+    if (sub_ && !opt_.no_fallback)
+        for (const BaseAlgorithm& a : ctx->ompi_algs)
+            forced_.push_back(mpi::forced_allreduce_comm(sub_, a.tuned_id));
+}
+
+// Each point measures the model's best two, then its best plan of every
+// other family predicted within --verify-spread (families differ in
+// traffic pattern, where a fitted model errs most), and the plans carried
+// from the point before (add_carried).  todo_ also counts the later
+// communicator sizes, five runs a point, plus Open MPI's algorithms.
+void Verifier::plan_measurements() {
+    const std::vector<Point>& pts = d_->points;
+    to_measure_.assign(pts.size(), {});
+    const size_t nompi = ctx_->ompi_algs.size();
+    size_t planned = 0;
+    for (size_t k = 0; k < pts.size(); ++k) {
+        const Point& p = pts[k];
+        std::vector<size_t>& m = to_measure_[k];
+        for (size_t i = 0; i < p.ranked.size() && i < 2; ++i) m.push_back(i);
+        for (size_t i = 2; i < p.ranked.size(); ++i) {
+            if (p.ranked[i].first > opt_.verify_spread * p.ranked[0].first) break;
+            bool seen = false;
+            for (size_t j = 0; j < i; ++j)
+                seen = seen || p.ranked[j].second.algorithm == p.ranked[i].second.algorithm;
+            if (!seen) m.push_back(i);
+        }
+        planned += m.size() + (k > 0 ? 2 : 0) + (opt_.no_fallback ? 0 : 1 + nompi);
+    }
+    int after = 0;
+    for (int later : ctx_->comm_sizes)
+        if (later > d_->ranks)
+            after += static_cast<int>(ctx_->grid.size()) *
+                     (opt_.no_fallback ? 4 : 5 + static_cast<int>(nompi));
+    todo_ = static_cast<int>(planned) + after;
+}
+
+// The plan kept at the point before and the fastest genx plan measured
+// there, wherever the model ranks them here, unless listed already
+// (planned counted one for each: given back then).  Without them, on
+// tree:2x4 the kept plans drifted to ones 1.19-1.36x Open MPI's default
+// (docs/genx-tune.md, "Decisions").
+void Verifier::add_carried(size_t k) {
+    if (k == 0) return;
+    const Point& before = d_->points[k - 1];
+    const Point& p = d_->points[k];
+    std::vector<size_t>& m = to_measure_[k];
+    const std::pair<const std::string*, const std::string*> carried[] = {
+        {&before.choice_alg, &before.choice_params},
+        {&before.fastest_alg, &before.fastest_params}};
+    for (const auto& [alg, params] : carried) {
+        bool added = false;
+        for (size_t i = 0; i < p.ranked.size(); ++i)
+            if (is(p.ranked[i].second, *alg, *params)) {
+                added = std::find(m.begin(), m.end(), i) == m.end();
+                if (added) m.push_back(i);
+                break;
+            }
+        if (!added) --todo_;
+    }
+}
+
+// The point's plans, MPI_Allreduce and Open MPI's algorithms, timed
+// together on the same communicator and buffer (zeros where this rank is
+// not in the communicator).
+std::vector<double> Verifier::time_point(const Point& p, const std::vector<size_t>& m,
+                                         const std::vector<std::shared_ptr<Plan>>& plans,
+                                         const std::vector<size_t>& timed_b, bool time_displaced) {
+    const size_t count = p.bytes / sizeof(float);
+    std::vector<double> times(m.size() + (time_displaced ? 1 : 0) + timed_b.size(), 0);
+    if (!sub_) return times;
+    RunBuffers buffers;
+    std::vector<std::unique_ptr<PlanRun>> runs;
+    std::vector<std::function<void()>> ops;
+    for (size_t q = 0; q < m.size(); ++q) {
+        runs.push_back(std::make_unique<PlanRun>(*plans[q], sub_, count, &buffers));
+        PlanRun* run = runs.back().get();
+        ops.emplace_back([run] { run->run(); });
+    }
+    if (time_displaced) {
+        if (buffers.data.size() < count) buffers.data.resize(count, 0.0f);
+        const mpi::Comm* sub = &sub_;
+        ops.emplace_back([&buffers, count, sub] { sub->allreduce_sum(buffers.data.data(), count); });
+        for (size_t b : timed_b) {
+            const mpi::Comm* forced = &forced_[b];
+            ops.emplace_back(
+                [&buffers, count, forced] { forced->allreduce_sum(buffers.data.data(), count); });
+        }
+    }
+    return measure_isolated(sub_, ops, ctx_->verify_budget(), ctx_->timing, todo_);
+}
+
+// A verification run of the displaced component ("fallback", params "")
+// or of Open MPI's algorithm (params "base=NAME"): a CSV row.
+void Verifier::keep_verify(const std::string& params, size_t bytes, double s) {
+    Record r;
+    r.kind = "verify";
+    r.algorithm = kFallbackAlgorithm;
+    r.params = params;
+    r.series = describe(r.algorithm, r.params) + " (P=" + std::to_string(d_->ranks) + ")";
+    r.ranks = d_->ranks;
+    r.bytes = bytes;
+    r.measured = s;
+    r.held_out = true;
+    ctx_->records.push_back(r);
+}
+
+// Rank 0's times to every rank, each kept as a CSV row (plans also as
+// held-out measurements of the fit's error).
+PointTimes Verifier::share(const Point& p, const std::vector<size_t>& m,
+                           const std::vector<std::shared_ptr<Plan>>& plans,
+                           const std::vector<size_t>& timed_b, bool time_displaced,
+                           const std::vector<double>& times) {
+    PointTimes t;
+    t.time_displaced = time_displaced;
+    t.plans.assign(m.size(), -1);
+    for (size_t q = 0; q < m.size(); ++q) {
+        const Candidate& cand = p.ranked[m[q]].second;
+        double s = times[q];
+        --todo_;
+        ctx_->world.bcast_asleep(&s);
+        t.plans[q] = s;
+        keep(ctx_, "verify", describe(cand.algorithm, cand.params) + " (P=" + std::to_string(d_->ranks) + ")",
+             plans[q], d_->map, p.bytes, s, Measurement::Role::HeldOut);
+        if (s > 0) ctx_->records.back().predicted = p.ranked[m[q]].first;
+        ctx_->records.back().held_out = true;
+    }
+    if (opt_.no_fallback) return t;
+    double s = time_displaced ? times[m.size()] : -1;
+    --todo_;
+    ctx_->world.bcast_asleep(&s);
+    t.displaced = s;
+    keep_verify("", p.bytes, s);
+    t.ompi.assign(ctx_->ompi_algs.size(), -1);
+    for (size_t b = 0; b < ctx_->ompi_algs.size(); ++b) {
+        const auto at = std::find(timed_b.begin(), timed_b.end(), b);
+        --todo_;
+        if (at == timed_b.end()) continue;  // dropped earlier (the same on every rank)
+        double o = times[m.size() + 1 + static_cast<size_t>(at - timed_b.begin())];
+        ctx_->world.bcast_asleep(&o);
+        t.ompi[b] = o;
+        keep_verify(base_algorithm_params(ctx_->ompi_algs[b]), p.bytes, o);
+    }
+    return t;
+}
+
+// The fastest measured replaces the model's choice only when it beats it
+// by more than --verify-margin (within it the difference is noise); and a
+// genx plan keeps the point only where it measured the margin faster than
+// the displaced component, else the rule defers to it (docs/genx-tune.md).
+void Verifier::choose(Point* p, const std::vector<size_t>& m, const PointTimes& t) const {
+    const std::vector<double>& measured = t.plans;
+    size_t fastest = m.size();
+    for (size_t q = 0; q < m.size(); ++q)
+        if (measured[q] > 0 && (fastest == m.size() || measured[q] < measured[fastest]))
+            fastest = q;
+    size_t best = fastest;  // measured[0] was timed, so `fastest` is a plan
+    if (measured[best] >= measured[0] * (1 - opt_.verify_margin)) best = 0;
+    const Candidate& win = p->ranked[m[best]].second;
+    p->choice_alg = win.algorithm;
+    p->choice_params = win.params;
+    const double keep_below = t.displaced * (1 - opt_.verify_margin);
+    if (t.displaced > 0 && measured[best] > keep_below) {
+        if (measured[fastest] <= keep_below) {
+            const Candidate& f = p->ranked[m[fastest]].second;
+            p->choice_alg = f.algorithm;
+            p->choice_params = f.params;
+        } else {
+            p->choice_alg = kFallbackAlgorithm;
+            p->choice_params.clear();
+        }
+    }
+}
+
+// One of Open MPI's algorithms takes the point where it measured
+// --verify-margin faster than what was kept and than the displaced
+// component; the one named at the point before stays while within the
+// margin of the fastest, so decisions do not flip between ties
+// (docs/genx-tune.md; bench/RESULTS.md, "Open MPI's algorithms named by
+// genx-tune").
+void Verifier::choose_ompi(Point* p, size_t k, const std::vector<size_t>& m, const PointTimes& t) {
+    const std::vector<double>& ompi = t.ompi;
+    const double margin = 1 - opt_.verify_margin;
+    double kept = t.displaced;
+    if (p->choice_alg != kFallbackAlgorithm)
+        for (size_t q = 0; q < m.size(); ++q)
+            if (is(p->ranked[m[q]].second, p->choice_alg, p->choice_params)) kept = t.plans[q];
+    size_t fastest = ompi.size();
+    for (size_t b = 0; b < ompi.size(); ++b)
+        if (ompi[b] > 0 && (fastest == ompi.size() || ompi[b] < ompi[fastest])) fastest = b;
+    if (k > 0 && fastest < ompi.size()) {
+        const Point& before = d_->points[k - 1];
+        for (size_t b = 0; b < ompi.size(); ++b)
+            if (before.choice_alg == kFallbackAlgorithm &&
+                before.choice_params == base_algorithm_params(ctx_->ompi_algs[b]) && ompi[b] > 0 &&
+                ompi[b] * margin <= ompi[fastest])
+                fastest = b;
+    }
+    for (size_t b = 0; b < ompi.size(); ++b)
+        if (t.displaced > 0 && ompi[b] > 2 * t.displaced) dropped_[b] = 1;
+    if (fastest < ompi.size() && kept > 0 && t.displaced > 0 && ompi[fastest] <= kept * margin &&
+        ompi[fastest] <= t.displaced * margin) {
+        p->choice_alg = kFallbackAlgorithm;
+        p->choice_params = base_algorithm_params(ctx_->ompi_algs[fastest]);
+    }
+}
+
+void Verifier::write_note(Point* p, const std::vector<size_t>& m, const PointTimes& t) const {
+    p->note = "verified:";
+    for (size_t q = 0; q < m.size(); ++q) {
+        const Candidate& cand = p->ranked[m[q]].second;
+        p->note += (q ? " vs " : " ") + describe(cand.algorithm, cand.params) + " " +
+                   (t.plans[q] > 0 ? time_text(t.plans[q]) : "(no time left)");
+    }
+    if (!opt_.no_fallback)
+        p->note += std::string(" vs ") + kFallbackAlgorithm + " " +
+                   (t.displaced > 0    ? time_text(t.displaced)
+                    : t.time_displaced ? std::string("(no time left)")
+                                       : std::string("(not timed: above INT_MAX elements)"));
+    for (size_t b = 0; b < t.ompi.size() && !opt_.no_fallback; ++b)
+        p->note += std::string(" vs ompi ") + ctx_->ompi_algs[b].name + " " +
+                   (t.ompi[b] > 0 ? time_text(t.ompi[b]) : std::string("(not timed)"));
+    p->note += " measured";
+}
+
+void Verifier::run() {
+    plan_measurements();
+    for (size_t k = 0; k < d_->points.size(); ++k) {
+        Point& p = d_->points[k];
+        add_carried(k);
+        const std::vector<size_t>& m = to_measure_[k];
+        std::vector<std::shared_ptr<Plan>> plans(m.size());
+        for (size_t q = 0; q < m.size(); ++q)
+            for (const auto& [cand, plan] : d_->candidates)
+                if (is(cand, p.ranked[m[q]].second.algorithm, p.ranked[m[q]].second.params))
+                    plans[q] = plan;
+        // MPI_Allreduce takes an int count: beyond it the displaced
+        // component is not timed (the same on every rank).
+        const bool time_displaced =
+            !opt_.no_fallback && p.bytes / sizeof(float) <= static_cast<size_t>(INT_MAX);
+        std::vector<size_t> timed_b;  // ompi_algs timed here, in ops order
+        for (size_t b = 0; b < ctx_->ompi_algs.size() && time_displaced; ++b)
+            if (!dropped_[b]) timed_b.push_back(b);
+        const std::vector<double> times = time_point(p, m, plans, timed_b, time_displaced);
+        const PointTimes t = share(p, m, plans, timed_b, time_displaced, times);
+        // The fastest plan timed here, carried to the next point even where
+        // the model's choice got no time (cheaper plans may still have run).
+        size_t fastest = m.size();
+        for (size_t q = 0; q < m.size(); ++q)
+            if (t.plans[q] > 0 && (fastest == m.size() || t.plans[q] < t.plans[fastest])) fastest = q;
+        if (fastest < m.size()) {
+            p.fastest_alg = p.ranked[m[fastest]].second.algorithm;
+            p.fastest_params = p.ranked[m[fastest]].second.params;
+        }
+        if (t.plans.empty() || t.plans[0] <= 0) {
+            p.note += " (not verified: time budget)";
+            continue;
+        }
+        choose(&p, m, t);
+        choose_ompi(&p, k, m, t);
+        write_note(&p, m, t);
+    }
+}
+
+}  // namespace
+
+void verify(Context* ctx, Decision* d) { Verifier(ctx, d).run(); }
+
+}  // namespace genx::tune
