@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,19 @@ inline std::string format_bytes(size_t v) {
         ++i;
     }
     return std::to_string(v) + suffix[i];
+}
+
+// Seconds in the unit that reads best, three significant digits:
+// "12.3 us", "1.23 ms", "4.56 s".
+inline std::string format_seconds(double s) {
+    char buf[32];
+    if (s < 1e-3)
+        std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+    else if (s < 1)
+        std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.3g s", s);
+    return buf;
 }
 
 }  // namespace genx

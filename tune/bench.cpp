@@ -20,7 +20,7 @@ void keep(Context* ctx, const std::string& kind, const std::string& series,
     if (seconds > 0) {
         Measurement m;
         m.kind = kind;
-        m.label = series + " " + size_text(bytes);
+        m.label = series + " " + format_bytes(bytes);
         m.plan = std::move(plan);
         m.ranks = ranks;
         m.count = bytes / sizeof(float);
@@ -33,8 +33,8 @@ void keep(Context* ctx, const std::string& kind, const std::string& series,
         ++ctx->skipped;
     }
     ctx->records.push_back(r);
-    progress(kind + " " + series + " " + size_text(bytes) + ": " +
-             (seconds > 0 ? time_text(seconds) : std::string("skipped (time budget)")));
+    progress(kind + " " + series + " " + format_bytes(bytes) + ": " +
+             (seconds > 0 ? format_seconds(seconds) : std::string("skipped (time budget)")));
 }
 
 mpi::Comm sub_comm(const Context& ctx, const std::vector<int>& members) {

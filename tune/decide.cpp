@@ -90,10 +90,10 @@ Point price(Context* ctx, const Decision& d, size_t bytes) {
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     p.choice_alg = p.ranked[0].second.algorithm;
     p.choice_params = p.ranked[0].second.params;
-    p.note = "model " + time_text(p.ranked[0].first);
+    p.note = "model " + format_seconds(p.ranked[0].first);
     if (p.ranked.size() > 1)
         p.note += ", runner-up " + describe(p.ranked[1].second.algorithm, p.ranked[1].second.params) +
-                  " " + time_text(p.ranked[1].first);
+                  " " + format_seconds(p.ranked[1].first);
     return p;
 }
 

@@ -48,13 +48,13 @@ std::string make_svg(const std::vector<Record>& records, const std::string& titl
         p.x = static_cast<double>(r.bytes);
         if (r.kind == "reduce" && r.params.compare(0, 2, "k=") == 0) {
             p.x = std::atof(r.params.c_str() + 2);
-            p.series = "vectors of " + size_text(r.bytes);
+            p.series = "vectors of " + format_bytes(r.bytes);
         }
         p.marker = r.measured;
         p.line = r.predicted;
         p.open = r.held_out;
-        p.tip = r.series + " " + std::to_string(r.bytes) + " B: measured " + time_text(r.measured) +
-                ", predicted " + time_text(r.predicted) + (r.held_out ? " (held out)" : "");
+        p.tip = r.series + " " + std::to_string(r.bytes) + " B: measured " + format_seconds(r.measured) +
+                ", predicted " + format_seconds(r.predicted) + (r.held_out ? " (held out)" : "");
         pts.push_back(std::move(p));
     }
     tools::PlotLabels labels;
@@ -83,7 +83,7 @@ void add_rules(const CommShape& shape, const std::vector<Point>& pts, RulesFile*
         r.bytes.hi = j < pts.size() ? pts[j].bytes : ByteRange::kNoLimit;
         r.algorithm = pts[i].choice_alg;
         r.params = pts[i].choice_params;
-        r.comment = "at " + size_text(pts[i].bytes) + ": " + pts[i].note;
+        r.comment = "at " + format_bytes(pts[i].bytes) + ": " + pts[i].note;
         r.index = static_cast<int>(rules->allreduce.size());
         rules->allreduce.push_back(r);
         i = j;
@@ -139,9 +139,9 @@ void tuned_section(const Context& ctx, int c, std::ostream& t) {
     t << c << " # communicator size " << c << " and up\n" << rows.size() << " # message-size rules\n";
     for (size_t i = 0; i < rows.size(); ++i) {
         const TunedAlg& a = algs[rows[i].second];
-        t << rows[i].first << " " << a.id << " 0 0 # >= " << size_text(rows[i].first) << ": "
-          << a.name << " (model " << time_text(best_t[i]) << " at "
-          << size_text(std::max(rows[i].first, ctx.grid.front())) << ")\n";
+        t << rows[i].first << " " << a.id << " 0 0 # >= " << format_bytes(rows[i].first) << ": "
+          << a.name << " (model " << format_seconds(best_t[i]) << " at "
+          << format_bytes(std::max(rows[i].first, ctx.grid.front())) << ")\n";
     }
 }
 

@@ -33,24 +33,6 @@ void check(const Status& st, const std::string& what) {
     if (!st) die(what + ": " + st.message());
 }
 
-std::string size_text(size_t b) {
-    ByteRange r;
-    r.lo = b;
-    const std::string s = format_byte_range(r);
-    return s.substr(0, s.find('-'));
-}
-
-std::string time_text(double s) {
-    char buf[32];
-    if (s < 1e-3)
-        std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
-    else if (s < 1)
-        std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
-    else
-        std::snprintf(buf, sizeof buf, "%.3f s", s);
-    return buf;
-}
-
 std::string describe(const std::string& alg, const std::string& params) {
     return params.empty() ? alg : alg + " " + params;
 }

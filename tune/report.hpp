@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/status.hpp"
+#include "common/text_util.hpp"
 
 namespace genx::tune {
 
@@ -18,8 +19,6 @@ void progress(const std::string& msg);
 [[noreturn]] void die(const std::string& msg, int code = 1);
 void check(const Status& st, const std::string& what);
 
-std::string size_text(size_t bytes);  // "64K"
-std::string time_text(double s);      // "12.34 us", "1.234 ms", "1.234 s"
 std::string describe(const std::string& alg, const std::string& params);
 
 }  // namespace genx::tune

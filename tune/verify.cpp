@@ -281,16 +281,16 @@ void Verifier::write_note(Point* p, const std::vector<size_t>& m, const PointTim
     for (size_t q = 0; q < m.size(); ++q) {
         const Candidate& cand = p->ranked[m[q]].second;
         p->note += (q ? " vs " : " ") + describe(cand.algorithm, cand.params) + " " +
-                   (t.plans[q] > 0 ? time_text(t.plans[q]) : "(no time left)");
+                   (t.plans[q] > 0 ? format_seconds(t.plans[q]) : "(no time left)");
     }
     if (!opt_.no_fallback)
         p->note += std::string(" vs ") + kFallbackAlgorithm + " " +
-                   (t.displaced > 0    ? time_text(t.displaced)
+                   (t.displaced > 0    ? format_seconds(t.displaced)
                     : t.time_displaced ? std::string("(no time left)")
                                        : std::string("(not timed: above INT_MAX elements)"));
     for (size_t b = 0; b < t.ompi.size() && !opt_.no_fallback; ++b)
         p->note += std::string(" vs ompi ") + ctx_->ompi_algs[b].name + " " +
-                   (t.ompi[b] > 0 ? time_text(t.ompi[b]) : std::string("(not timed)"));
+                   (t.ompi[b] > 0 ? format_seconds(t.ompi[b]) : std::string("(not timed)"));
     p->note += " measured";
 }
 

@@ -51,17 +51,6 @@ Line line_of(const Prediction& p, double bytes) {
     return l;
 }
 
-std::string seconds_text(double s) {
-    char buf[32];
-    if (s < 1e-3)
-        std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
-    else if (s < 1)
-        std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-    else
-        std::snprintf(buf, sizeof buf, "%.3g s", s);
-    return buf;
-}
-
 std::string describe(const std::string& alg, const std::string& params) {
     return params.empty() ? alg : alg + " (" + params + ")";
 }
@@ -324,7 +313,7 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
                     std::snprintf(pct, sizeof pct, "%g", rule->margin * 100);
                     kept = "; kept " + rule->families[0] + ": " +
                            describe(best->candidate.algorithm, best->candidate.params) + " " +
-                           seconds_text(best->seconds[i]) + " is not " + pct + " % faster";
+                           format_seconds(best->seconds[i]) + " is not " + pct + " % faster";
                     best = inc;
                 }
             }
@@ -332,14 +321,14 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
             d.algorithm = best->candidate.algorithm;
             d.params = best->candidate.params;
             d.predicted = best->seconds[i];
-            d.why = where + "; model predicts " + seconds_text(d.predicted) + " at " +
+            d.why = where + "; model predicts " + format_seconds(d.predicted) + " at " +
                     format_bytes(at[i]) + " B" + kept;
             if (second != nullptr && kept.empty()) {
                 d.runner_up = second->candidate.algorithm;
                 d.runner_up_params = second->candidate.params;
                 d.runner_up_predicted = second->seconds[i];
                 d.why += ", runner-up " + describe(d.runner_up, d.runner_up_params) + " " +
-                         seconds_text(d.runner_up_predicted);
+                         format_seconds(d.runner_up_predicted);
             }
         } else if (rule->defers()) {
             d.algorithm = rule->algorithm;
@@ -374,9 +363,9 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
                     d.runner_up_params = best->candidate.params;
                     d.runner_up_predicted = best->seconds[i];
                     d.why += "; model: " +
-                             (d.predicted > 0 ? seconds_text(d.predicted) + " for it, " : "") +
+                             (d.predicted > 0 ? format_seconds(d.predicted) + " for it, " : "") +
                              "best alternative " + describe(d.runner_up, d.runner_up_params) +
-                             " " + seconds_text(d.runner_up_predicted) + " at " +
+                             " " + format_seconds(d.runner_up_predicted) + " at " +
                              format_bytes(at[i]) + " B";
                 }
             }
