@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <sstream>
 
 namespace genx {
 
@@ -54,85 +53,118 @@ int TopologyView::depth() const {
     return best;
 }
 
-std::string TopologyView::validate() const {
-    if (nodes.empty()) return "the view has no nodes";
-    std::ostringstream err;
+namespace {
+
+std::string check_links(const std::vector<ShapeNode>& nodes, int nclasses, const std::vector<TopoLink>& links) {
     const int nn = static_cast<int>(nodes.size());
-    const int nc = static_cast<int>(link_classes.size());
-    if (nodes[0].parent != -1) return "node 0 (the root) has a parent";
-    if (intra_class < -1 || intra_class >= nc) {
-        err << "intra_class " << intra_class << " names no link class (there are " << nc << ")";
-        return err.str();
-    }
-    for (int i = 0; i < nn; ++i) {
-        const TopoNode& n = nodes[static_cast<size_t>(i)];
-        const std::string who = "node " + std::to_string(i) + " (" + n.name + ")";
-        if (i != 0) {
-            if (n.parent < 0 || n.parent >= nn) return who + " has no valid parent";
-            const auto& sib = nodes[static_cast<size_t>(n.parent)].children;
-            if (std::count(sib.begin(), sib.end(), i) != 1) return who + " is not listed once among its parent's children";
-            const bool linkless = direct && n.parent == 0 && n.up_class == -1;
-            if (!linkless && (n.up_class < 0 || n.up_class >= nc))
-                return who + ": up_class names no link class";
-        }
-        if (!n.children.empty() && !n.ranks.empty()) return who + " has both children and ranks";
-        for (int c : n.children) {
-            if (c <= 0 || c >= nn) return who + " has a child index out of range";
-            if (nodes[static_cast<size_t>(c)].parent != i) return who + " lists a child whose parent is another node";
-        }
-    }
-    // Reachability from the root without revisits: no cycle, no orphan.
-    std::vector<char> seen(static_cast<size_t>(nn), 0);
-    std::vector<int> stack{0};
-    int reached = 0;
-    while (!stack.empty()) {
-        const int n = stack.back();
-        stack.pop_back();
-        if (seen[static_cast<size_t>(n)]) return "node " + std::to_string(n) + " is reached twice (a cycle)";
-        seen[static_cast<size_t>(n)] = 1;
-        ++reached;
-        for (int c : nodes[static_cast<size_t>(n)].children) stack.push_back(c);
-    }
-    if (reached != nn) return std::to_string(nn - reached) + " node(s) are not reachable from the root";
-    if (!direct && !links.empty()) return "links are given but the view is not a direct network";
     for (size_t i = 0; i < links.size(); ++i) {
         const TopoLink& l = links[i];
         const std::string who = "link " + std::to_string(i);
-        if (l.a <= 0 || l.a >= nn || l.b <= 0 || l.b >= nn || l.a == l.b ||
-            !nodes[static_cast<size_t>(l.a)].is_host() || !nodes[static_cast<size_t>(l.b)].is_host())
+        if (l.a < 0 || l.a >= nn || l.b < 0 || l.b >= nn || l.a == l.b || !nodes[static_cast<size_t>(l.a)].host ||
+            !nodes[static_cast<size_t>(l.b)].host)
             return who + " does not join two distinct hosts";
-        if (l.cls < 0 || l.cls >= nc) return who + " names no link class";
+        if (l.cls < 0 || l.cls >= nclasses) return who + " names no link class";
         if (l.units < 1) return who + " has " + std::to_string(l.units) + " units (at least 1)";
     }
-    if (!grid.empty()) {
-        long cells = 1;
-        for (int d : grid) {
-            if (d < 1) return "grid dimension " + std::to_string(d) + " is not positive";
-            cells *= d;
-        }
-        if (static_cast<long>(grid_host.size()) != cells)
-            return "grid_host has " + std::to_string(grid_host.size()) + " entries for " +
-                   std::to_string(cells) + " grid cells";
-        for (int h : grid_host)
-            if (h <= 0 || h >= nn || !nodes[static_cast<size_t>(h)].is_host())
-                return "grid_host names a node that is not a host";
+    return "";
+}
+
+std::string check_grid(const std::vector<ShapeNode>& nodes, const std::vector<int>& grid,
+                       const std::vector<int>& grid_host) {
+    if (grid.empty()) return "";
+    long cells = 1;
+    for (int d : grid) {
+        if (d < 1) return "grid dimension " + std::to_string(d) + " is not positive";
+        cells *= d;
     }
+    if (static_cast<long>(grid_host.size()) != cells)
+        return "the grid has " + std::to_string(cells) + " cells but " + std::to_string(grid_host.size()) +
+               " hosts";
+    for (int h : grid_host)
+        if (h <= 0 || h >= static_cast<int>(nodes.size()) || !nodes[static_cast<size_t>(h)].host)
+            return "a grid cell names a node that is not a host";
+    return "";
+}
+
+// Every node reached from the root exactly once.
+std::string check_reach(const std::vector<ShapeNode>& nodes) {
+    const size_t nn = nodes.size();
+    std::vector<char> seen(nn, 0);
+    std::vector<int> stack{0};
+    size_t reached = 0;
+    while (!stack.empty()) {
+        const int n = stack.back();
+        stack.pop_back();
+        if (seen[static_cast<size_t>(n)]) return nodes[static_cast<size_t>(n)].who + " is reached twice (a cycle)";
+        seen[static_cast<size_t>(n)] = 1;
+        ++reached;
+        for (int c : *nodes[static_cast<size_t>(n)].children) stack.push_back(c);
+    }
+    if (reached != nn) return std::to_string(nn - reached) + " node(s) are not reachable from the root";
+    return "";
+}
+
+}  // namespace
+
+std::string validate_shape(const std::vector<ShapeNode>& nodes, int nclasses, int intra_class, bool direct,
+                           const std::vector<TopoLink>& links, const std::vector<int>& grid,
+                           const std::vector<int>& grid_host) {
+    if (nodes.empty()) return "no nodes";
+    const int nn = static_cast<int>(nodes.size());
+    if (nodes[0].parent != -1) return nodes[0].who + " has a parent (node 0 must be the root)";
+    if (intra_class < -1 || intra_class >= nclasses)
+        return "intra_class " + std::to_string(intra_class) + " names no link class (there are " +
+               std::to_string(nclasses) + ")";
+    for (int i = 0; i < nn; ++i) {
+        const ShapeNode& n = nodes[static_cast<size_t>(i)];
+        if (i != 0) {
+            if (n.parent < 0 || n.parent >= nn) return n.who + " has no parent (a second root)";
+            const ShapeNode& p = nodes[static_cast<size_t>(n.parent)];
+            if (std::count(p.children->begin(), p.children->end(), i) != 1)
+                return n.who + " is not listed once among the children of " + p.who;
+            if (n.needs_up_class && (n.up_class < 0 || n.up_class >= nclasses))
+                return n.who + " has no link class to " + p.who;
+        }
+        for (int c : *n.children) {
+            if (c <= 0 || c >= nn) return n.who + " has a child index out of range";
+            if (nodes[static_cast<size_t>(c)].parent != i) return n.who + " lists a child whose parent is another node";
+        }
+    }
+    std::string err = check_reach(nodes);
+    if (err.empty() && !direct && !links.empty()) err = "links are given but the network is not a direct one";
+    if (err.empty()) err = check_links(nodes, nclasses, links);
+    if (err.empty()) err = check_grid(nodes, grid, grid_host);
+    return err;
+}
+
+std::string TopologyView::validate() const {
+    if (nodes.empty()) return "the view has no nodes";
+    std::vector<ShapeNode> shape(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const TopoNode& n = nodes[i];
+        ShapeNode& s = shape[i];
+        s.who = "node " + std::to_string(i) + " (" + n.name + ")";
+        s.parent = n.parent;
+        s.up_class = n.up_class;
+        s.children = &n.children;
+        s.host = i != 0 && n.is_host();
+        // A direct network's hosts hang below the container with no link.
+        s.needs_up_class = i != 0 && !(direct && n.parent == 0 && n.up_class == -1);
+        if (!n.children.empty() && !n.ranks.empty()) return s.who + " has both children and ranks";
+    }
+    const std::string err = validate_shape(shape, static_cast<int>(link_classes.size()), intra_class, direct, links,
+                                           grid, grid_host);
+    if (!err.empty()) return err;
     const int p = nranks();
     std::vector<int> count(static_cast<size_t>(p), 0);
     for (const TopoNode& n : nodes)
         for (int r : n.ranks) {
-            if (r < 0 || r >= p) {
-                err << "rank " << r << " on host " << n.name << " is outside 0.." << p - 1;
-                return err.str();
-            }
-            if (++count[static_cast<size_t>(r)] > 1) {
-                err << "rank " << r << " is placed twice";
-                return err.str();
-            }
+            if (r < 0 || r >= p)
+                return "rank " + std::to_string(r) + " on host " + n.name + " is outside 0.." + std::to_string(p - 1);
+            if (++count[static_cast<size_t>(r)] > 1) return "rank " + std::to_string(r) + " is placed twice";
         }
     return "";
 }
-
 
 uint64_t TopologyView::fingerprint() const {
     FnvHasher f;

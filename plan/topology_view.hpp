@@ -65,6 +65,26 @@ struct TopoLink {
     int units = 1;
 };
 
+// What the structural checks read of one node of a network (a view's, or
+// topology::Topology's, whose nodes also describe the inside of hosts).
+struct ShapeNode {
+    std::string who;                      // how errors name it: "host h0", "node 3 (h0)"
+    int parent = -1;
+    int up_class = -1;
+    const std::vector<int>* children = nullptr;
+    bool host = false;            // may end a link or fill a grid cell
+    bool needs_up_class = false;  // its edge to the parent must name a link class
+};
+
+// The one structural check of a network: node 0 is the root, parents and
+// children agree, every node is reached from the root exactly once (no
+// cycle, no orphan), up classes, links and grid cells are valid.  Empty
+// when well formed, else what is wrong.  TopologyView::validate adds the
+// placement of ranks, Topology::validate its node kinds.
+std::string validate_shape(const std::vector<ShapeNode>& nodes, int nclasses, int intra_class, bool direct,
+                           const std::vector<TopoLink>& links, const std::vector<int>& grid,
+                           const std::vector<int>& grid_host);
+
 struct TopologyView {
     std::vector<TopoLinkClass> link_classes;
     // Class of links between two ranks of one host; -1 = none declared
@@ -97,9 +117,9 @@ struct TopologyView {
     // Number of switch levels above the hosts on the deepest path (a single
     // switch over its hosts is 1).
     int depth() const;
-    // Empty when the view is well formed: node 0 is the root, parents and
-    // children agree, no cycle, every rank 0..nranks()-1 appears on exactly
-    // one host, every class index is valid.  Otherwise what is wrong.
+    // Empty when the view is well formed (validate_shape, no node with both
+    // children and ranks, every rank 0..nranks()-1 on exactly one host).
+    // Otherwise what is wrong.
     std::string validate() const;
     // A stable hash of the shape, the classes and the rank placement:
     // equal views give equal fingerprints on every rank and every run.

@@ -100,7 +100,7 @@ int from_file(const Options& o) {
         }
         for (const LinkClass& c : t.classes) unknown += c.rate <= 0;
         char fp[32];
-        std::snprintf(fp, sizeof fp, "0x%016llx", static_cast<unsigned long long>(t.fingerprint()));
+        std::snprintf(fp, sizeof fp, "0x%016llx", static_cast<unsigned long long>(network_view(t).fingerprint()));
         std::cout << "ok: " << file << (o.overlay.empty() ? "" : " with " + o.overlay) << ": "
                   << switches << " switch(es), " << hosts << " host(s), " << t.nodes[0].level
                   << " level(s), " << t.classes.size() << " link class(es)";

@@ -128,72 +128,37 @@ void Topology::compute_oversubscription() {
 
 std::string Topology::validate() const {
     if (nodes.empty()) return "the topology has no nodes";
-    const int nn = static_cast<int>(nodes.size());
-    const int nc = static_cast<int>(classes.size());
-    if (nodes[0].parent != -1) return "node 0 (" + nodes[0].name + ") is not a root";
     if (nodes[0].kind != TopoKind::Switch && nodes[0].kind != TopoKind::Host)
         return "the root " + nodes[0].name + " is neither a switch nor a host";
-    if (intra_class < -1 || intra_class >= nc) return "intra_class names no link class";
-    for (int i = 1; i < nn; ++i) {
-        const Node& n = nodes[static_cast<size_t>(i)];
-        const std::string who = std::string(topo_kind_name(n.kind)) + " " + n.name;
-        if (n.parent < 0 || n.parent >= nn) return who + " has no parent (a second root)";
+    std::vector<ShapeNode> shape(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const Node& n = nodes[i];
+        ShapeNode& s = shape[i];
+        s.who = std::string(topo_kind_name(n.kind)) + " " + n.name;
+        s.parent = n.parent;
+        s.up_class = n.up_class;
+        s.children = &n.children;
+        s.host = n.kind == TopoKind::Host;
+        // Network nodes need a link class up, except a direct network's
+        // hosts below its virtual root; the inside of a host has none.
+        const bool linkless = direct && n.parent == 0 && nodes[0].is_virtual && n.up_class == -1;
+        s.needs_up_class = i != 0 && in_network(n.kind) && !linkless;
+    }
+    const std::string err =
+        validate_shape(shape, static_cast<int>(classes.size()), intra_class, direct, links, grid, grid_host);
+    if (!err.empty()) return err;
+    // The kinds: switches and hosts hang below switches, the inside of a
+    // host below its host, and a switch has children.
+    for (size_t i = 1; i < nodes.size(); ++i) {
+        const Node& n = nodes[i];
         const Node& p = nodes[static_cast<size_t>(n.parent)];
-        if (std::count(p.children.begin(), p.children.end(), i) != 1)
-            return who + " is not listed once among the children of " + p.name;
-        if (in_network(n.kind)) {
-            if (p.kind != TopoKind::Switch)
-                return who + " hangs below " + p.name + ", which is not a switch";
-            const bool linkless = direct && n.parent == 0 && p.is_virtual && n.up_class == -1;
-            if (!linkless && (n.up_class < 0 || n.up_class >= nc))
-                return who + " has no link class to " + p.name;
-        } else if (p.kind == TopoKind::Switch) {
-            return who + " hangs directly below switch " + p.name;
-        }
+        if (in_network(n.kind) && p.kind != TopoKind::Switch)
+            return shape[i].who + " hangs below " + p.name + ", which is not a switch";
+        if (!in_network(n.kind) && p.kind == TopoKind::Switch)
+            return shape[i].who + " hangs directly below switch " + p.name;
     }
-    std::vector<char> seen(static_cast<size_t>(nn), 0);
-    std::vector<int> stack{0};
-    int reached = 0;
-    while (!stack.empty()) {
-        const int n = stack.back();
-        stack.pop_back();
-        if (n <= 0 && reached > 0) return "the root is reached again (a cycle)";
-        if (seen[static_cast<size_t>(n)])
-            return nodes[static_cast<size_t>(n)].name + " is reached twice (a cycle)";
-        seen[static_cast<size_t>(n)] = 1;
-        ++reached;
-        for (int c : nodes[static_cast<size_t>(n)].children) {
-            if (c < 0 || c >= nn)
-                return nodes[static_cast<size_t>(n)].name + " has a child index out of range";
-            stack.push_back(c);
-        }
-    }
-    if (reached != nn)
-        return std::to_string(nn - reached) + " node(s) are not reachable from the root";
     for (const Node& n : nodes)
-        if (n.kind == TopoKind::Switch && n.children.empty())
-            return "switch " + n.name + " has no children";
-    if (!direct && !links.empty()) return "links are given but the topology is not a direct network";
-    for (size_t i = 0; i < links.size(); ++i) {
-        const GraphLink& l = links[i];
-        const std::string who = "link " + std::to_string(i);
-        if (l.a < 0 || l.a >= nn || l.b < 0 || l.b >= nn || l.a == l.b ||
-            nodes[static_cast<size_t>(l.a)].kind != TopoKind::Host ||
-            nodes[static_cast<size_t>(l.b)].kind != TopoKind::Host)
-            return who + " does not join two distinct hosts";
-        if (l.cls < 0 || l.cls >= nc) return who + " names no link class";
-        if (l.units < 1) return who + " has " + std::to_string(l.units) + " units (at least 1)";
-    }
-    if (!grid.empty()) {
-        long cells = 1;
-        for (int d : grid) cells *= std::max(d, 0);
-        if (static_cast<long>(grid_host.size()) != cells)
-            return "the grid has " + std::to_string(cells) + " cells but " +
-                   std::to_string(grid_host.size()) + " hosts";
-        for (int h : grid_host)
-            if (h < 0 || h >= nn || nodes[static_cast<size_t>(h)].kind != TopoKind::Host)
-                return "a grid cell names a node that is not a host";
-    }
+        if (n.kind == TopoKind::Switch && n.children.empty()) return "switch " + n.name + " has no children";
     return "";
 }
 
@@ -211,49 +176,6 @@ Status Topology::map_ranks(const std::vector<std::string>& host_of_rank) {
     return Status::ok();
 }
 
-
-uint64_t Topology::fingerprint() const {
-    FnvHasher f;
-    hash_link_classes(f, classes);
-    f.i64(intra_class);
-    // The network part only, in tree order: the inside of a host differs
-    // between the hosts of one job (each sees its own) and must not make
-    // their fingerprints differ.
-    if (nodes.empty()) return f.h;
-    std::vector<int> index(nodes.size(), -1);
-    int k = 0;
-    for (int n : subtree(0))
-        if (in_network(nodes[static_cast<size_t>(n)].kind)) index[static_cast<size_t>(n)] = k++;
-    f.i64(k);
-    for (int n : subtree(0)) {
-        const Node& nd = nodes[static_cast<size_t>(n)];
-        if (!in_network(nd.kind)) continue;
-        f.i64(static_cast<int64_t>(nd.kind));
-        f.str(nd.name);
-        f.i64(nd.parent >= 0 ? index[static_cast<size_t>(nd.parent)] : -1);
-        f.i64(nd.up_class);
-        f.i64(nd.is_virtual);
-        f.i64(static_cast<int64_t>(nd.ranks.size()));
-        for (int r : nd.ranks) f.i64(r);
-    }
-    // Graph fields only when present: a switch tree hashes as before.
-    if (direct || !grid.empty()) {
-        f.str("graph");
-        f.i64(direct);
-        f.i64(static_cast<int64_t>(links.size()));
-        for (const GraphLink& l : links) {
-            f.i64(index[static_cast<size_t>(l.a)]);
-            f.i64(index[static_cast<size_t>(l.b)]);
-            f.i64(l.cls);
-            f.i64(l.units);
-        }
-        f.i64(static_cast<int64_t>(grid.size()));
-        for (int d : grid) f.i64(d);
-        f.i64(grid_wrap);
-        for (int h : grid_host) f.i64(index[static_cast<size_t>(h)]);
-    }
-    return f.h;
-}
 
 std::string local_host_name() {
     const char* s = std::getenv("SLURMD_NODENAME");
@@ -455,10 +377,10 @@ std::string Topology::to_text() const {
     }
     if (direct)
         o << "topology: a direct network of " << nhost << " host(s) and " << links.size()
-          << " link(s), fingerprint " << hex64(fingerprint()) << "\n";
+          << " link(s), fingerprint " << hex64(network_view(*this).fingerprint()) << "\n";
     else
         o << "topology: " << nsw << " switch(es), " << nhost << " host(s), fingerprint "
-          << hex64(fingerprint()) << "\n";
+          << hex64(network_view(*this).fingerprint()) << "\n";
     o << "link classes:\n";
     for (size_t i = 0; i < classes.size(); ++i) {
         const LinkClass& c = classes[i];
@@ -502,7 +424,7 @@ std::string Topology::to_text() const {
 std::string Topology::to_json() const {
     using nlohmann::json;
     json j;
-    j["fingerprint"] = hex64(fingerprint());
+    j["fingerprint"] = hex64(network_view(*this).fingerprint());
     j["link_classes"] = json::array();
     for (const LinkClass& c : classes) {
         json jc = {{"name", c.name},
@@ -627,7 +549,7 @@ std::string Topology::to_svg() const {
     std::ostringstream o;
     o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
       << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-    o << "<title>genx topology " << hex64(fingerprint()) << "</title>\n";
+    o << "<title>genx topology " << hex64(network_view(*this).fingerprint()) << "</title>\n";
     auto y_of = [&](int n) { return margin + depth[static_cast<size_t>(n)] * row_h; };
     for (int n : net) {
         const Node& nd = nodes[static_cast<size_t>(n)];
@@ -669,34 +591,13 @@ std::string Topology::to_svg() const {
     return o.str();
 }
 
-Status to_view(const Topology& topo, const std::vector<std::string>& host_of_rank,
-               TopologyView* out) {
-    *out = TopologyView();
-    if (topo.empty()) return Status::invalid("the topology is empty");
-    const std::string bad = topo.validate();
-    if (!bad.empty()) return Status::invalid("the topology is not well formed: " + bad);
-    std::map<std::string, int> host_by_name;
-    for (int h : topo.hosts()) host_by_name[topo.nodes[static_cast<size_t>(h)].name] = h;
-    std::vector<std::vector<int>> ranks_of(topo.nodes.size());
-    for (size_t r = 0; r < host_of_rank.size(); ++r) {
-        auto it = host_by_name.find(host_of_rank[r]);
-        if (it == host_by_name.end())
-            return Status::not_found("rank " + std::to_string(r) + " runs on host '" +
-                                     host_of_rank[r] + "', which the topology does not hold");
-        ranks_of[static_cast<size_t>(it->second)].push_back(static_cast<int>(r));
-    }
-    // Keep a network node when a rank lies below it.
+namespace {
+
+// The view of the network nodes `keep` marks (a kept node's parent is kept
+// too), host h holding ranks_of[h].
+Status build_view(const Topology& topo, const std::vector<std::vector<int>>& ranks_of,
+                  const std::vector<char>& keep, TopologyView* out) {
     const std::vector<int> order = topo.subtree(0);
-    std::vector<char> keep(topo.nodes.size(), 0);
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        const Node& n = topo.nodes[static_cast<size_t>(*it)];
-        if (!in_network(n.kind)) continue;
-        if (n.kind == TopoKind::Host)
-            keep[static_cast<size_t>(*it)] = !ranks_of[static_cast<size_t>(*it)].empty();
-        if (keep[static_cast<size_t>(*it)] && n.parent >= 0)
-            keep[static_cast<size_t>(n.parent)] = 1;
-    }
-    if (!keep[0]) return Status::invalid("no rank was given, so the view would be empty");
     for (const LinkClass& c : topo.classes)
         out->link_classes.push_back({c.name, c.rate, c.latency, c.cross_dc});
     out->intra_class = topo.intra_class;
@@ -739,6 +640,58 @@ Status to_view(const Topology& topo, const std::vector<std::string>& host_of_ran
     if (!vbad.empty())
         return Status::internal("the view built from the topology is not well formed: " + vbad);
     return Status::ok();
+}
+
+}  // namespace
+
+Status to_view(const Topology& topo, const std::vector<std::string>& host_of_rank,
+               TopologyView* out) {
+    *out = TopologyView();
+    if (topo.empty()) return Status::invalid("the topology is empty");
+    const std::string bad = topo.validate();
+    if (!bad.empty()) return Status::invalid("the topology is not well formed: " + bad);
+    std::map<std::string, int> host_by_name;
+    for (int h : topo.hosts()) host_by_name[topo.nodes[static_cast<size_t>(h)].name] = h;
+    std::vector<std::vector<int>> ranks_of(topo.nodes.size());
+    for (size_t r = 0; r < host_of_rank.size(); ++r) {
+        auto it = host_by_name.find(host_of_rank[r]);
+        if (it == host_by_name.end())
+            return Status::not_found("rank " + std::to_string(r) + " runs on host '" +
+                                     host_of_rank[r] + "', which the topology does not hold");
+        ranks_of[static_cast<size_t>(it->second)].push_back(static_cast<int>(r));
+    }
+    // Keep a network node when a rank lies below it.
+    const std::vector<int> order = topo.subtree(0);
+    std::vector<char> keep(topo.nodes.size(), 0);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const Node& n = topo.nodes[static_cast<size_t>(*it)];
+        if (!in_network(n.kind)) continue;
+        if (n.kind == TopoKind::Host)
+            keep[static_cast<size_t>(*it)] = !ranks_of[static_cast<size_t>(*it)].empty();
+        if (keep[static_cast<size_t>(*it)] && n.parent >= 0)
+            keep[static_cast<size_t>(n.parent)] = 1;
+    }
+    if (!keep[0]) return Status::invalid("no rank was given, so the view would be empty");
+    return build_view(topo, ranks_of, keep, out);
+}
+
+TopologyView network_view(const Topology& topo) {
+    TopologyView view;
+    if (topo.empty() || !topo.validate().empty()) return view;
+    std::vector<std::vector<int>> ranks_of(topo.nodes.size());
+    std::vector<char> keep(topo.nodes.size(), 0);
+    for (size_t i = 0; i < topo.nodes.size(); ++i) {
+        keep[i] = in_network(topo.nodes[i].kind);
+        ranks_of[i] = topo.nodes[i].ranks;
+    }
+    // A topology whose ranks are not 0..n-1 once each (a partial
+    // placement) still has a view of its shape: the ranks are left out.
+    if (!build_view(topo, ranks_of, keep, &view)) {
+        for (auto& r : ranks_of) r.clear();
+        view = TopologyView();
+        (void)build_view(topo, ranks_of, keep, &view);
+    }
+    return view;
 }
 
 }  // namespace genx

@@ -77,11 +77,8 @@ struct Node {
 // A link of a network that is not a switch tree (topology/graph.hpp): a
 // direct network's host-to-host link or a general graph's site-to-site
 // link, full duplex, `units` parallel links of class `cls`.
-struct GraphLink {
-    int a = -1, b = -1;  // node indices (hosts)
-    int cls = -1;
-    int units = 1;
-};
+// A direct network's link between two hosts (node indices), as the view's.
+using GraphLink = TopoLink;
 
 class Topology {
   public:
@@ -129,11 +126,6 @@ class Topology {
     // naming the rank and the host.
     Status map_ranks(const std::vector<std::string>& host_of_rank);
 
-    // A stable 64-bit hash of the switch tree, the link classes and the
-    // rank placement (not of the inside of hosts, which differs between
-    // hosts of one job and does not change plans).  Equal on every rank and
-    // every run for equal inputs.
-    uint64_t fingerprint() const;
 
     std::string to_text() const;  // indented tree
     std::string to_json() const;  // one JSON document
@@ -147,6 +139,11 @@ class Topology {
 // topology does not hold is an error naming the rank.
 Status to_view(const Topology& topo, const std::vector<std::string>& host_of_rank,
                TopologyView* out);
+// The view of the whole network: every switch and host, with the ranks
+// map_ranks() placed; empty when the topology is not well formed.  Its
+// fingerprint() is the topology's (the inside of hosts, which differs
+// between the hosts of one job, is left out but for NIC counts).
+TopologyView network_view(const Topology& topo);
 
 // The name of the host this process runs on, as topology files name it:
 // SLURMD_NODENAME when set (Slurm's node name, which topology.conf uses),
