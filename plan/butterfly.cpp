@@ -435,8 +435,7 @@ Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
     // Default group: xor where P is a power of two, so that every step is a
     // pairwise exchange (one peer per step, as recursive doubling); the
     // cyclic group's steps send to rank + d and receive from rank - d, two
-    // peers, which measured 1.13-1.23x the pairwise steps' latency on an
-    // emulated 8-host tree (bench/RESULTS.md, Issue 10 §1).  Cyclic for
+    // peers, slower per step (docs/model.md, "Shift steps").  Cyclic for
     // every other P.
     auto git = params.find("group");
     const bool pow2 = P >= 2 && (P & (P - 1)) == 0;
