@@ -225,6 +225,17 @@ int run_child(const std::vector<std::string>& args, std::string* stdout_text) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The --param texts as one map; a key given twice is an error.
+Status merge_params(const std::vector<std::string>& texts, ParamMap* all) {
+    for (const std::string& text : texts) {
+        ParamMap more;
+        GENX_RETURN_IF_ERROR(parse_params(text, &more));
+        for (const auto& kv : more)
+            if (!all->insert(kv).second) return Status::invalid("key '" + kv.first + "' is given twice");
+    }
+    return Status::ok();
+}
+
 int run_sweep(const Options& opt, const char* argv0) {
     const size_t colon = opt.sweep.find(':');
     size_t lo = 0, hi = 0;
@@ -404,7 +415,6 @@ int main(int argc, char** argv) {
     if (opt.ranks_per_host < 1)
         return bad_input("--ranks-per-host must be at least 1, got " +
                          std::to_string(opt.ranks_per_host));
-    if (opt.dtype_size == 0) return bad_input("--dtype-size must be at least 1");
     size_t bytes = 0;
     if (Status s = parse_size(opt.bytes, &bytes); !s) return bad_input("--bytes: " + s.message());
     if (bytes % opt.dtype_size != 0)
@@ -416,13 +426,7 @@ int main(int argc, char** argv) {
         return bad_input("--network-model: " + s.message());
 
     ParamMap all;
-    for (const std::string& text : opt.params) {
-        ParamMap more;
-        if (Status s = parse_params(text, &more); !s) return bad_input("--param: " + s.message());
-        for (const auto& kv : more)
-            if (!all.insert(kv).second)
-                return bad_input("--param: key '" + kv.first + "' is given twice");
-    }
+    if (Status s = merge_params(opt.params, &all); !s) return bad_input("--param: " + s.message());
     ParamMap gen_params;
     ExecOptions exec;
     if (Status s = split_exec_params(all, &gen_params, &exec); !s) return bad_input(s.message());
