@@ -37,6 +37,7 @@
 #include "tools/plot.hpp"
 #include "topology/topology.hpp"
 #include "tuning/cost_model.hpp"
+#include "tuning/gentree_choice.hpp"
 #include "tuning/rules.hpp"
 
 namespace {
@@ -109,9 +110,11 @@ void add_options(CLI::App& app, Options& o) {
                    "message takes latency + size / bandwidth)")
         ->capture_default_str();
     app.add_option("--model", o.model_file,
-                   "a GenModel parameter file or rules file (docs/model.md): its gamma and "
-                   "delta price the local ops, and it prices model_s; default: Table 5 on the "
-                   "paper's presets, else the platform's host links and gamma = delta = 0");
+                   "a GenModel parameter file or rules file (docs/model.md), or paper (Table 5 "
+                   "of Xiong et al. per switch level of the platform): its gamma and delta price "
+                   "the local ops, it prices model_s and chooses gentree's per-switch plans; "
+                   "default: Table 5 on the paper's presets, else the platform's host links and "
+                   "gamma = delta = 0");
     app.add_flag("--no-incast", o.no_incast,
                  "do not simulate incast: without it, --model's inter-node epsilon > 0 slows "
                  "the link into each host as GenModel's epsilon term (fan-in above w_t)");
@@ -174,7 +177,7 @@ struct SweepAlg {
     std::string params;  // "k=v,k=v"
 };
 
-// bench/compare's convention: "ring,gentree:pipeline=8,bytes=4M,cps".
+// bench/compare's convention: "ring,gentree:pipeline=8,plans=cps/cps/cps,cps".
 Status parse_sweep_algorithms(const std::string& text, std::vector<SweepAlg>* out) {
     std::stringstream ss(text);
     std::string item;
@@ -440,10 +443,22 @@ int main(int argc, char** argv) {
         if (Status s = paper_preset(opt.preset, &topo, &model); !s) return bad_input("--preset: " + s.message());
         model_source = "Table 5 (" + opt.preset + ")";
     }
-    if (!opt.model_file.empty()) {
+    if (!opt.model_file.empty() && opt.model_file != "paper") {
         if (Status s = load_model_file(opt.model_file, &model); !s)
             return bad_input("--model: " + s.message());
         model_source = opt.model_file;
+    }
+
+    if (opt.model_file == "paper") {
+        // Table 5's rows by the platform's switch levels (ranks do not
+        // matter: one per host).
+        TopologyView levels;
+        std::vector<std::string> one_each;
+        for (int h : topo.hosts()) one_each.push_back(topo.nodes[static_cast<size_t>(h)].name);
+        if (Status s = to_view(topo, one_each, &levels); !s) return bad_input(s.message());
+        if (levels.direct) return bad_input("--model paper needs a switch tree, not a direct network");
+        model = paper_model(levels);
+        model_source = "Table 5 per switch level";
     }
 
     // GenModel's inter-node ε and w_t on the links into hosts (docs/sim.md);
@@ -473,6 +488,9 @@ int main(int argc, char** argv) {
     const int P = sim->ranks();
     TopologyView view;
     if (Status s = to_view(topo, sim->host_of_rank(), &view); !s) return bad_input(s.message());
+    // GenTree's per-switch plans, chosen by the same model at --bytes.
+    if (Status s = resolve_gentree(opt.algorithm, &view, static_cast<double>(bytes), model, &gen_params); !s)
+        return bad_input(s.message());
     RankGenerator gen;
     if (Status s = prepare(opt.algorithm, P, gen_params, &view, &gen); !s) return bad_input(s.message());
     // The executor keys the network adds, as in the component.
