@@ -91,6 +91,39 @@ double full_model_cost(const RankGenerator& gen) {
     return static_cast<double>(most) + static_cast<double>(least) * (h.nranks - 1);
 }
 
+// GenTree's per-switch plans depend on the size (gentree_choice.hpp): each
+// gentree candidate becomes one per distinct choice over `sizes`, marked in
+// `chosen_at` as priced only at the sizes that chose it (empty: every size).
+Status sized_candidates(const std::vector<Candidate>& offered, const CommShape& shape,
+                        const std::vector<size_t>& sizes, const ModelParams& params,
+                        std::vector<Candidate>* candidates,
+                        std::vector<std::vector<bool>>* chosen_at) {
+    for (const Candidate& c : offered) {
+        if (c.algorithm != "gentree") {
+            candidates->push_back(c);
+            chosen_at->emplace_back();
+            continue;
+        }
+        std::map<std::string, size_t> index;
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            std::string p = c.params;
+            Status st = resolve_gentree_text(c.algorithm, shape.topology.get(),
+                                             static_cast<double>(sizes[i]), params, &p);
+            if (!st)
+                return Status::internal("candidate " + describe(c.algorithm, c.params) +
+                                        ": per-switch choice: " + st.message());
+            auto it = index.find(p);
+            if (it == index.end()) {
+                it = index.emplace(p, candidates->size()).first;
+                candidates->push_back({c.algorithm, p});
+                chosen_at->emplace_back(sizes.size(), false);
+            }
+            (*chosen_at)[it->second][i] = true;
+        }
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 Status price_candidates(const ModelParams& params, const CommShape& shape,
@@ -105,34 +138,10 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     const RankMap ranks = rank_map_for(shape);
     std::vector<PricedCandidate> result;
     int unpriced = 0;
-    // GenTree's per-switch plans depend on the size (gentree_choice.hpp):
-    // each gentree candidate becomes one per distinct choice over `sizes`,
-    // priced only at the sizes that chose it.
     std::vector<Candidate> candidates;
     std::vector<std::vector<bool>> chosen_at;  // per candidate; empty: every size
-    for (const Candidate& c : enumerate_candidates(shape.size, copt)) {
-        if (c.algorithm != "gentree") {
-            candidates.push_back(c);
-            chosen_at.emplace_back();
-            continue;
-        }
-        std::map<std::string, size_t> index;
-        for (size_t i = 0; i < sizes.size(); ++i) {
-            std::string p = c.params;
-            Status st = resolve_gentree_text(c.algorithm, shape.topology.get(),
-                                             static_cast<double>(sizes[i]), params, &p);
-            if (!st)
-                return Status::internal("candidate " + describe(c.algorithm, c.params) +
-                                        ": per-switch choice: " + st.message());
-            auto it = index.find(p);
-            if (it == index.end()) {
-                it = index.emplace(p, candidates.size()).first;
-                candidates.push_back({c.algorithm, p});
-                chosen_at.emplace_back(sizes.size(), false);
-            }
-            chosen_at[it->second][i] = true;
-        }
-    }
+    GENX_RETURN_IF_ERROR(sized_candidates(enumerate_candidates(shape.size, copt), shape, sizes,
+                                          params, &candidates, &chosen_at));
     // Beyond kWholePlanMaxRanks, a plan the one-node quotient cannot price
     // (no declared symmetry, or one that does not map the nodes onto each
     // other) needs every rank's program: cheap for rb, O(P²) for an hcps
