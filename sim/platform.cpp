@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "sim/sim_transport.hpp"
+#include "tuning/gentree_choice.hpp"
 
 namespace genx::sim {
 
@@ -57,16 +58,13 @@ std::string preset_names() { return topology_preset_names() + ", " + paper_prese
 
 namespace {
 
-// Table 5 of Xiong et al. (α in s; β, ε in s/B; docs/model.md reads β per
-// byte), the values plan/gentree.cpp prices model=paper with.
-struct PaperRow {
-    double alpha, beta, epsilon, w_t;
-};
-constexpr PaperRow kCrossDc{3.00e-2, 6.40e-9, 6.00e-11, 9};
-constexpr PaperRow kRootSw{6.58e-3, 6.40e-10, 6.00e-12, 9};
-constexpr PaperRow kMiddleSw{6.58e-3, 6.40e-9, 1.22e-10, 9};
-constexpr double kServerGamma = 6.00e-10;
-constexpr double kServerDelta = 1.87e-10;
+// Table 5 of Xiong et al.: the rows tuning/gentree_choice.hpp keeps.
+using PaperRow = LinkParams;
+constexpr const PaperRow& kCrossDc = kTable5CrossDc;
+constexpr const PaperRow& kRootSw = kTable5RootSw;
+constexpr const PaperRow& kMiddleSw = kTable5MiddleSw;
+constexpr double kServerGamma = kTable5Server.gamma;
+constexpr double kServerDelta = kTable5Server.delta;
 
 int add_row(Topology* t, const std::string& name, const PaperRow& row, bool cross_dc) {
     const int c = t->class_index(name);

@@ -13,6 +13,7 @@
 #include "common/hash.hpp"
 #include "common/text_util.hpp"
 #include "plan/registry.hpp"
+#include "tuning/gentree_choice.hpp"
 
 namespace genx {
 
@@ -79,6 +80,39 @@ double full_model_cost(const RankGenerator& gen) {
     return static_cast<double>(most) + static_cast<double>(least) * (h.nranks - 1);
 }
 
+// GenTree's per-switch plans depend on the size (gentree_choice.hpp): each
+// gentree candidate becomes one per distinct choice over `sizes`, marked in
+// `chosen_at` as priced only at the sizes that chose it (empty: every size).
+Status sized_candidates(const std::vector<Candidate>& offered, const CommShape& shape,
+                        const std::vector<size_t>& sizes, const ModelParams& params,
+                        std::vector<Candidate>* candidates,
+                        std::vector<std::vector<bool>>* chosen_at) {
+    for (const Candidate& c : offered) {
+        if (c.algorithm != "gentree") {
+            candidates->push_back(c);
+            chosen_at->emplace_back();
+            continue;
+        }
+        std::map<std::string, size_t> index;
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            std::string p = c.params;
+            Status st = resolve_gentree_text(c.algorithm, shape.topology.get(),
+                                             static_cast<double>(sizes[i]), params, &p);
+            if (!st)
+                return Status::internal("candidate " + describe(c.algorithm, c.params) +
+                                        ": per-switch choice: " + st.message());
+            auto it = index.find(p);
+            if (it == index.end()) {
+                it = index.emplace(p, candidates->size()).first;
+                candidates->push_back({c.algorithm, p});
+                chosen_at->emplace_back(sizes.size(), false);
+            }
+            (*chosen_at)[it->second][i] = true;
+        }
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 Status price_candidates(const ModelParams& params, const CommShape& shape,
@@ -93,7 +127,10 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     const RankMap ranks = rank_map_for(shape);
     std::vector<PricedCandidate> result;
     int unpriced = 0;
-    const std::vector<Candidate> candidates = enumerate_candidates(shape.size, copt);
+    std::vector<Candidate> candidates;
+    std::vector<std::vector<bool>> chosen_at;  // per candidate; empty: every size
+    GENX_RETURN_IF_ERROR(sized_candidates(enumerate_candidates(shape.size, copt), shape, sizes,
+                                          params, &candidates, &chosen_at));
     // Beyond kWholePlanMaxRanks, a plan the one-node quotient cannot price
     // (no declared symmetry, or one that does not map the nodes onto each
     // other) needs every rank's program: cheap for rb, O(P²) for an hcps
@@ -133,7 +170,8 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
             if (spent > kFullModelBudget) over_budget.insert(c.second);
         }
     }
-    for (const Candidate& c : candidates) {
+    for (size_t ci = 0; ci < candidates.size(); ++ci) {
+        const Candidate& c = candidates[ci];
         const std::string key = c.algorithm + "|" + c.params;
         if (over_budget.count(key) != 0) {
             ++unpriced;
@@ -187,6 +225,8 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
                 pc.seconds.push_back(t);
             }
         }
+        for (size_t i = 0; i < sizes.size() && !chosen_at[ci].empty(); ++i)
+            if (!chosen_at[ci][i]) pc.seconds[i] = std::numeric_limits<double>::infinity();
         result.push_back(std::move(pc));
     }
     *out = std::move(result);
@@ -381,11 +421,15 @@ class IntervalDecider {
     Status fixed(const AllreduceRule& rule, size_t i, const std::string& where, Decision* d) {
         d->algorithm = rule.algorithm;
         d->params = rule.params;
+        // A rule naming gentree without plans= gets them chosen at this
+        // interval's size by the rules' model.
+        GENX_RETURN_IF_ERROR(resolve_gentree_text(d->algorithm, shape_.topology.get(),
+                                                  static_cast<double>(at_[i]), model_, &d->params));
         d->why = where;
         if (!options_.explain) return Status::ok();
         const std::vector<PricedCandidate>* v = nullptr;
         GENX_RETURN_IF_ERROR(prices({}, &v));
-        const Candidate own{rule.algorithm, rule.params};
+        const Candidate own{rule.algorithm, d->params};
         for (const PricedCandidate& c : *v)
             if (c.candidate.algorithm == own.algorithm && c.candidate.params == own.params)
                 d->predicted = c.seconds[i];
