@@ -95,6 +95,17 @@ Status parse_size(const std::string& text, size_t* out) {
 
 const std::vector<std::string> kExecParamKeys = {kSegmentKey, kWindowKey};
 
+bool is_exec_key(const std::string& key) {
+    return std::find(kExecParamKeys.begin(), kExecParamKeys.end(), key) != kExecParamKeys.end();
+}
+
+void split_exec_keys(const ParamMap& all, ParamMap* generator, ParamMap* exec) {
+    for (const auto& kv : all) {
+        ParamMap* to = is_exec_key(kv.first) ? exec : generator;
+        if (to != nullptr) to->insert(kv);
+    }
+}
+
 std::string format_factors(const std::vector<int>& factors) {
     std::string out;
     for (int f : factors) out += (out.empty() ? "" : "x") + std::to_string(f);

@@ -42,6 +42,11 @@ constexpr const char* kWindowKey = "window";
 constexpr size_t kDefaultSegmentBytes = size_t{1} << 20;
 constexpr int kDefaultWindow = 4;
 extern const std::vector<std::string> kExecParamKeys;
+bool is_exec_key(const std::string& key);
+// The one split of params into the generator's keys and the executor's
+// (either output may be null); values are not checked here
+// (split_exec_params parses the executor's).
+void split_exec_keys(const ParamMap& all, ParamMap* generator, ParamMap* exec);
 
 // A generator's integer parameter: `text` is a decimal integer in
 // [lo, hi] (strtol's syntax, the whole text); false otherwise, and the

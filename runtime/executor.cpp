@@ -15,25 +15,19 @@ namespace genx {
 // ------------------------------------------------------------ parameters
 
 Status split_exec_params(const ParamMap& all, ParamMap* generator_params, ExecOptions* options) {
-    ParamMap gen;
+    ParamMap gen, exec;
+    split_exec_keys(all, &gen, &exec);
     ExecOptions opts;
-    for (const auto& kv : all) {
-        if (kv.first == kSegmentKey) {
-            Status st = parse_size(kv.second, &opts.segment_bytes);
-            if (!st.is_ok()) return Status::invalid("params: segment=" + kv.second + ": " + st.message());
-        } else if (kv.first == kWindowKey) {
-            const char* s = kv.second.c_str();
-            char* end = nullptr;
-            errno = 0;
-            const long w = std::strtol(s, &end, 10);
-            if (end == s || *end != '\0' || errno != 0 || w < 1 || w > 1024)
-                return Status::invalid("params: window=" + kv.second +
-                                       " is not an integer in 1..1024 (segments in flight per "
-                                       "transfer)");
-            opts.window = static_cast<int>(w);
-        } else {
-            gen.emplace(kv.first, kv.second);
-        }
+    if (auto it = exec.find(kSegmentKey); it != exec.end()) {
+        Status st = parse_size(it->second, &opts.segment_bytes);
+        if (!st.is_ok()) return Status::invalid("params: segment=" + it->second + ": " + st.message());
+    }
+    if (auto it = exec.find(kWindowKey); it != exec.end()) {
+        long w = 0;
+        if (!parse_int_in(it->second, 1, 1024, &w))
+            return Status::invalid("params: window=" + it->second +
+                                   " is not an integer in 1..1024 (segments in flight per transfer)");
+        opts.window = static_cast<int>(w);
     }
     *generator_params = std::move(gen);
     *options = opts;

@@ -246,10 +246,7 @@ Status live_rules(const RulesFile& rules, const CommShape& shape, const TableOpt
         if (!r.by_model() && !r.defers()) {
             ParamMap all, gen;
             Status st = parse_params(r.params, &all);
-            for (const auto& kv : all)
-                if (std::find(kExecParamKeys.begin(), kExecParamKeys.end(), kv.first) ==
-                    kExecParamKeys.end())
-                    gen.insert(kv);
+            split_exec_keys(all, &gen, nullptr);
             RankGenerator prepared;
             if (st) st = prepare(r.algorithm, shape.size, gen, shape.topology.get(), &prepared);
             if (!st) {

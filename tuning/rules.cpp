@@ -323,8 +323,7 @@ class Parser {
                                  "calls to the displaced component and takes no parameters");
         } else {
             for (const auto& kv : pm) {
-                const bool exec = std::find(kExecParamKeys.begin(), kExecParamKeys.end(),
-                                            kv.first) != kExecParamKeys.end();
+                const bool exec = is_exec_key(kv.first);
                 const bool own = gen != nullptr && std::find(gen->param_keys.begin(),
                                                              gen->param_keys.end(),
                                                              kv.first) != gen->param_keys.end();
