@@ -18,6 +18,7 @@
 #include <limits>
 #include <memory>
 
+#include "plan/hops.hpp"
 #include "sim/sim_transport.hpp"
 #include "tuning/gentree_choice.hpp"
 
@@ -319,6 +320,37 @@ void add_tree_links(s4u::NetZone* zone, const Topology& topo, const PlatformOpti
 
 }  // namespace
 
+namespace {
+
+// A direct network must join every host that holds ranks: SimGrid has no
+// route between parts and fails inside its engine.
+Status check_connected(const Topology& topo, const PlatformOptions& options) {
+    if (!topo.direct) return Status::ok();
+    const std::vector<int> hosts = topo.hosts();
+    std::vector<int> used;
+    if (options.rank_host.empty()) {
+        used = hosts;
+    } else {
+        for (int h : options.rank_host)
+            if (h >= 0 && static_cast<size_t>(h) < hosts.size()) used.push_back(hosts[static_cast<size_t>(h)]);
+    }
+    if (used.empty()) return Status::ok();
+    Adjacency adj(topo.nodes.size());
+    for (const GraphLink& l : topo.links) {
+        adj[static_cast<size_t>(l.a)].push_back(l.b);
+        adj[static_cast<size_t>(l.b)].push_back(l.a);
+    }
+    const std::vector<int> dist = hop_distances(adj, used.front());
+    for (int h : used)
+        if (dist[static_cast<size_t>(h)] < 0)
+            return Status::invalid("host " + topo.nodes[static_cast<size_t>(h)].name + " cannot be reached from host " +
+                                   topo.nodes[static_cast<size_t>(used.front())].name +
+                                   " over the network's links (is the graph connected?)");
+    return Status::ok();
+}
+
+}  // namespace
+
 Status Simulation::create(const Topology& topo, const PlatformOptions& options,
                           std::unique_ptr<Simulation>* out) {
     if (options.ranks_per_host < 1)
@@ -334,6 +366,7 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
     const std::vector<int> host_nodes = topo.hosts();
     if (host_nodes.empty()) return Status::invalid("topology: no hosts");
     GENX_RETURN_IF_ERROR(check_link_rates(topo));
+    GENX_RETURN_IF_ERROR(check_connected(topo, options));
 
     std::unique_ptr<Simulation> sim(new Simulation());
     sim->options_ = options;

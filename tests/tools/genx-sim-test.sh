@@ -138,6 +138,10 @@ expect 0 '"ranks": 12' --topology "$fx/graph-ring.json" -a multitree --ranks-per
 expect 2 'gentree: needs a switch tree, and the topology is a direct network' --topology mesh:2x2 \
     -a gentree --bytes 1M
 
+# A graph in two parts: an error naming the unreachable host, not a crash
+# inside SimGrid; ranks on one part only still run.
+expect 2 "host c cannot be reached from host a over the network's links" --topology "$fx/graph-split.json" -a ring
+expect 0 '^simulated ' --topology "$fx/graph-split.json" -a ring --hosts a,b
 expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring
 expect 2 'give exactly one of --topology FILE and --preset NAME' -a ring --preset switch:2 --topology "$fx/tree.conf"
 expect 2 "preset 'ring:4': unknown preset \(presets: switch:N, tree:AxB, tree:AxB/O, torus:AxB\[xC\], mesh:AxB\[xC\], SS24, SS32, SYM384, SYM512, ASY384, CDC384\)" \
