@@ -24,7 +24,7 @@ packages=(
     openmpi-bin libopenmpi-dev
     catch2 nlohmann-json3-dev libcli11-dev libhwloc-dev libfabric-dev libucx-dev
     libsimgrid-dev
-    iproute2 procps man-db python3 valgrind
+    iproute2 procps man-db python3 valgrind universal-ctags
 )
 
 say() { printf 'genx: %s\n' "$*" >&2; }

@@ -185,186 +185,264 @@ int classify(const Group& g, const std::vector<std::vector<int>>& S, const std::
     return static_cast<int>(ids.size());
 }
 
-// Builds the reduction steps for the translates J of the base schedule.
-// On return every vector (j, G), j ∈ J, is in the result buffer.
-Status reduction_steps(const Group& g, const std::vector<FoldStep>& fold, const Translates& J,
-                       std::vector<AbstractStep>* out) {
-    const int P = g.order;
-    const size_t uP = static_cast<size_t>(P);
-    auto at = [uP](int cls, int placement) {
-        return static_cast<size_t>(cls) * uP + static_cast<size_t>(placement);
-    };
-    // Base contribution sets S(a) for a ∈ A_i; initially S(a) = {a}.
-    std::vector<std::vector<int>> S(uP);
-    for (int a = 0; a < P; ++a) S[static_cast<size_t>(a)] = {a};
-    const std::vector<int> all_live = fold.empty() ? std::vector<int>{0} : fold[0].live;
+// The vectors after a step, by [new class, placement]: the old class each
+// comes from (-1: none there) and whether it is combined with the received
+// vector at its placement (else kept unchanged); and how many new vectors
+// use each old vector, by [old class, placement], and each received one.
+struct NewVectors {
+    std::vector<int> origin;
+    std::vector<signed char> combined;
+    std::vector<int> old_uses;
+    std::vector<int> recv_uses;
+};
 
-    std::vector<int> cls;
-    int ncls = classify(g, S, all_live, &cls);
-    std::vector<BufferId> live(static_cast<size_t>(ncls) * uP, kNowhere);
-    for (const auto& kv : group_by<int>(all_live, [&](int a) { return cls[static_cast<size_t>(a)]; })) {
-        const std::vector<char> hit = sumset(g, J, kv.second);
-        for (size_t pl = 0; pl < uP; ++pl)
-            if (hit[pl]) live[at(kv.first, static_cast<int>(pl))] = kResult;
+// Builds the reduction steps for the translates J of the base schedule,
+// one fold step at a time.  Between steps it holds the base contribution
+// sets S(a), their classes, and the buffer of each live vector.
+class Reduction {
+  public:
+    Reduction(const Group& g, const std::vector<FoldStep>& fold, const Translates& J)
+        : g_(g), fold_(fold), J_(J), P_(g.order), uP_(static_cast<size_t>(g.order)) {}
+
+    // On success every vector (j, G), j ∈ J, is in the result buffer.
+    Status run(std::vector<AbstractStep>* out) {
+        start();
+        for (size_t i = 0; i < fold_.size(); ++i) {
+            AbstractStep as;
+            GENX_RETURN_IF_ERROR(fold_step(i, &as));
+            out->push_back(std::move(as));
+        }
+        return finish();
     }
 
-    for (size_t i = 0; i < fold.size(); ++i) {
-        const FoldStep& st = fold[i];
-        const int step = static_cast<int>(i);
-        AbstractStep as;
-        as.d = st.d;
+  private:
+    size_t at(int cls, int placement) const {
+        return static_cast<size_t>(cls) * uP_ + static_cast<size_t>(placement);
+    }
 
-        // Sends: every translate's B_i, one message, so one buffer and one
-        // vector per placement.
-        std::vector<int> sent_cls(uP, -1);
-        for (const auto& kv : group_by<int>(st.sent, [&](int a) { return cls[static_cast<size_t>(a)]; })) {
-            const std::vector<char> hit = sumset(g, J, kv.second);
-            for (size_t pl = 0; pl < uP; ++pl) {
+    // The members of X grouped by their current class.
+    std::map<int, std::vector<int>> by_class(const std::vector<int>& X) const {
+        return group_by<int>(X, [&](int a) { return cls_[static_cast<size_t>(a)]; });
+    }
+
+    // Initially S(a) = {a}, and every translate of the first live set sits
+    // in the result buffer.
+    void start() {
+        S_ = std::vector<std::vector<int>>(uP_);
+        for (int a = 0; a < P_; ++a) S_[static_cast<size_t>(a)] = {a};
+        const std::vector<int> all_live = fold_.empty() ? std::vector<int>{0} : fold_[0].live;
+        ncls_ = classify(g_, S_, all_live, &cls_);
+        live_.assign(static_cast<size_t>(ncls_) * uP_, kNowhere);
+        for (const auto& kv : by_class(all_live)) {
+            const std::vector<char> hit = sumset(g_, J_, kv.second);
+            for (size_t pl = 0; pl < uP_; ++pl)
+                if (hit[pl]) live_[at(kv.first, static_cast<int>(pl))] = kResult;
+        }
+    }
+
+    // Fold step i: send, receive, advance the sets, combine.
+    Status fold_step(size_t i, AbstractStep* as) {
+        const FoldStep& st = fold_[i];
+        const int step = static_cast<int>(i);
+        as->d = st.d;
+        GENX_RETURN_IF_ERROR(sends(st, step, as));
+        as->recv_buf = free_slot();
+        const std::vector<int> next_live =
+            i + 1 < fold_.size() ? fold_[i + 1].live : std::vector<int>{0};
+        std::vector<int> from(uP_, -1);  // a' -> the a sent onto it
+        for (int a : st.sent) from[static_cast<size_t>(g_.add(a, st.d))] = a;
+        const std::vector<int> old_cls = cls_;
+        const int old_ncls = ncls_;
+        advance_sets(next_live, from);
+        NewVectors nv;
+        GENX_RETURN_IF_ERROR(trace_origins(next_live, from, old_cls, old_ncls, step, &nv));
+        std::vector<BufferId> next;
+        GENX_RETURN_IF_ERROR(combine(nv, step, as, &next));
+        GENX_RETURN_IF_ERROR(check_distinct(next, step));
+        live_.swap(next);
+        return Status::ok();
+    }
+
+    // Sends: every translate's B_i, one message, so one buffer and one
+    // vector per placement.
+    Status sends(const FoldStep& st, int step, AbstractStep* as) const {
+        std::vector<int> sent_cls(uP_, -1);
+        for (const auto& kv : by_class(st.sent)) {
+            const std::vector<char> hit = sumset(g_, J_, kv.second);
+            for (size_t pl = 0; pl < uP_; ++pl) {
                 if (!hit[pl]) continue;
                 int& sc = sent_cls[pl];
                 if (sc >= 0 && sc != kv.first)
-                    return internal("two different vectors share a sent placement", P, step);
+                    return internal("two different vectors share a sent placement", P_, step);
                 sc = kv.first;
             }
         }
-        as.send_buf = kNowhere;
-        for (int pl = 0; pl < P; ++pl) {
+        as->send_buf = kNowhere;
+        for (int pl = 0; pl < P_; ++pl) {
             const int c = sent_cls[static_cast<size_t>(pl)];
             if (c < 0) continue;
-            const BufferId b = live[at(c, pl)];
-            if (b == kNowhere) return internal("a sent vector is not live", P, step);
-            if (as.send_buf != kNowhere && b != as.send_buf)
-                return internal("sent vectors live in different buffers", P, step);
-            as.send_buf = b;
-            as.send_placements.push_back(pl);
-            as.recv_placements.push_back(g.add(pl, st.d));
+            const BufferId b = live_[at(c, pl)];
+            if (b == kNowhere) return internal("a sent vector is not live", P_, step);
+            if (as->send_buf != kNowhere && b != as->send_buf)
+                return internal("sent vectors live in different buffers", P_, step);
+            as->send_buf = b;
+            as->send_placements.push_back(pl);
+            as->recv_placements.push_back(g_.add(pl, st.d));
         }
-        std::sort(as.recv_placements.begin(), as.recv_placements.end());
+        std::sort(as->recv_placements.begin(), as->recv_placements.end());
+        return Status::ok();
+    }
 
-        // Receive into the lowest slot that holds nothing live.
+    // Receive into the lowest slot that holds nothing live.
+    BufferId free_slot() const {
         std::vector<bool> busy;
-        for (BufferId b : live)
+        for (BufferId b : live_)
             if (b >= 0) {
                 if (busy.size() <= static_cast<size_t>(b)) busy.resize(static_cast<size_t>(b) + 1);
                 busy[static_cast<size_t>(b)] = true;
             }
-        as.recv_buf = 0;
-        while (static_cast<size_t>(as.recv_buf) < busy.size() &&
-               busy[static_cast<size_t>(as.recv_buf)])
-            ++as.recv_buf;
+        BufferId slot = 0;
+        while (static_cast<size_t>(slot) < busy.size() && busy[static_cast<size_t>(slot)]) ++slot;
+        return slot;
+    }
 
-        // The next step's sets and classes.
-        const std::vector<int> next_live =
-            i + 1 < fold.size() ? fold[i + 1].live : std::vector<int>{0};
-        std::vector<int> from(uP, -1);  // a' -> the a sent onto it
-        for (int a : st.sent) from[static_cast<size_t>(g.add(a, st.d))] = a;
-        std::vector<std::vector<int>> next_S(uP);
+    // The next step's sets (S(a) joined with the S of the a sent onto it)
+    // and classes.
+    void advance_sets(const std::vector<int>& next_live, const std::vector<int>& from) {
+        std::vector<std::vector<int>> next_S(uP_);
         for (int a : next_live) {
-            std::vector<int> s = S[static_cast<size_t>(a)];
+            std::vector<int> s = S_[static_cast<size_t>(a)];
             const int src = from[static_cast<size_t>(a)];
             if (src >= 0) {
-                const auto& more = S[static_cast<size_t>(src)];
+                const auto& more = S_[static_cast<size_t>(src)];
                 s.insert(s.end(), more.begin(), more.end());
                 std::sort(s.begin(), s.end());
             }
             next_S[static_cast<size_t>(a)] = std::move(s);
         }
-        const std::vector<int> old_cls = cls;
-        const int old_ncls = ncls;
-        S.swap(next_S);
-        ncls = classify(g, S, next_live, &cls);
+        S_.swap(next_S);
+        ncls_ = classify(g_, S_, next_live, &cls_);
+    }
 
-        // New vectors, by [new class, placement]: the old class they come
-        // from, and whether they are combined with the received vector at
-        // their placement (else kept unchanged).
-        const size_t nsize = static_cast<size_t>(ncls) * uP;
-        std::vector<int> origin(nsize, -1);
-        std::vector<signed char> combined(nsize, 0);
-        std::vector<int> old_uses(static_cast<size_t>(old_ncls) * uP, 0);
-        std::vector<int> recv_uses(uP, 0);
+    // Where each new vector comes from (NewVectors), with cls_ already the
+    // new classes.
+    Status trace_origins(const std::vector<int>& next_live, const std::vector<int>& from,
+                         const std::vector<int>& old_cls, int old_ncls, int step,
+                         NewVectors* nv) const {
+        const size_t nsize = static_cast<size_t>(ncls_) * uP_;
+        nv->origin.assign(nsize, -1);
+        nv->combined.assign(nsize, 0);
+        nv->old_uses.assign(static_cast<size_t>(old_ncls) * uP_, 0);
+        nv->recv_uses.assign(uP_, 0);
         // Keyed by (new class, old class, combined): members of one key
         // land on the same kind of vector at every placement they reach.
         using Key = std::tuple<int, int, bool>;
         const auto keys = group_by<Key>(next_live, [&](int a) {
-            return Key{cls[static_cast<size_t>(a)], old_cls[static_cast<size_t>(a)],
+            return Key{cls_[static_cast<size_t>(a)], old_cls[static_cast<size_t>(a)],
                        from[static_cast<size_t>(a)] >= 0};
         });
         for (const auto& kv : keys) {
             const int nc = std::get<0>(kv.first), oc = std::get<1>(kv.first);
             const bool comb = std::get<2>(kv.first);
-            const std::vector<char> hit = sumset(g, J, kv.second);
-            for (size_t upl = 0; upl < uP; ++upl) {
+            const std::vector<char> hit = sumset(g_, J_, kv.second);
+            for (size_t upl = 0; upl < uP_; ++upl) {
                 if (!hit[upl]) continue;
                 const int pl = static_cast<int>(upl);
                 const size_t nk = at(nc, pl);
-                if (origin[nk] >= 0) {
-                    if (origin[nk] != oc || combined[nk] != comb)
-                        return internal("a new vector has two different origins", P, step);
+                if (nv->origin[nk] >= 0) {
+                    if (nv->origin[nk] != oc || nv->combined[nk] != comb)
+                        return internal("a new vector has two different origins", P_, step);
                     continue;
                 }
-                origin[nk] = oc;
-                combined[nk] = comb;
-                ++old_uses[at(oc, pl)];
-                if (comb) ++recv_uses[upl];
+                nv->origin[nk] = oc;
+                nv->combined[nk] = comb;
+                ++nv->old_uses[at(oc, pl)];
+                if (comb) ++nv->recv_uses[upl];
             }
         }
+        return Status::ok();
+    }
 
-        // Per class, combine in place into the old vector when nothing else
-        // needs it, else into the received copy when only this class uses
-        // it.  Deciding per class keeps each class in one buffer, which the
-        // next step's single send per peer needs.
-        std::vector<BufferId> next(nsize, kNowhere);
+    // Per class, combine in place into the old vector when nothing else
+    // needs it, else into the received copy when only this class uses it.
+    // Deciding per class keeps each class in one buffer, which the next
+    // step's single send per peer needs.  *next: each new vector's buffer.
+    Status combine(const NewVectors& nv, int step, AbstractStep* as,
+                   std::vector<BufferId>* next) const {
+        next->assign(static_cast<size_t>(ncls_) * uP_, kNowhere);
         std::map<std::pair<BufferId, BufferId>, std::vector<int>> ops;  // (dst, src) -> placements
-        for (int c = 0; c < ncls; ++c) {
+        for (int c = 0; c < ncls_; ++c) {
             bool any = false, kept = false, in_old = true, in_recv = true;
-            for (int pl = 0; pl < P; ++pl) {
+            for (int pl = 0; pl < P_; ++pl) {
                 const size_t nk = at(c, pl);
-                if (origin[nk] < 0) continue;
-                const BufferId ob = live[at(origin[nk], pl)];
-                if (ob == kNowhere) return internal("a new vector's origin is not live", P, step);
-                if (!combined[nk]) {
-                    next[nk] = ob;
+                if (nv.origin[nk] < 0) continue;
+                const BufferId ob = live_[at(nv.origin[nk], pl)];
+                if (ob == kNowhere) return internal("a new vector's origin is not live", P_, step);
+                if (!nv.combined[nk]) {
+                    (*next)[nk] = ob;
                     kept = true;
                     continue;
                 }
                 any = true;
-                in_old = in_old && old_uses[at(origin[nk], pl)] == 1;
-                in_recv = in_recv && recv_uses[static_cast<size_t>(pl)] == 1;
+                in_old = in_old && nv.old_uses[at(nv.origin[nk], pl)] == 1;
+                in_recv = in_recv && nv.recv_uses[static_cast<size_t>(pl)] == 1;
             }
             if (!any) continue;
-            if (kept) return internal("a class is partly kept and partly combined", P, step);
+            if (kept) return internal("a class is partly kept and partly combined", P_, step);
             if (!in_old && !in_recv)
-                return internal("no buffer can take a combination in place", P, step);
-            for (int pl = 0; pl < P; ++pl) {
+                return internal("no buffer can take a combination in place", P_, step);
+            for (int pl = 0; pl < P_; ++pl) {
                 const size_t nk = at(c, pl);
-                if (origin[nk] < 0) continue;
-                const BufferId ob = live[at(origin[nk], pl)];
-                const BufferId dst = in_old ? ob : as.recv_buf;
-                ops[{dst, in_old ? as.recv_buf : ob}].push_back(pl);
-                next[nk] = dst;
+                if (nv.origin[nk] < 0) continue;
+                const BufferId ob = live_[at(nv.origin[nk], pl)];
+                const BufferId dst = in_old ? ob : as->recv_buf;
+                ops[{dst, in_old ? as->recv_buf : ob}].push_back(pl);
+                (*next)[nk] = dst;
             }
         }
         for (auto& op : ops)
-            as.ops.push_back(AbstractOp{op.first.first, op.first.second, std::move(op.second)});
-
-        // Two vectors at one placement must sit in different buffers.
-        for (int pl = 0; pl < P; ++pl)
-            for (int c1 = 0; c1 < ncls; ++c1)
-                for (int c2 = c1 + 1; c2 < ncls; ++c2)
-                    if (next[at(c1, pl)] != kNowhere && next[at(c1, pl)] == next[at(c2, pl)])
-                        return internal("two live vectors share a buffer block", P, step);
-        live.swap(next);
-        out->push_back(std::move(as));
+            as->ops.push_back(AbstractOp{op.first.first, op.first.second, std::move(op.second)});
+        return Status::ok();
     }
 
-    if (S[0].size() != uP)
-        return internal("the reduction does not end with the full sum", P,
-                        static_cast<int>(fold.size()));
-    for (BufferId b : live)
-        if (b != kNowhere && b != kResult)
-            return internal("the reduction does not end in the result buffer", P,
-                            static_cast<int>(fold.size()));
-    return Status::ok();
+    // Two vectors at one placement must sit in different buffers.
+    Status check_distinct(const std::vector<BufferId>& next, int step) const {
+        for (int pl = 0; pl < P_; ++pl)
+            for (int c1 = 0; c1 < ncls_; ++c1)
+                for (int c2 = c1 + 1; c2 < ncls_; ++c2)
+                    if (next[at(c1, pl)] != kNowhere && next[at(c1, pl)] == next[at(c2, pl)])
+                        return internal("two live vectors share a buffer block", P_, step);
+        return Status::ok();
+    }
+
+    // The reduction ends with the full sum, in the result buffer.
+    Status finish() const {
+        if (S_[0].size() != uP_)
+            return internal("the reduction does not end with the full sum", P_,
+                            static_cast<int>(fold_.size()));
+        for (BufferId b : live_)
+            if (b != kNowhere && b != kResult)
+                return internal("the reduction does not end in the result buffer", P_,
+                                static_cast<int>(fold_.size()));
+        return Status::ok();
+    }
+
+    const Group& g_;
+    const std::vector<FoldStep>& fold_;
+    const Translates& J_;
+    const int P_;
+    const size_t uP_;
+    std::vector<std::vector<int>> S_;  // base contribution sets S(a), a ∈ A_i
+    std::vector<int> cls_;             // class of each live a (classify)
+    int ncls_ = 0;
+    std::vector<BufferId> live_;  // buffer of each vector, by [class, placement]
+};
+
+// Builds the reduction steps for the translates J of the base schedule.
+// On return every vector (j, G), j ∈ J, is in the result buffer.
+Status reduction_steps(const Group& g, const std::vector<FoldStep>& fold, const Translates& J,
+                       std::vector<AbstractStep>* out) {
+    return Reduction(g, fold, J).run(out);
 }
 
 // ---------------------------------------------------------------- params
@@ -435,8 +513,7 @@ Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
     // Default group: xor where P is a power of two, so that every step is a
     // pairwise exchange (one peer per step, as recursive doubling); the
     // cyclic group's steps send to rank + d and receive from rank - d, two
-    // peers, which measured 1.13-1.23x the pairwise steps' latency on an
-    // emulated 8-host tree (bench/RESULTS.md, Issue 10 §1).  Cyclic for
+    // peers, slower per step (docs/model.md, "Shift steps").  Cyclic for
     // every other P.
     auto git = params.find("group");
     const bool pow2 = P >= 2 && (P & (P - 1)) == 0;

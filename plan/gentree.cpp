@@ -15,13 +15,6 @@ namespace genx {
 
 namespace {
 
-// Table 5 of Xiong et al. (seconds, seconds per byte; docs/model.md).
-constexpr GenTreeLinkParams kPaperCrossDc{3.00e-2, 6.40e-9, 6.00e-11, 9};
-constexpr GenTreeLinkParams kPaperRootSw{6.58e-3, 6.40e-10, 6.00e-12, 9};
-constexpr GenTreeLinkParams kPaperMiddleSw{6.58e-3, 6.40e-9, 1.22e-10, 9};
-constexpr double kPaperGamma = 6.00e-10;
-constexpr double kPaperDelta = 1.87e-10;
-
 // One node of GenTree's tree: a switch, a multi-rank host, or a rank.
 struct GNode {
     int view_node = -1;           // -1 for a rank leaf under a multi-rank host
@@ -64,81 +57,6 @@ struct GTree {
         return n.is_leaf() ? n.rank : n.owner[static_cast<size_t>(b)];
     }
 };
-
-void class_cost_params(const GenTreeModel& m, int cls, GenTreeLinkParams* p) {
-    *p = cls >= 0 && static_cast<size_t>(cls) < m.classes.size() ? m.classes[static_cast<size_t>(cls)]
-                                                                 : GenTreeLinkParams{};
-}
-
-// GenModel time of a sub-plan with `factors` whose servers start holding
-// partial sums of v0 bytes each (reduce-scatter and allgather).
-double subplan_seconds(const std::vector<int>& factors, double v0, const GenTreeLinkParams& l,
-                       double gamma, double delta) {
-    double t = 0, v = v0;
-    for (int f : factors) {
-        const double out = (f - 1.0) / f * v;
-        t += 2 * l.alpha + 2 * out * l.beta + out * gamma + (f + 1.0) / f * v * delta +
-             2 * std::max(f - l.wt, 0) * out * l.epsilon;
-        v /= f;
-    }
-    return t;
-}
-
-// The ring over c children (fan-in 2, c-1 rounds each way; every fold
-// reads two inputs and writes one).
-double ring_seconds(int c, double v0, const GenTreeLinkParams& l, double gamma, double delta) {
-    const double out = (c - 1.0) / c * v0;
-    return 2 * (c - 1) * l.alpha + 2 * out * l.beta + out * gamma + 3 * out * delta +
-           2 * std::max(2 - l.wt, 0) * out * l.epsilon;
-}
-
-struct Chosen {
-    std::vector<int> factors;
-    bool ring = false;
-    double seconds = 0;
-    bool symmetric = true;
-};
-
-Chosen choose_factors(const std::vector<int>& child_servers, int child_class, double bytes,
-                      const GenTreeModel& model) {
-    Chosen best;
-    const int c = static_cast<int>(child_servers.size());
-    if (c < 2) return best;
-    GenTreeLinkParams l;
-    class_cost_params(model, child_class, &l);
-    const int min_n = *std::min_element(child_servers.begin(), child_servers.end());
-    const int max_n = *std::max_element(child_servers.begin(), child_servers.end());
-    best.symmetric = min_n == max_n;
-    const double v0 = bytes / min_n;
-    best.factors = {c};
-    best.seconds = subplan_seconds(best.factors, v0, l, model.gamma, model.delta);
-    if (!best.symmetric) return best;
-    // Strictly better only: ties keep the fewer rounds (CPS first).  Recursive
-    // halving (every factor 2) is priced too where c is a power of two with
-    // more than kGenTreeMaxRounds halvings.
-    std::vector<std::vector<int>> candidates = ordered_factorizations(c, kGenTreeMaxRounds);
-    if ((c & (c - 1)) == 0 && c > (1 << kGenTreeMaxRounds)) {
-        std::vector<int> halvings;
-        for (int k = c; k > 1; k /= 2) halvings.push_back(2);
-        candidates.push_back(halvings);
-    }
-    for (const std::vector<int>& f : candidates) {
-        const double t = subplan_seconds(f, v0, l, model.gamma, model.delta);
-        if (t < best.seconds * (1 - 1e-12)) {
-            best.factors = f;
-            best.seconds = t;
-        }
-    }
-    if (c >= 3) {
-        const double t = ring_seconds(c, v0, l, model.gamma, model.delta);
-        if (t < best.seconds * (1 - 1e-12)) {
-            best.factors = {c};
-            best.ring = true;
-            best.seconds = t;
-        }
-    }
-    return best;
-}
 
 bool cross_dc_class(const TopologyView& view, int cls) {
     return cls >= 0 && static_cast<size_t>(cls) < view.link_classes.size() &&
@@ -569,32 +487,13 @@ Status check_view(const TopologyView* view, const char* who) {
     return Status::ok();
 }
 
-// Data rearrangement (gentree.hpp): with n servers under node g sending
-// out through its uplink of class u, n concurrent flows above u's w_t pay
-// incast on the whole partial vector (S bytes each way):
-//   origin    = 2·max(n - w_t(u), 0)·S·ε(u)
-// Moving the blocks onto k = w_t(u) servers first costs one CPS-like move
-// inside g (each of the k servers receives from ceil(n/k) - 1 others, V =
-// S/n each, at the class of g's children), in the reduce-scatter and back
-// in the allgather:
-//   rearrange = 2α + 2·(r-1)·V·β + 2·max(r - w_t, 0)·(r-1)·V·ε,  r = ceil(n/k)
-// and removes that incast.  Applied when rearrange < origin.
-void maybe_rearrange(GTree* t, int g, double bytes, const GenTreeModel& model) {
+// Data rearrangement (gentree.hpp): node g's blocks move onto its first k
+// servers, server i of the k keeping its blocks and taking those of
+// servers i + k, i + 2k, ... (at most ceil(n/k) - 1 senders each).
+void rearrange_onto(GTree* t, int g, int k) {
     GNode& a = t->nodes[static_cast<size_t>(g)];
     const int n = static_cast<int>(a.servers.size());
-    GenTreeLinkParams up, in;
-    class_cost_params(model, a.link_class, &up);
-    class_cost_params(model, t->nodes[static_cast<size_t>(a.children[0])].link_class, &in);
-    const int k = up.wt;
-    if (k < 1 || n <= k) return;
-    const double origin = 2 * (n - k) * bytes * up.epsilon;
-    const int r = (n + k - 1) / k;
-    const double v = bytes / n;
-    const double rearrange =
-        2 * in.alpha + 2 * (r - 1) * v * in.beta + 2 * std::max(r - in.wt, 0) * (r - 1) * v * in.epsilon;
-    if (!(rearrange < origin)) return;
-    // Server i of the k keeps its blocks and takes those of servers i + k,
-    // i + 2k, ...: at most r - 1 senders each.
+    if (k < 1 || k >= n) return;
     std::map<int, int> index;
     for (int i = 0; i < n; ++i) index[a.servers[static_cast<size_t>(i)]] = i;
     // owner_child stays what this node's own sub-plan delivers to; owner
@@ -604,106 +503,173 @@ void maybe_rearrange(GTree* t, int g, double bytes, const GenTreeModel& model) {
         a.owner[b] = a.servers[static_cast<size_t>(index[a.pre_owner[b]] % k)];
 }
 
-Status build(const TopologyView& view, double bytes, const GenTreeModel& model, GTree* t) {
+// The sub-plan of every node with two or more children, in t->order, and
+// the servers each such node's blocks move onto (0: none), as
+// prepare_gentree validated them.
+struct Subplan {
+    std::vector<int> factors;
+    bool ring = false;
+    int rearrange = 0;
+};
+
+void build(const TopologyView& view, const std::vector<Subplan>& subplans, GTree* t) {
     build_tree(view, t);
+    std::vector<int> rearrange(t->nodes.size(), 0);
+    size_t next = 0;
     for (int g : t->order) {
         GNode& a = t->nodes[static_cast<size_t>(g)];
-        std::vector<int> cs;
-        for (int ch : a.children) cs.push_back(static_cast<int>(t->nodes[static_cast<size_t>(ch)].servers.size()));
-        const int cls = a.children.empty() ? -1 : t->nodes[static_cast<size_t>(a.children[0])].link_class;
-        const Chosen ch = choose_factors(cs, cls, bytes, model);
-        a.factors = ch.factors;
-        a.ring = ch.ring;
+        if (a.children.size() < 2) continue;
+        const Subplan& sp = subplans[next++];
+        a.factors = sp.factors;
+        a.ring = sp.ring;
+        rearrange[static_cast<size_t>(g)] = sp.rearrange;
     }
     std::vector<int> load(t->leaf_of_rank.size(), 0), quota(t->leaf_of_rank.size(), 0);
     for (int g : t->order) {
         place(t, g, load, quota);
-        if (t->nodes[static_cast<size_t>(g)].parent >= 0) maybe_rearrange(t, g, bytes, model);
+        if (t->nodes[static_cast<size_t>(g)].parent >= 0)
+            rearrange_onto(t, g, rearrange[static_cast<size_t>(g)]);
     }
     number_rounds(t);
+}
+
+// How the edge from node g up to its parent is priced: a rank under a
+// multi-rank host over the intra class, a host over its NIC, a switch over
+// its class.
+GenTreeLink up_link(const TopologyView& view, const GTree& t, int g) {
+    const GNode& n = t.nodes[static_cast<size_t>(g)];
+    if (n.parent < 0) return GenTreeLink::None;
+    if (n.view_node < 0) return GenTreeLink::Intra;
+    return view.nodes[static_cast<size_t>(n.view_node)].is_host() ? GenTreeLink::Host
+                                                                  : GenTreeLink::Switch;
+}
+
+void describe_switches(const TopologyView& view, const GTree& t, std::vector<GenTreeSwitch>* out) {
+    out->clear();
+    for (int g : t.order) {
+        const GNode& a = t.nodes[static_cast<size_t>(g)];
+        if (a.children.size() < 2) continue;
+        GenTreeSwitch s;
+        s.view_node = a.view_node;
+        s.name = view.nodes[static_cast<size_t>(a.view_node)].name + (a.local_side ? " (local side)" : "");
+        s.servers = static_cast<int>(a.servers.size());
+        for (int ch : a.children)
+            s.child_servers.push_back(static_cast<int>(t.nodes[static_cast<size_t>(ch)].servers.size()));
+        s.child_link = up_link(view, t, a.children[0]);
+        s.child_class = t.nodes[static_cast<size_t>(a.children[0])].link_class;
+        s.up_link = up_link(view, t, g);
+        s.up_class = a.parent >= 0 ? a.link_class : -1;
+        out->push_back(std::move(s));
+    }
+}
+
+std::string switch_names(const std::vector<GenTreeSwitch>& sw) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < sw.size() && i < 8; ++i) names.push_back(sw[i].name);
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    if (sw.size() > names.size()) out += ", ... (" + std::to_string(sw.size()) + " in all)";
+    return out.empty() ? "none" : out;
+}
+
+// One plans= entry against its switch (gentree.hpp, "Params").
+Status parse_plan_token(const std::string& tok, const GenTreeSwitch& s, size_t i, Subplan* out) {
+    const int c = static_cast<int>(s.child_servers.size());
+    const bool symmetric = std::all_of(s.child_servers.begin(), s.child_servers.end(),
+                                       [&](int n) { return n == s.child_servers[0]; });
+    const std::string where = "gentree: plans= entry " + std::to_string(i + 1) + " '" + tok + "' at " +
+                              s.name + " (" + std::to_string(c) + " children" +
+                              (symmetric ? "" : " holding different numbers of ranks") + ")";
+    if (tok == "cps") {
+        out->factors = {c};
+        return Status::ok();
+    }
+    if (tok == "ring") {
+        if (c < 3 || !symmetric)
+            return Status::invalid(where + ": a ring needs at least 3 children holding the same "
+                                           "number of ranks (use cps)");
+        out->factors = {c};
+        out->ring = true;
+        return Status::ok();
+    }
+    std::vector<int> f;
+    if (!parse_factors(tok, &f))
+        return Status::invalid(where + ": expected cps, ring or a factor list such as 4x2");
+    long long product = 1;
+    for (int x : f) {
+        if (x < 2) return Status::invalid(where + ": every factor must be at least 2");
+        product *= x;
+        if (product > c) break;
+    }
+    if (product != c)
+        return Status::invalid(where + ": the factors' product is not " + std::to_string(c));
+    if (f.size() > 1 && !symmetric)
+        return Status::invalid(where + ": hierarchical factors need children holding the same "
+                                       "number of ranks (use cps, the asymmetric CPS)");
+    out->factors = std::move(f);
+    return Status::ok();
+}
+
+std::vector<std::string> split_slashes(const std::string& text) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    for (;;) {
+        const size_t slash = text.find('/', pos);
+        out.push_back(text.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos));
+        if (slash == std::string::npos) return out;
+        pos = slash + 1;
+    }
+}
+
+// plans= and rearrange= (absent: CPS everywhere, nothing rearranged).
+Status parse_subplans(const ParamMap& params, const std::vector<GenTreeSwitch>& sw,
+                      std::vector<Subplan>* out) {
+    out->assign(sw.size(), Subplan{});
+    for (size_t i = 0; i < sw.size(); ++i)
+        (*out)[i].factors = {static_cast<int>(sw[i].child_servers.size())};
+    auto count_error = [&](const char* key, size_t n) {
+        return Status::invalid("gentree: " + std::string(key) + "= has " + std::to_string(n) +
+                               " entries; the tree has " + std::to_string(sw.size()) +
+                               " sub-trees with two or more children, bottom-up: " + switch_names(sw));
+    };
+    if (auto it = params.find("plans"); it != params.end()) {
+        const std::vector<std::string> toks = split_slashes(it->second);
+        if (toks.size() != sw.size()) return count_error("plans", toks.size());
+        for (size_t i = 0; i < sw.size(); ++i)
+            GENX_RETURN_IF_ERROR(parse_plan_token(toks[i], sw[i], i, &(*out)[i]));
+    }
+    if (auto it = params.find("rearrange"); it != params.end()) {
+        const std::vector<std::string> toks = split_slashes(it->second);
+        if (toks.size() != sw.size()) return count_error("rearrange", toks.size());
+        for (size_t i = 0; i < sw.size(); ++i) {
+            long k = 0;
+            const bool root = sw[i].up_link == GenTreeLink::None;
+            if (!parse_int_in(toks[i], 0, root ? 0 : sw[i].servers - 1, &k))
+                return Status::invalid(
+                    "gentree: rearrange= entry " + std::to_string(i + 1) + " '" + toks[i] + "' at " +
+                    sw[i].name + ": " +
+                    (root ? std::string("the root has no uplink to rearrange for (use 0)")
+                          : "expected 0 (none) or the servers its " + std::to_string(sw[i].servers) +
+                                " servers' blocks move onto, 1.." + std::to_string(sw[i].servers - 1)));
+            (*out)[i].rearrange = static_cast<int>(k);
+        }
+    }
     return Status::ok();
 }
 
 }  // namespace
 
-std::string GenTreeNodeChoice::plan_name() const {
-    if (!symmetric) return "ACPS";
+std::string gentree_plan_token(const std::vector<int>& factors, bool ring) {
     if (ring) return "ring";
-    if (factors.size() >= 2 &&
-        std::all_of(factors.begin(), factors.end(), [](int f) { return f == 2; }))
-        return "rhd";
-    if (factors.size() <= 1) return "CPS";
+    if (factors.size() <= 1) return "cps";
     return format_factors(factors);
 }
 
-GenTreeModel gentree_model_from_view(const TopologyView& view) {
-    GenTreeModel m;
-    for (const TopoLinkClass& c : view.link_classes) {
-        GenTreeLinkParams p;
-        p.alpha = c.latency;
-        p.beta = 1.0 / (c.rate > 0 ? c.rate : 1e9);
-        m.classes.push_back(p);
-    }
-    m.gamma = kPaperGamma;
-    m.delta = kPaperDelta;
-    return m;
-}
-
-GenTreeModel gentree_model_paper(const TopologyView& view) {
-    GenTreeModel m;
-    // A root switch: the view's root, or a switch whose uplink is cross-DC
-    // (each datacenter's root under a virtual cross-DC node).
-    std::vector<bool> into_root(view.link_classes.size(), false);
-    auto is_xdc = [&](int cls) {
-        return cls >= 0 && static_cast<size_t>(cls) < view.link_classes.size() &&
-               view.link_classes[static_cast<size_t>(cls)].cross_dc;
-    };
-    for (const TopoNode& n : view.nodes) {
-        if (n.is_host() || !(n.parent < 0 || is_xdc(n.up_class))) continue;
-        for (int ch : n.children) {
-            const int c = view.nodes[static_cast<size_t>(ch)].up_class;
-            if (c >= 0 && static_cast<size_t>(c) < into_root.size()) into_root[static_cast<size_t>(c)] = true;
-        }
-    }
-    for (size_t i = 0; i < view.link_classes.size(); ++i) {
-        if (view.link_classes[i].cross_dc)
-            m.classes.push_back(kPaperCrossDc);
-        else if (into_root[i])
-            m.classes.push_back(kPaperRootSw);
-        else
-            m.classes.push_back(kPaperMiddleSw);
-    }
-    m.gamma = kPaperGamma;
-    m.delta = kPaperDelta;
-    return m;
-}
-
-Status gentree_choices(const TopologyView& view, double bytes, const GenTreeModel& model,
-                       std::vector<GenTreeNodeChoice>* out) {
+Status gentree_switches(const TopologyView& view, std::vector<GenTreeSwitch>* out) {
     GENX_RETURN_IF_ERROR(check_view(&view, "gentree"));
     GTree t;
-    GENX_RETURN_IF_ERROR(build(view, bytes, model, &t));
-    out->clear();
-    for (int g : t.order) {
-        const GNode& a = t.nodes[static_cast<size_t>(g)];
-        if (a.children.size() < 2) continue;
-        std::vector<int> cs;
-        for (int ch : a.children) cs.push_back(static_cast<int>(t.nodes[static_cast<size_t>(ch)].servers.size()));
-        const Chosen c = choose_factors(cs, t.nodes[static_cast<size_t>(a.children[0])].link_class, bytes, model);
-        GenTreeNodeChoice nc;
-        nc.view_node = a.view_node;
-        nc.name = view.nodes[static_cast<size_t>(a.view_node)].name + (a.local_side ? " (local side)" : "");
-        nc.children = static_cast<int>(a.children.size());
-        nc.symmetric = c.symmetric;
-        nc.factors = c.factors;
-        nc.ring = c.ring;
-        nc.seconds = c.seconds;
-        if (!a.pre_owner.empty()) {
-            std::set<int> holders(a.owner.begin(), a.owner.end());
-            nc.rearranged_onto = static_cast<int>(holders.size());
-        }
-        out->push_back(std::move(nc));
-    }
+    build_tree(view, &t);
+    describe_switches(view, t, out);
     return Status::ok();
 }
 
@@ -713,25 +679,8 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
     if (view.nranks() != req.nranks)
         return Status::invalid("gentree: the topology places " + std::to_string(view.nranks()) +
                                " ranks, not " + std::to_string(req.nranks));
-    size_t bytes = size_t{64} << 20;
-    auto it = req.params.find("bytes");
-    if (it != req.params.end()) {
-        Status st = parse_size(it->second, &bytes);
-        if (!st) return Status::invalid("gentree: bytes: " + st.message());
-    }
-    std::string model_name = "view";
-    it = req.params.find("model");
-    if (it != req.params.end()) model_name = it->second;
-    GenTreeModel model;
-    if (model_name == "view")
-        model = gentree_model_from_view(view);
-    else if (model_name == "paper")
-        model = gentree_model_paper(view);
-    else
-        return Status::invalid("gentree: model '" + model_name +
-                               "' is unknown (expected view or paper)");
     int chunks = 1;
-    it = req.params.find("pipeline");
+    auto it = req.params.find("pipeline");
     if (it != req.params.end()) {
         long v = 0;
         if (!parse_int_in(it->second, 1, kGenTreeMaxPipeline, &v))
@@ -746,13 +695,27 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
                                " blocks, more than " + std::to_string(kGenTreeMaxPipelineBlocks) +
                                " (use fewer chunks)");
     auto tree = std::make_shared<GTree>();
-    GENX_RETURN_IF_ERROR(build(view, static_cast<double>(bytes), model, tree.get()));
+    build_tree(view, tree.get());
+    std::vector<GenTreeSwitch> sw;
+    describe_switches(view, *tree, &sw);
+    std::vector<Subplan> subplans;
+    GENX_RETURN_IF_ERROR(parse_subplans(req.params, sw, &subplans));
+    *tree = GTree{};
+    build(view, subplans, tree.get());
 
     RankGenerator g;
     g.header.algorithm = "gentree";
+    // The canonical form names every sub-plan, so that a header says what ran.
     ParamMap canon;
-    canon["bytes"] = std::to_string(bytes);
-    canon["model"] = model_name;
+    std::string plans, rearrange;
+    bool moved = false;
+    for (const Subplan& sp : subplans) {
+        plans += (plans.empty() ? "" : "/") + gentree_plan_token(sp.factors, sp.ring);
+        rearrange += (rearrange.empty() ? "" : "/") + std::to_string(sp.rearrange);
+        moved = moved || sp.rearrange > 0;
+    }
+    if (!plans.empty()) canon["plans"] = plans;
+    if (moved) canon["rearrange"] = rearrange;
     if (chunks > 1) canon["pipeline"] = std::to_string(chunks);
     g.header.params = format_params(canon);
     g.header.nranks = req.nranks;

@@ -35,22 +35,19 @@
 // different numbers of servers, one factor is the paper's asymmetric CPS
 // (ACPS: every holder sends straight to the owner).  A ring over the
 // children is the other plan type: block b travels from child j*+1 around
-// to j*, each holder folding its partial in (c-1 rounds, fan-in 2).  The
-// plan of each node is chosen by GenModel among every ordered
-// factorisation of c into at most kGenTreeMaxRounds factors, rhd (c a
-// power of two) and the ring when the children are symmetric, ACPS
-// otherwise (as Algorithm 2 lines 20-23).  Butterfly sub-plans (other than
-// rhd, its xor case) are not implemented.
+// to j*, each holder folding its partial in (c-1 rounds, fan-in 2).  Which
+// sub-plan each node runs is an input (plans=): genx's cost model chooses
+// it per call size (tuning/gentree_choice.hpp, as Algorithm 2 lines 20-23
+// do with GenModel); without plans= every node runs CPS (ACPS on
+// asymmetric children).  Butterfly sub-plans (other than every factor 2,
+// rhd over the children) are not implemented.
 //
-// Data rearrangement (Algorithm 2 lines 8-16).  After a node's sub-plan,
-// its blocks may move onto a subset of its servers before the parent's
-// sub-plan, so that fewer flows leave through its uplink: k = w_t of the
-// uplink's class (the most flows without incast), server i of the k taking
-// the blocks of servers i + k, i + 2k, ...  GenModel decides: the incast
-// the n - k extra flows would pay on the uplink against the cost of the
-// move (gentree.cpp maybe_rearrange).  The moved blocks travel back in the
-// allgather.  With model=view (ε = 0) it never pays; under Table 5 it does
-// on CDC384's cross-datacenter link.
+// Data rearrangement (Algorithm 2 lines 8-16, rearrange=).  After a node's
+// sub-plan, its blocks may move onto k of its servers before the parent's
+// sub-plan, so that fewer flows leave through its uplink: server i of the k
+// taking the blocks of servers i + k, i + 2k, ...  The cost model decides
+// k (w_t of the uplink) where the incast saved pays for the move.  The
+// moved blocks travel back in the allgather.
 //
 // Allgather: every reduce-scatter transfer of every node, in reverse order
 // of nodes and rounds, is sent back the other way into the result buffer.
@@ -83,17 +80,10 @@
 // does not price per-level links yet, so the selector does not offer it:
 // force it, or name it in a rules file.
 //
-// Cost at a node A with children of m servers each, for S bytes (GenModel,
-// per round i of factors f, V_0 = S/m, V_i = V_0/(f0·…·f_{i-1}),
-// out_i = (f_i-1)/f_i·V_i):
-//   Σ_i 2α + 2·out_i·β + out_i·γ + (f_i+1)/f_i·V_i·δ + 2·max(f_i - w_t, 0)·out_i·ε
-// and for the ring, out = (c-1)/c·V_0:
-//   2(c-1)α + 2·out·β + out·γ + 3·out·δ + 2·max(2 - w_t, 0)·out·ε
-// with α, β, ε, w_t of the link class of A's child edges and γ, δ of the
-// hosts (GenTreeModel).  ACPS is priced with the smallest child's V_0.
-// Over the whole tree: Σ_nodes on a rank's path, so A = 2·Σ rounds steps
-// and B = 2(P-1)/P·S per rank when the tree is symmetric and no data is
-// rearranged.
+// Cost: every round of a node's sub-plan is one step each way, so A =
+// 2·Σ rounds on a rank's path and B = 2(P-1)/P·S per rank when the tree is
+// symmetric and no data is rearranged; the per-node formulas the choice
+// uses are in tuning/gentree_choice.hpp and docs/model.md.
 //
 // Any P and any tree: checker-proven on the paper's Figure 11 topologies
 // and on random asymmetric trees (tests/unit/test_gentree.cpp).
@@ -121,67 +111,54 @@
 
 namespace genx {
 
-// GenModel parameters of one link class (seconds, seconds per byte).
-struct GenTreeLinkParams {
-    double alpha = 0;
-    double beta = 0;
-    double epsilon = 0;
-    int wt = 1 << 30;  // incast threshold (fan-in above it pays ε)
+// How a sub-tree's child edges, or its uplink, reach the cost model: ranks
+// of one host over the intra class, hosts over their NIC, switches over the
+// switch link class (None: the root's uplink).
+enum class GenTreeLink { None, Intra, Host, Switch };
+
+// One switch-local sub-tree with two or more children holding ranks, as the
+// per-switch choice (tuning/gentree_choice.hpp) needs it.
+struct GenTreeSwitch {
+    int view_node = -1;              // index in TopologyView::nodes (a host for an intra sub-tree)
+    std::string name;                // the view node's name (+ " (local side)")
+    std::vector<int> child_servers;  // ranks under each child, in child order
+    int servers = 0;                 // ranks under the sub-tree
+    GenTreeLink child_link = GenTreeLink::None;
+    int child_class = -1;            // view link class of the (first) child's edge
+    GenTreeLink up_link = GenTreeLink::None;
+    int up_class = -1;               // view link class of the uplink (-1 at the root)
 };
 
-// What GenTree prices a sub-plan with: one entry per link class of the view
-// (TopologyView::link_classes), and the hosts' γ (reduce) and δ (memory
-// access), seconds per byte.
-struct GenTreeModel {
-    std::vector<GenTreeLinkParams> classes;
-    double gamma = 0;
-    double delta = 0;
-};
+// Every such sub-tree of a valid view, in GenTree's bottom-up order (the
+// order of plans= and rearrange=).
+Status gentree_switches(const TopologyView& view, std::vector<GenTreeSwitch>* out);
 
-// model=view (the default): α = the class latency, β = 1/rate (a class of
-// unknown rate is taken at 1 GB/s), no incast (ε = 0); γ and δ of Table 5's
-// server row.
-GenTreeModel gentree_model_from_view(const TopologyView& view);
-// model=paper: Table 5 of Xiong et al. (docs/model.md "GenTree and Table
-// 5"): a cross-DC class takes the Cross DC row, a class used by an edge into
-// a root switch (the view's root, or a switch whose uplink is cross-DC) the
-// Root SW row, every other class the Middle SW row; γ, δ the Server row.
-// Units read as seconds per byte.
-GenTreeModel gentree_model_paper(const TopologyView& view);
+// A sub-plan as plans= spells it: "cps" (one factor: CPS, or ACPS on
+// asymmetric children), "ring", or the factors ("4x2", "2x2x2").
+std::string gentree_plan_token(const std::vector<int>& factors, bool ring);
 
-// At most this many rounds per switch-local sub-plan (factorisations into
-// more factors are not priced).
-constexpr int kGenTreeMaxRounds = 3;
-
-// The plan GenTree chose for one switch-local sub-tree.
-struct GenTreeNodeChoice {
-    int view_node = -1;      // index in TopologyView::nodes (a host for an intra sub-tree)
-    std::string name;        // the view node's name
-    int children = 0;        // children holding ranks
-    bool symmetric = true;   // every child holds the same number of ranks
-    std::vector<int> factors;
-    bool ring = false;       // a ring over the children (factors is then {c})
-    // Data rearrangement: the number of servers the node's blocks are moved
-    // onto before its parent's sub-plan (0 = not rearranged).
-    int rearranged_onto = 0;
-    double seconds = 0;      // GenModel time of the chosen sub-plan (reduce-scatter + allgather)
-    // "CPS", "8x3" (m×n hierarchical CPS), "rhd" (every factor 2), "ring",
-    // "ACPS" (asymmetric children).
-    std::string plan_name() const;
-};
-
-// Per-switch choices for `bytes` on a valid view (nodes with fewer than two
-// children holding ranks are left out), bottom-up.
-Status gentree_choices(const TopologyView& view, double bytes, const GenTreeModel& model,
-                       std::vector<GenTreeNodeChoice>* out);
-
-// Params: bytes=SIZE (K/M/G suffixes; the message size the per-switch
-// choices are priced for, default 64M), model=view|paper, pipeline=K
-// (chunks, 1..kGenTreeMaxPipeline, default 1: unpipelined).  Needs
-// GenRequest::topology.
+// Params:
+//   plans=T1/T2/...  one sub-plan per gentree_switches() entry, in order:
+//                    cps, ring (3 or more symmetric children) or factors
+//                    whose product is the number of children (symmetric
+//                    children only); absent: cps everywhere.
+//   rearrange=K1/K2/...  per entry, the servers its blocks move onto before
+//                    the parent's sub-plan (0: none; 0 at the root); absent:
+//                    none.
+//   pipeline=K       chunks, 1..kGenTreeMaxPipeline, default 1 (unpipelined).
+// The generator prices nothing: genx's cost model chooses plans= and
+// rearrange= at the call's size (tuning/gentree_choice.hpp).  bytes= and
+// model= (the old generator-side pricing) are retired keys: errors naming
+// the replacement.  Needs GenRequest::topology.
 Status prepare_gentree(const GenRequest& req, RankGenerator* out);
-// Offers the default (bytes chosen by the selector's size class are not
-// known here) when a view with 2..kGenTreeMaxOfferedRanks ranks is given.
+constexpr const char* kGenTreeRetiredPricing =
+    "GenTree's per-switch plans are chosen by genx's cost model at the call's size; give them "
+    "as plans= and rearrange=, or leave them out where genx chooses (genx-plan -a gentree "
+    "--bytes SIZE [--model FILE|paper] prints the choice; docs/model.md \"GenTree and the cost "
+    "model\")";
+// Offers the unpipelined plan (and below, pipelined ones) without plans=,
+// when a view with 2..kGenTreeMaxOfferedRanks ranks is given: the selector
+// fills plans= per size class (tuning/gentree_choice.hpp).
 constexpr int kGenTreeMaxOfferedRanks = 4096;
 // Pipelined variants the selector prices beside the unpipelined plan: on
 // trees of two or more levels (or hosts holding several ranks), up to this

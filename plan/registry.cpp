@@ -147,7 +147,7 @@ const std::vector<GeneratorInfo>& generators() {
         {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L, group=...)",
          {"r", "group"}, prepare_butterfly, butterfly_candidates},
         {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",
-         {"bytes", "model", "pipeline"}, prepare_gentree, gentree_candidates, true},
+         {"pipeline", "plans", "rearrange"}, prepare_gentree, gentree_candidates, true},
         {"multitree", "MultiTree: one tree per root, contention-free per step on the network graph",
          {"order"}, prepare_multitree, multitree_candidates, true},
         {"ring2d", "2D-ring (Ying et al.): rings along x and y of a torus or mesh, both orders at once, 2(X+Y-2) steps",
@@ -156,6 +156,20 @@ const std::vector<GeneratorInfo>& generators() {
          {"bytes", "chunks", "k", "rho"}, prepare_mtree, mtree_candidates, true},
     };
     return table;
+}
+
+std::string retired_key_message(const GeneratorInfo& gen, const std::string& key) {
+    // {family, key, what replaced it}
+    static const struct {
+        const char* family;
+        const char* key;
+        const char* note;
+    } retired[] = {{"gentree", "bytes", kGenTreeRetiredPricing},
+                   {"gentree", "model", kGenTreeRetiredPricing}};
+    for (const auto& r : retired)
+        if (gen.name == r.family && key == r.key)
+            return "algorithm '" + gen.name + "': " + key + "= is gone: " + r.note;
+    return "";
 }
 
 const GeneratorInfo* find_generator(const std::string& name) {
@@ -187,6 +201,8 @@ Status prepare(const std::string& name, int nranks, const ParamMap& params,
     for (const auto& kv : params) {
         bool known = false;
         for (const std::string& k : gen->param_keys) known = known || k == kv.first;
+        if (!known && !retired_key_message(*gen, kv.first).empty())
+            return Status::invalid(retired_key_message(*gen, kv.first));
         if (!known)
             return Status::invalid("algorithm '" + name + "' has no parameter '" + kv.first +
                                    "'; accepted keys: " + join(gen->param_keys, "(none)"));

@@ -102,6 +102,11 @@ struct GeneratorInfo {
     bool uses_topology = false;
 };
 
+// Keys a family no longer accepts get an error naming what replaced them
+// rather than "unknown key": "algorithm 'NAME': KEY= is gone: ..." for a
+// retired key (registry.cpp's table), else "".
+std::string retired_key_message(const GeneratorInfo& gen, const std::string& key);
+
 const std::vector<GeneratorInfo>& generators();
 const GeneratorInfo* find_generator(const std::string& name);
 

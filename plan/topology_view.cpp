@@ -22,16 +22,9 @@ std::vector<int> TopologyView::host_of_rank() const {
 
 std::vector<int> TopologyView::ranks_under(int node) const {
     std::vector<int> out;
-    // Explicit stack: a tree may be deep (one switch per level) and callers
-    // may run on small thread stacks.
-    std::vector<int> stack{node};
-    while (!stack.empty()) {
-        const int n = stack.back();
-        stack.pop_back();
-        if (n < 0 || n >= static_cast<int>(nodes.size())) continue;
-        const TopoNode& tn = nodes[static_cast<size_t>(n)];
-        out.insert(out.end(), tn.ranks.begin(), tn.ranks.end());
-        for (auto it = tn.children.rbegin(); it != tn.children.rend(); ++it) stack.push_back(*it);
+    for (int n : preorder(nodes, node)) {
+        const std::vector<int>& r = nodes[static_cast<size_t>(n)].ranks;
+        out.insert(out.end(), r.begin(), r.end());
     }
     return out;
 }

@@ -65,6 +65,24 @@ struct TopoLink {
     int units = 1;
 };
 
+// `root` and every node below it, parents before children, children in
+// their listed order (an explicit stack: trees may be deep and callers may
+// run on small thread stacks).  Out-of-range indices are skipped.
+template <class Node>
+std::vector<int> preorder(const std::vector<Node>& nodes, int root) {
+    std::vector<int> out;
+    std::vector<int> stack{root};
+    while (!stack.empty()) {
+        const int n = stack.back();
+        stack.pop_back();
+        if (n < 0 || n >= static_cast<int>(nodes.size())) continue;
+        out.push_back(n);
+        const std::vector<int>& ch = nodes[static_cast<size_t>(n)].children;
+        for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back(*it);
+    }
+    return out;
+}
+
 // What the structural checks read of one node of a network (a view's, or
 // topology::Topology's, whose nodes also describe the inside of hosts).
 struct ShapeNode {

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "sim/sim_transport.hpp"
+#include "tuning/gentree_choice.hpp"
 
 namespace genx::sim {
 
@@ -57,16 +58,13 @@ std::string preset_names() { return topology_preset_names() + ", " + paper_prese
 
 namespace {
 
-// Table 5 of Xiong et al. (α in s; β, ε in s/B; docs/model.md reads β per
-// byte), the values plan/gentree.cpp prices model=paper with.
-struct PaperRow {
-    double alpha, beta, epsilon, w_t;
-};
-constexpr PaperRow kCrossDc{3.00e-2, 6.40e-9, 6.00e-11, 9};
-constexpr PaperRow kRootSw{6.58e-3, 6.40e-10, 6.00e-12, 9};
-constexpr PaperRow kMiddleSw{6.58e-3, 6.40e-9, 1.22e-10, 9};
-constexpr double kServerGamma = 6.00e-10;
-constexpr double kServerDelta = 1.87e-10;
+// Table 5 of Xiong et al.: the rows tuning/gentree_choice.hpp keeps.
+using PaperRow = LinkParams;
+constexpr const PaperRow& kCrossDc = kTable5CrossDc;
+constexpr const PaperRow& kRootSw = kTable5RootSw;
+constexpr const PaperRow& kMiddleSw = kTable5MiddleSw;
+constexpr double kServerGamma = kTable5Server.gamma;
+constexpr double kServerDelta = kTable5Server.delta;
 
 int add_row(Topology* t, const std::string& name, const PaperRow& row, bool cross_dc) {
     const int c = t->class_index(name);
@@ -153,32 +151,30 @@ Status preset_topology(const std::string& name, Topology* out) {
 
 Simulation::~Simulation() = default;
 
-Status Simulation::create(const Topology& topo, const PlatformOptions& options,
-                          std::unique_ptr<Simulation>* out) {
-    if (options.ranks_per_host < 1)
-        return Status::invalid("ranks per host " + std::to_string(options.ranks_per_host) +
-                               " (must be >= 1)");
-    const int nhosts = static_cast<int>(topo.hosts().size());
-    int cores = options.ranks_per_host;
-    if (!options.rank_host.empty()) {
-        std::vector<int> per(static_cast<size_t>(nhosts), 0);
-        for (size_t r = 0; r < options.rank_host.size(); ++r) {
-            const int h = options.rank_host[r];
-            if (h < 0 || h >= nhosts)
-                return Status::invalid("rank " + std::to_string(r) + " is placed on host index " +
-                                       std::to_string(h) + "; the platform has " +
-                                       std::to_string(nhosts) + " hosts");
-            cores = std::max(cores, ++per[static_cast<size_t>(h)]);
-        }
+namespace {
+
+using NetPoint = simgrid::kernel::routing::NetPoint;
+
+// The cores each host needs: ranks_per_host, or the most ranks rank_host
+// places on one host; an error for a host index the platform lacks.
+Status host_cores(const PlatformOptions& options, int nhosts, int* cores) {
+    *cores = options.ranks_per_host;
+    if (options.rank_host.empty()) return Status::ok();
+    std::vector<int> per(static_cast<size_t>(nhosts), 0);
+    for (size_t r = 0; r < options.rank_host.size(); ++r) {
+        const int h = options.rank_host[r];
+        if (h < 0 || h >= nhosts)
+            return Status::invalid("rank " + std::to_string(r) + " is placed on host index " +
+                                   std::to_string(h) + "; the platform has " +
+                                   std::to_string(nhosts) + " hosts");
+        *cores = std::max(*cores, ++per[static_cast<size_t>(h)]);
     }
-    if (!(options.incast.epsilon >= 0) || !std::isfinite(options.incast.epsilon) ||
-        !(options.incast.w_t >= 0) || !std::isfinite(options.incast.w_t))
-        return Status::invalid("incast: epsilon and w_t must be finite numbers >= 0");
-    const std::string invalid = topo.validate();
-    if (!invalid.empty()) return Status::invalid("topology: " + invalid);
-    const std::vector<int> host_nodes = topo.hosts();
-    if (host_nodes.empty()) return Status::invalid("topology: no hosts");
-    // Every edge of the switch tree needs a rate; say which class lacks one.
+    return Status::ok();
+}
+
+// Every edge of the switch tree and every graph link needs a rate; say
+// which class lacks one.
+Status check_link_rates(const Topology& topo) {
     for (const Node& n : topo.nodes) {
         if (n.parent < 0 || (n.kind != TopoKind::Switch && n.kind != TopoKind::Host)) continue;
         if (topo.direct && n.up_class < 0) continue;  // below the container root: no link
@@ -196,118 +192,158 @@ Status Simulation::create(const Topology& topo, const PlatformOptions& options,
         if (!(topo.classes[static_cast<size_t>(l.cls)].rate > 0))
             return Status::invalid("topology: link class '" + topo.classes[static_cast<size_t>(l.cls)].name +
                                    "' has no rate");
+    return Status::ok();
+}
+
+// The engine's network model, and the intra-host class as its loopback.
+void configure_engine(const Topology& topo, const PlatformOptions& options) {
+    // SimGrid logs every configuration change at INFO.
+    xbt_log_control_set("xbt_cfg.thresh:warning");
+    if (options.network == NetworkModel::CM02) {
+        s4u::Engine::set_config("network/model:CM02");
+        s4u::Engine::set_config("network/latency-factor:1");
+        s4u::Engine::set_config("network/bandwidth-factor:1");
+        s4u::Engine::set_config("network/weight-S:0");
+        s4u::Engine::set_config("network/crosstraffic:0");
+        // 3.32 bounds each flow by TCP-gamma / (2 latency) and reads 0
+        // as a bound of 0: a window no flow can reach instead.
+        s4u::Engine::set_config("network/TCP-gamma:1e30");
+    }
+    if (topo.intra_class >= 0) {
+        const LinkClass& c = topo.classes[static_cast<size_t>(topo.intra_class)];
+        if (c.rate > 0) s4u::Engine::set_config("network/loopback-bw", c.rate);
+        if (c.latency > 0) s4u::Engine::set_config("network/loopback-lat", c.latency);
+    }
+}
+
+// Floyd's all-pairs routing costs O(N³) time and O(N²) memory at seal():
+// 70 s and 640 MB for the 4161 nodes of tree:64x64.  A switch tree has one
+// path between any two hosts, so on large trees Dijkstra's zone (shortest
+// paths from a source when it first sends, cached) gives the same routes at
+// a cost that grows with the sources used.  Direct networks (ties between
+// shortest paths) and small trees keep Floyd's routes.
+s4u::NetZone* create_zone(const Topology& topo) {
+    return !topo.direct && topo.nodes.size() > kFloydMaxNodes
+               ? s4u::create_dijkstra_zone("genx", true)
+               : s4u::create_floyd_zone("genx");
+}
+
+// Each node's net point: a router per switch (not a direct network's
+// container), a host of `cores` cores per host.
+std::vector<NetPoint*> create_points(s4u::NetZone* zone, const Topology& topo, int cores) {
+    std::vector<NetPoint*> point(topo.nodes.size(), nullptr);
+    for (size_t i = 0; i < topo.nodes.size(); ++i) {
+        const Node& n = topo.nodes[i];
+        if (n.kind == TopoKind::Switch) {
+            if (topo.direct && n.is_virtual) continue;  // a container, not a router
+            point[i] = zone->create_router(n.name);
+        } else if (n.kind == TopoKind::Host) {
+            s4u::Host* h = zone->create_host(n.name, kHostSpeed);
+            h->set_core_count(cores);
+            h->seal();
+            point[i] = h->get_netpoint();
+        }
+    }
+    return point;
+}
+
+// Incast on the link half `name` (the port that feeds a host).
+void limit_incast(const std::string& name, const IncastParams& incast) {
+    s4u::Link* down = s4u::Link::by_name(name);
+    down->set_sharing_policy(s4u::Link::SharingPolicy::NONLINEAR,
+                             [incast](double capacity, int flows) {
+                                 return incast_capacity(capacity, flows, incast);
+                             });
+}
+
+// A direct network: each host's router, the NI link to it, and the
+// topology's links between routers.
+void add_direct_network(s4u::NetZone* zone, const Topology& topo, const PlatformOptions& options,
+                        const std::vector<NetPoint*>& point) {
+    std::vector<NetPoint*> router(topo.nodes.size(), nullptr);
+    std::vector<double> ni(topo.nodes.size(), 0);
+    for (const GraphLink& l : topo.links) {
+        const double r = topo.classes[static_cast<size_t>(l.cls)].rate * l.units;
+        ni[static_cast<size_t>(l.a)] += r;
+        ni[static_cast<size_t>(l.b)] += r;
+    }
+    for (size_t i = 0; i < topo.nodes.size(); ++i) {
+        if (topo.nodes[i].kind != TopoKind::Host) continue;
+        const Node& n = topo.nodes[i];
+        router[i] = zone->create_router("r:" + n.name);
+        // A host without links still needs a route to its router.
+        s4u::SplitDuplexLink* link =
+            zone->create_split_duplex_link("ni:" + n.name, ni[i] > 0 ? ni[i] : kPresetLinkRate);
+        link->set_latency(0);
+        if (options.incast.enabled()) limit_incast("ni:" + n.name + "_DOWN", options.incast);
+        link->seal();
+        zone->add_route(point[i], router[i], nullptr, nullptr,
+                        {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+    }
+    for (size_t k = 0; k < topo.links.size(); ++k) {
+        const GraphLink& l = topo.links[k];
+        const LinkClass& c = topo.classes[static_cast<size_t>(l.cls)];
+        s4u::SplitDuplexLink* link = zone->create_split_duplex_link(
+            "link" + std::to_string(k) + ":" + topo.nodes[static_cast<size_t>(l.a)].name + "-" +
+                topo.nodes[static_cast<size_t>(l.b)].name,
+            c.rate * l.units);
+        link->set_latency(c.latency);
+        link->seal();
+        zone->add_route(router[static_cast<size_t>(l.a)], router[static_cast<size_t>(l.b)],
+                        nullptr, nullptr,
+                        {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+    }
+}
+
+// The switch tree's edges: each node's link up to its parent.
+void add_tree_links(s4u::NetZone* zone, const Topology& topo, const PlatformOptions& options,
+                    const std::vector<NetPoint*>& point) {
+    for (size_t i = 0; i < topo.nodes.size(); ++i) {
+        const Node& n = topo.nodes[i];
+        if (n.parent < 0 || point[i] == nullptr) continue;
+        if (topo.direct && n.up_class < 0) continue;
+        const LinkClass& c = topo.classes[static_cast<size_t>(n.up_class)];
+        s4u::SplitDuplexLink* link = zone->create_split_duplex_link("up:" + n.name, c.rate);
+        link->set_latency(c.latency);
+        // The host edge's DOWN half (switch to host) is the port that
+        // feeds the host.  SimGrid names a split-duplex link's halves
+        // <name>_UP and <name>_DOWN; the routes below use UP from the
+        // host, so DOWN carries what the host receives.
+        if (n.kind == TopoKind::Host && options.incast.enabled())
+            limit_incast("up:" + n.name + "_DOWN", options.incast);
+        link->seal();
+        zone->add_route(point[i], point[static_cast<size_t>(n.parent)], nullptr, nullptr,
+                        {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+    }
+}
+
+}  // namespace
+
+Status Simulation::create(const Topology& topo, const PlatformOptions& options,
+                          std::unique_ptr<Simulation>* out) {
+    if (options.ranks_per_host < 1)
+        return Status::invalid("ranks per host " + std::to_string(options.ranks_per_host) +
+                               " (must be >= 1)");
+    int cores = 0;
+    GENX_RETURN_IF_ERROR(host_cores(options, static_cast<int>(topo.hosts().size()), &cores));
+    if (!(options.incast.epsilon >= 0) || !std::isfinite(options.incast.epsilon) ||
+        !(options.incast.w_t >= 0) || !std::isfinite(options.incast.w_t))
+        return Status::invalid("incast: epsilon and w_t must be finite numbers >= 0");
+    const std::string invalid = topo.validate();
+    if (!invalid.empty()) return Status::invalid("topology: " + invalid);
+    const std::vector<int> host_nodes = topo.hosts();
+    if (host_nodes.empty()) return Status::invalid("topology: no hosts");
+    GENX_RETURN_IF_ERROR(check_link_rates(topo));
 
     std::unique_ptr<Simulation> sim(new Simulation());
     sim->options_ = options;
     try {
         sim->engine_ = std::make_unique<s4u::Engine>("genx-sim");
-        // SimGrid logs every configuration change at INFO.
-        xbt_log_control_set("xbt_cfg.thresh:warning");
-        if (options.network == NetworkModel::CM02) {
-            s4u::Engine::set_config("network/model:CM02");
-            s4u::Engine::set_config("network/latency-factor:1");
-            s4u::Engine::set_config("network/bandwidth-factor:1");
-            s4u::Engine::set_config("network/weight-S:0");
-            s4u::Engine::set_config("network/crosstraffic:0");
-            // 3.32 bounds each flow by TCP-gamma / (2 latency) and reads 0
-            // as a bound of 0: a window no flow can reach instead.
-            s4u::Engine::set_config("network/TCP-gamma:1e30");
-        }
-        if (topo.intra_class >= 0) {
-            const LinkClass& c = topo.classes[static_cast<size_t>(topo.intra_class)];
-            if (c.rate > 0) s4u::Engine::set_config("network/loopback-bw", c.rate);
-            if (c.latency > 0) s4u::Engine::set_config("network/loopback-lat", c.latency);
-        }
-        // Floyd's all-pairs routing costs O(N³) time and O(N²) memory at
-        // seal(): 70 s and 640 MB for the 4161 nodes of tree:64x64.  A
-        // switch tree has one path between any two hosts, so on large
-        // trees Dijkstra's zone (shortest paths from a source when it first
-        // sends, cached) gives the same routes at a cost that grows with
-        // the sources used.  Direct networks (ties between shortest paths)
-        // and small trees keep Floyd's routes.
-        s4u::NetZone* zone = !topo.direct && topo.nodes.size() > kFloydMaxNodes
-                                 ? s4u::create_dijkstra_zone("genx", true)
-                                 : s4u::create_floyd_zone("genx");
-        std::vector<simgrid::kernel::routing::NetPoint*> point(topo.nodes.size(), nullptr);
-        for (size_t i = 0; i < topo.nodes.size(); ++i) {
-            const Node& n = topo.nodes[i];
-            if (n.kind == TopoKind::Switch) {
-                if (topo.direct && n.is_virtual) continue;  // a container, not a router
-                point[i] = zone->create_router(n.name);
-            } else if (n.kind == TopoKind::Host) {
-                s4u::Host* h = zone->create_host(n.name, kHostSpeed);
-                h->set_core_count(cores);
-                h->seal();
-                point[i] = h->get_netpoint();
-            }
-        }
-        // A direct network: each host's router, the NI link to it, and the
-        // topology's links between routers.
-        std::vector<simgrid::kernel::routing::NetPoint*> router(topo.nodes.size(), nullptr);
-        if (topo.direct) {
-            std::vector<double> ni(topo.nodes.size(), 0);
-            for (const GraphLink& l : topo.links) {
-                const double r = topo.classes[static_cast<size_t>(l.cls)].rate * l.units;
-                ni[static_cast<size_t>(l.a)] += r;
-                ni[static_cast<size_t>(l.b)] += r;
-            }
-            for (size_t i = 0; i < topo.nodes.size(); ++i) {
-                if (topo.nodes[i].kind != TopoKind::Host) continue;
-                const Node& n = topo.nodes[i];
-                router[i] = zone->create_router("r:" + n.name);
-                // A host without links still needs a route to its router.
-                s4u::SplitDuplexLink* link =
-                    zone->create_split_duplex_link("ni:" + n.name, ni[i] > 0 ? ni[i] : kPresetLinkRate);
-                link->set_latency(0);
-                if (options.incast.enabled()) {
-                    s4u::Link* down = s4u::Link::by_name("ni:" + n.name + "_DOWN");
-                    const IncastParams incast = options.incast;
-                    down->set_sharing_policy(s4u::Link::SharingPolicy::NONLINEAR,
-                                             [incast](double capacity, int flows) {
-                                                 return incast_capacity(capacity, flows, incast);
-                                             });
-                }
-                link->seal();
-                zone->add_route(point[i], router[i], nullptr, nullptr,
-                                {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
-            }
-            for (size_t k = 0; k < topo.links.size(); ++k) {
-                const GraphLink& l = topo.links[k];
-                const LinkClass& c = topo.classes[static_cast<size_t>(l.cls)];
-                s4u::SplitDuplexLink* link = zone->create_split_duplex_link(
-                    "link" + std::to_string(k) + ":" + topo.nodes[static_cast<size_t>(l.a)].name + "-" +
-                        topo.nodes[static_cast<size_t>(l.b)].name,
-                    c.rate * l.units);
-                link->set_latency(c.latency);
-                link->seal();
-                zone->add_route(router[static_cast<size_t>(l.a)], router[static_cast<size_t>(l.b)],
-                                nullptr, nullptr,
-                                {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
-            }
-        }
-        for (size_t i = 0; i < topo.nodes.size(); ++i) {
-            const Node& n = topo.nodes[i];
-            if (n.parent < 0 || point[i] == nullptr) continue;
-            if (topo.direct && n.up_class < 0) continue;
-            const LinkClass& c = topo.classes[static_cast<size_t>(n.up_class)];
-            s4u::SplitDuplexLink* link = zone->create_split_duplex_link("up:" + n.name, c.rate);
-            link->set_latency(c.latency);
-            // The host edge's DOWN half (switch to host) is the port that
-            // feeds the host.  SimGrid names a split-duplex link's halves
-            // <name>_UP and <name>_DOWN; the routes below use UP from the
-            // host, so DOWN carries what the host receives.
-            if (n.kind == TopoKind::Host && options.incast.enabled()) {
-                s4u::Link* down = s4u::Link::by_name("up:" + n.name + "_DOWN");
-                const IncastParams incast = options.incast;
-                down->set_sharing_policy(s4u::Link::SharingPolicy::NONLINEAR,
-                                         [incast](double capacity, int flows) {
-                                             return incast_capacity(capacity, flows, incast);
-                                         });
-            }
-            link->seal();
-            zone->add_route(point[i], point[static_cast<size_t>(n.parent)], nullptr, nullptr,
-                            {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
-        }
+        configure_engine(topo, options);
+        s4u::NetZone* zone = create_zone(topo);
+        const std::vector<NetPoint*> point = create_points(zone, topo, cores);
+        if (topo.direct) add_direct_network(zone, topo, options, point);
+        add_tree_links(zone, topo, options, point);
         zone->seal();
         for (int idx : host_nodes) {
             const std::string& name = topo.nodes[static_cast<size_t>(idx)].name;

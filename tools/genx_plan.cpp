@@ -36,6 +36,7 @@
 #include "plan/svg.hpp"
 #include "topology/placement.hpp"
 #include "tuning/cost_model.hpp"
+#include "tuning/gentree_choice.hpp"
 #include "tuning/rules.hpp"
 #include "tuning/selector.hpp"
 
@@ -265,7 +266,9 @@ void add_options(CLI::App& app, Options& o) {
         ->each([&o](const std::string&) { o.svg_trees = true; });
     app.add_option("--model", o.model_file,
                    "a rules file (docs/rules.md, e.g. from genx-tune) or a GenModel parameter "
-                   "file (docs/model.md): print the predicted time of --bytes by term")
+                   "file (docs/model.md), or paper (Table 5 of Xiong et al. on --topology): "
+                   "print the predicted time of --bytes by term; it also chooses gentree's "
+                   "per-switch plans at --bytes (default: the built-in model)")
         ->each([&o](const std::string&) { o.model = true; });
     app.add_option("--topology", o.topology,
                    "the network the ranks sit on: a Slurm topology.conf (tree form), a genx "
@@ -429,7 +432,14 @@ int main(int argc, char** argv) {
     }
 
     Context ctx(opt, bytes / opt.dtype_size, opt.json ? &std::cerr : &std::cout);
-    if (opt.model) {
+    if (opt.model && opt.model_file == "paper") {
+        if (!view || view->direct)
+            return bad_input("--model paper: Table 5's rows are read per switch level of --topology "
+                             "(a switch tree); give one");
+        ctx.model = paper_model(*view);
+        if (Status s = parse_rank_map(opt.rank_map, opt.ranks, &ctx.ranks); !s)
+            return bad_input("--rank-map: " + s.message());
+    } else if (opt.model) {
         if (Status s = load_model_file(opt.model_file, &ctx.model); !s)
             return bad_input("--model: " + s.message());
         if (Status s = parse_rank_map(opt.rank_map, opt.ranks, &ctx.ranks); !s)
@@ -462,6 +472,16 @@ int main(int argc, char** argv) {
         ctx.ranks.direct = direct_network(*view);
         ctx.ranks.tree = switch_tree(*view);
         ctx.model = model_for_topology(ctx.model, view.get());
+    }
+    {
+        // GenTree's per-switch plans: chosen at --bytes by --model, else by
+        // the built-in model on this topology.
+        const ModelParams chooser =
+            opt.model ? ctx.model : model_for_topology(builtin_rules().model, view.get());
+        if (Status s = resolve_gentree(opt.algorithm, view.get(), static_cast<double>(bytes), chooser,
+                                       &params);
+            !s)
+            return bad_input(s.message());
     }
     if (Status s = prepare(opt.algorithm, opt.ranks, params, view.get(), &ctx.gen); !s)
         return bad_input(s.message());

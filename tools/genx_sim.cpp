@@ -38,6 +38,7 @@
 #include "topology/topology.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/exec_defaults.hpp"
+#include "tuning/gentree_choice.hpp"
 #include "tuning/rules.hpp"
 
 namespace {
@@ -110,9 +111,11 @@ void add_options(CLI::App& app, Options& o) {
                    "message takes latency + size / bandwidth)")
         ->capture_default_str();
     app.add_option("--model", o.model_file,
-                   "a GenModel parameter file or rules file (docs/model.md): its gamma and "
-                   "delta price the local ops, and it prices model_s; default: Table 5 on the "
-                   "paper's presets, else the platform's host links and gamma = delta = 0");
+                   "a GenModel parameter file or rules file (docs/model.md), or paper (Table 5 "
+                   "of Xiong et al. per switch level of the platform): its gamma and delta price "
+                   "the local ops, it prices model_s and chooses gentree's per-switch plans; "
+                   "default: Table 5 on the paper's presets, else the platform's host links and "
+                   "gamma = delta = 0");
     app.add_flag("--no-incast", o.no_incast,
                  "do not simulate incast: without it, --model's inter-node epsilon > 0 slows "
                  "the link into each host as GenModel's epsilon term (fan-in above w_t)");
@@ -175,7 +178,7 @@ struct SweepAlg {
     std::string params;  // "k=v,k=v"
 };
 
-// bench/compare's convention: "ring,gentree:pipeline=8,bytes=4M,cps".
+// bench/compare's convention: "ring,gentree:pipeline=8,plans=cps/cps/cps,cps".
 Status parse_sweep_algorithms(const std::string& text, std::vector<SweepAlg>* out) {
     std::stringstream ss(text);
     std::string item;
@@ -223,6 +226,17 @@ int run_child(const std::vector<std::string>& args, std::string* stdout_text) {
     int status = 0;
     if (waitpid(pid, &status, 0) < 0) return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The --param texts as one map; a key given twice is an error.
+Status merge_params(const std::vector<std::string>& texts, ParamMap* all) {
+    for (const std::string& text : texts) {
+        ParamMap more;
+        GENX_RETURN_IF_ERROR(parse_params(text, &more));
+        for (const auto& kv : more)
+            if (!all->insert(kv).second) return Status::invalid("key '" + kv.first + "' is given twice");
+    }
+    return Status::ok();
 }
 
 int run_sweep(const Options& opt, const char* argv0) {
@@ -376,6 +390,53 @@ int run_sweep(const Options& opt, const char* argv0) {
 
 }  // namespace
 
+// The model GenModel prices with: the platform's own, a paper preset's
+// Table 5, --model FILE, or --model paper (Table 5 per switch level).
+Status choose_model(const Options& opt, Topology* topo, ModelParams* model, std::string* model_source) {
+    *model = platform_model(*topo);
+    *model_source = "platform host links, gamma = delta = 0";
+    if (is_paper_preset(opt.preset)) {
+        if (Status s = paper_preset(opt.preset, topo, model); !s) return Status::invalid("--preset: " + s.message());
+        *model_source = "Table 5 (" + opt.preset + ")";
+    }
+    if (!opt.model_file.empty() && opt.model_file != "paper") {
+        if (Status s = load_model_file(opt.model_file, model); !s) return Status::invalid("--model: " + s.message());
+        *model_source = opt.model_file;
+    }
+    if (opt.model_file == "paper") {
+        // Table 5's rows by the platform's switch levels (ranks do not
+        // matter: one per host).
+        TopologyView levels;
+        std::vector<std::string> one_each;
+        for (int h : topo->hosts()) one_each.push_back(topo->nodes[static_cast<size_t>(h)].name);
+        GENX_RETURN_IF_ERROR(to_view(*topo, one_each, &levels));
+        if (levels.direct) return Status::invalid("--model paper needs a switch tree, not a direct network");
+        *model = paper_model(levels);
+        *model_source = "Table 5 per switch level";
+    }
+    return Status::ok();
+}
+
+// --hosts: each rank's host, as an index into the platform's hosts.
+Status place_hosts(const Options& opt, const Topology& topo, const std::string& platform, PlatformOptions* po) {
+    if (!opt.hosts.empty()) {
+        if (opt.ranks_per_host != 1) return Status::invalid("give --hosts or --ranks-per-host, not both");
+        std::vector<std::string> names;
+        if (Status s = expand_hostlist(opt.hosts, &names); !s) return Status::invalid("--hosts: " + s.message());
+        std::map<std::string, int> index;
+        const std::vector<int> hs = topo.hosts();
+        for (size_t i = 0; i < hs.size(); ++i) index[topo.nodes[static_cast<size_t>(hs[i])].name] = static_cast<int>(i);
+        for (size_t r = 0; r < names.size(); ++r) {
+            auto it = index.find(names[r]);
+            if (it == index.end())
+                return Status::invalid("--hosts: rank " + std::to_string(r) + "'s host '" + names[r] +
+                                       "' is not a host of " + platform);
+            po->rank_host.push_back(it->second);
+        }
+    }
+    return Status::ok();
+}
+
 int main(int argc, char** argv) {
     CLI::App app{"genx-sim: run a genx allreduce in SimGrid and compare it with GenModel"};
     Options opt;
@@ -404,7 +465,6 @@ int main(int argc, char** argv) {
     if (opt.ranks_per_host < 1)
         return bad_input("--ranks-per-host must be at least 1, got " +
                          std::to_string(opt.ranks_per_host));
-    if (opt.dtype_size == 0) return bad_input("--dtype-size must be at least 1");
     size_t bytes = 0;
     if (Status s = parse_size(opt.bytes, &bytes); !s) return bad_input("--bytes: " + s.message());
     if (bytes % opt.dtype_size != 0)
@@ -416,13 +476,7 @@ int main(int argc, char** argv) {
         return bad_input("--network-model: " + s.message());
 
     ParamMap all;
-    for (const std::string& text : opt.params) {
-        ParamMap more;
-        if (Status s = parse_params(text, &more); !s) return bad_input("--param: " + s.message());
-        for (const auto& kv : more)
-            if (!all.insert(kv).second)
-                return bad_input("--param: key '" + kv.first + "' is given twice");
-    }
+    if (Status s = merge_params(opt.params, &all); !s) return bad_input("--param: " + s.message());
     ParamMap gen_params;
     ExecOptions exec;
     if (Status s = split_exec_params(all, &gen_params, &exec); !s) return bad_input(s.message());
@@ -435,18 +489,9 @@ int main(int argc, char** argv) {
         return bad_input("--topology: " + s.message());
     }
 
-    ModelParams model = platform_model(topo);
-    std::string model_source = "platform host links, gamma = delta = 0";
-    if (is_paper_preset(opt.preset)) {
-        if (Status s = paper_preset(opt.preset, &topo, &model); !s) return bad_input("--preset: " + s.message());
-        model_source = "Table 5 (" + opt.preset + ")";
-    }
-    if (!opt.model_file.empty()) {
-        if (Status s = load_model_file(opt.model_file, &model); !s)
-            return bad_input("--model: " + s.message());
-        model_source = opt.model_file;
-    }
-
+    ModelParams model;
+    std::string model_source;
+    if (Status s = choose_model(opt, &topo, &model, &model_source); !s) return bad_input(s.message());
     // GenModel's inter-node ε and w_t on the links into hosts (docs/sim.md);
     // the platform's own model has ε = 0, so incast needs --model.
     if (!opt.no_incast) {
@@ -454,26 +499,15 @@ int main(int argc, char** argv) {
         po.incast.w_t = model.inter.w_t;
     }
 
-    if (!opt.hosts.empty()) {
-        if (opt.ranks_per_host != 1) return bad_input("give --hosts or --ranks-per-host, not both");
-        std::vector<std::string> names;
-        if (Status s = expand_hostlist(opt.hosts, &names); !s) return bad_input("--hosts: " + s.message());
-        std::map<std::string, int> index;
-        const std::vector<int> hs = topo.hosts();
-        for (size_t i = 0; i < hs.size(); ++i) index[topo.nodes[static_cast<size_t>(hs[i])].name] = static_cast<int>(i);
-        for (size_t r = 0; r < names.size(); ++r) {
-            auto it = index.find(names[r]);
-            if (it == index.end())
-                return bad_input("--hosts: rank " + std::to_string(r) + "'s host '" + names[r] +
-                                 "' is not a host of " + platform);
-            po.rank_host.push_back(it->second);
-        }
-    }
+    if (Status s = place_hosts(opt, topo, platform, &po); !s) return bad_input(s.message());
     std::unique_ptr<Simulation> sim;
     if (Status s = Simulation::create(topo, po, &sim); !s) return bad_input(platform + ": " + s.message());
     const int P = sim->ranks();
     TopologyView view;
     if (Status s = to_view(topo, sim->host_of_rank(), &view); !s) return bad_input(s.message());
+    // GenTree's per-switch plans, chosen by the same model at --bytes.
+    if (Status s = resolve_gentree(opt.algorithm, &view, static_cast<double>(bytes), model, &gen_params); !s)
+        return bad_input(s.message());
     RankGenerator gen;
     if (Status s = prepare(opt.algorithm, P, gen_params, &view, &gen); !s) return bad_input(s.message());
     // The executor keys the network adds, as in the component.

@@ -69,19 +69,7 @@ int Topology::find(const std::string& name) const {
     return -1;
 }
 
-std::vector<int> Topology::subtree(int node) const {
-    std::vector<int> out;
-    std::vector<int> stack{node};
-    while (!stack.empty()) {
-        const int n = stack.back();
-        stack.pop_back();
-        if (n < 0 || n >= static_cast<int>(nodes.size())) continue;
-        out.push_back(n);
-        const auto& ch = nodes[static_cast<size_t>(n)].children;
-        for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back(*it);
-    }
-    return out;
-}
+std::vector<int> Topology::subtree(int node) const { return preorder(nodes, node); }
 
 std::vector<int> Topology::hosts() const {
     std::vector<int> out;

@@ -108,9 +108,8 @@ void Verifier::plan_measurements() {
 
 // The plan kept at the point before and the fastest genx plan measured
 // there, wherever the model ranks them here, unless listed already
-// (planned counted one for each: given back then).  Without them, on
-// tree:2x4 the kept plans drifted to ones 1.19-1.36x Open MPI's default
-// (docs/genx-tune.md, "Decisions").
+// (planned counted one for each: given back then), so that the kept plans
+// cannot drift from point to point (docs/genx-tune.md, "Decisions").
 void Verifier::add_carried(size_t k) {
     if (k == 0) return;
     const Point& before = d_->points[k - 1];

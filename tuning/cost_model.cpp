@@ -1,5 +1,6 @@
 // GenModel evaluation of a Plan (definitions and rationale in cost_model.hpp).
 #include "tuning/cost_model.hpp"
+#include "tuning/gentree_choice.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -1323,6 +1324,10 @@ Status best_candidates(int nranks, size_t count, size_t elem_size, const ModelPa
     for (const Candidate& c : enumerate_candidates(nranks, options)) {
         ParamMap pm;
         Status st = parse_params(c.params, &pm);
+        // GenTree's per-switch plans are chosen at this size by this model.
+        if (st)
+            st = resolve_gentree(c.algorithm, options.topology,
+                                 static_cast<double>(count) * static_cast<double>(elem_size), params, &pm);
         RankGenerator gen;
         // Families that follow the network plan on the same view they were
         // offered for (a plan of multitree or gentree without it is another plan).
@@ -1332,7 +1337,9 @@ Status best_candidates(int nranks, size_t count, size_t elem_size, const ModelPa
         if (!st)
             return Status::internal("candidate " + c.algorithm + " '" + c.params + "' for P=" +
                                     std::to_string(nranks) + " cannot be priced: " + st.message());
-        RankedCandidate row{c, model.predict(count, elem_size, params)};
+        Candidate shown = c;
+        if (c.algorithm == "gentree") shown.params = format_params(pm);
+        RankedCandidate row{shown, model.predict(count, elem_size, params)};
         if (!row.prediction.status)
             return Status::internal("candidate " + c.algorithm + " '" + c.params +
                                     "': " + row.prediction.status.message());

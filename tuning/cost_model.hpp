@@ -10,7 +10,7 @@
 //   α_m per message beyond the first that one rank posts in one direction
 //      over a link class in one step (LogP's per-message overhead o; an
 //      extension to the paper, whose α is one per step however many
-//      messages it posts: see "Why α_m" below);
+//      messages it posts: see "Two terms beyond the paper" below);
 //   β  per byte through one endpoint's link in one direction (links are
 //      full duplex: a rank that sends and receives in a step pays for the
 //      larger of the two);
@@ -84,38 +84,14 @@
 // result coming back at the very end) or whose busiest rank differs by term;
 // the critical path prices both without padding programs.
 //
-// Why α_m (a change to the paper's model)
-// ----------------------------------------
-// The paper charges one α per step, so co-located PS (2 steps, P − 1
-// messages each way per step) and recursive doubling (⌈log2 P⌉ steps, one
-// message each) cost the same latency at P = 4, and the model picks cps for
-// small messages.  Measured on the emulated switch:4 (TCP, bench/RESULTS.md)
-// cps took 2.1–2.3× as long as tuned's recursive doubling at 16 B–1 KiB,
-// and genx-tune's fits on the emulated clusters put α_m at 3–16 µs against
-// an α of 10–17 µs: an extra message costs a good part of a step there.
-// On RDMA NICs it is smaller (a work request and a completion, ~0.1–1 µs)
-// but never zero.  The term is in the latency column of the breakdown
-// (TermTimes::alpha, which is then "α·steps + α_m·extra messages"); α_m = 0
-// gives the paper's model exactly, which the Table 2 tests use.
-//
-// Why α_s (a second change)
-// -------------------------
-// The paper's α is the same for every step, however the step's partners
-// are arranged.  Measured on the emulated switch:7 (bench/RESULTS.md,
-// issue 10 "§1 again on switch:7"), the cyclic butterfly r = 3 (three
-// steps, each sending to rank + d and receiving from rank − d) took
-// 1.42–1.85× as long as recursive doubling with a fold (four steps, each a
-// pairwise exchange or a one-way fold) at 8 B–4 KiB: a shift step cost
-// about twice a pairwise one.  On TCP a pairwise exchange carries each
-// direction's acknowledgement in the other direction's data; a shift sends
-// data one way on each connection and the acknowledgements as packets of
-// their own, and the step waits for a partner that is itself waiting on a
-// third rank.  α_s is charged once per step and class in which the rank
-// sends and receives but not pairwise (some peer it sends to is not one
-// it receives from, or the other way round); steps that only send or only
-// receive are not shifts.  α_s = 0 is the model without the term.
-// genx-tune fits α_s beside α from a one-step cycle (fit.hpp shift_plan)
-// measured beside the pairwise exchange.
+// Two terms beyond the paper (docs/model.md, "Why α_m" and "Shift steps")
+// ----------------------------------------------------------------------
+// α_m: an extra message in a step costs a good part of a step (posting and
+// completing it), so plans with many messages per step (cps) are not
+// priced like recursive doubling.  α_s: a step whose sends and receives
+// are not pairwise (a cyclic shift) costs more than a pairwise exchange.
+// Both are in the latency column (TermTimes::alpha); 0 gives the paper's
+// model, which the Table 2 tests use.  genx-tune fits both.
 //
 // Non-blocking calls
 // ------------------

@@ -13,6 +13,7 @@
 #include "common/hash.hpp"
 #include "common/text_util.hpp"
 #include "plan/registry.hpp"
+#include "tuning/gentree_choice.hpp"
 
 namespace genx {
 
@@ -79,6 +80,39 @@ double full_model_cost(const RankGenerator& gen) {
     return static_cast<double>(most) + static_cast<double>(least) * (h.nranks - 1);
 }
 
+// GenTree's per-switch plans depend on the size (gentree_choice.hpp): each
+// gentree candidate becomes one per distinct choice over `sizes`, marked in
+// `chosen_at` as priced only at the sizes that chose it (empty: every size).
+Status sized_candidates(const std::vector<Candidate>& offered, const CommShape& shape,
+                        const std::vector<size_t>& sizes, const ModelParams& params,
+                        std::vector<Candidate>* candidates,
+                        std::vector<std::vector<bool>>* chosen_at) {
+    for (const Candidate& c : offered) {
+        if (c.algorithm != "gentree") {
+            candidates->push_back(c);
+            chosen_at->emplace_back();
+            continue;
+        }
+        std::map<std::string, size_t> index;
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            std::string p = c.params;
+            Status st = resolve_gentree_text(c.algorithm, shape.topology.get(),
+                                             static_cast<double>(sizes[i]), params, &p);
+            if (!st)
+                return Status::internal("candidate " + describe(c.algorithm, c.params) +
+                                        ": per-switch choice: " + st.message());
+            auto it = index.find(p);
+            if (it == index.end()) {
+                it = index.emplace(p, candidates->size()).first;
+                candidates->push_back({c.algorithm, p});
+                chosen_at->emplace_back(sizes.size(), false);
+            }
+            (*chosen_at)[it->second][i] = true;
+        }
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 Status price_candidates(const ModelParams& params, const CommShape& shape,
@@ -93,7 +127,10 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     const RankMap ranks = rank_map_for(shape);
     std::vector<PricedCandidate> result;
     int unpriced = 0;
-    const std::vector<Candidate> candidates = enumerate_candidates(shape.size, copt);
+    std::vector<Candidate> candidates;
+    std::vector<std::vector<bool>> chosen_at;  // per candidate; empty: every size
+    GENX_RETURN_IF_ERROR(sized_candidates(enumerate_candidates(shape.size, copt), shape, sizes,
+                                          params, &candidates, &chosen_at));
     // Beyond kWholePlanMaxRanks, a plan the one-node quotient cannot price
     // (no declared symmetry, or one that does not map the nodes onto each
     // other) needs every rank's program: cheap for rb, O(P²) for an hcps
@@ -133,7 +170,8 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
             if (spent > kFullModelBudget) over_budget.insert(c.second);
         }
     }
-    for (const Candidate& c : candidates) {
+    for (size_t ci = 0; ci < candidates.size(); ++ci) {
+        const Candidate& c = candidates[ci];
         const std::string key = c.algorithm + "|" + c.params;
         if (over_budget.count(key) != 0) {
             ++unpriced;
@@ -187,6 +225,8 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
                 pc.seconds.push_back(t);
             }
         }
+        for (size_t i = 0; i < sizes.size() && !chosen_at[ci].empty(); ++i)
+            if (!chosen_at[ci][i]) pc.seconds[i] = std::numeric_limits<double>::infinity();
         result.push_back(std::move(pc));
     }
     *out = std::move(result);
@@ -194,14 +234,13 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     return Status::ok();
 }
 
-Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
-                            const TableOptions& options, DecisionTable* out,
-                            std::vector<std::string>* warnings) {
-    if (shape.size < 1)
-        return Status::invalid("decision table: communicator size " + std::to_string(shape.size));
-    // Rules that can match this shape (their count keys), minus those whose
-    // explicit plan does not generate for it.
-    std::vector<const AllreduceRule*> live;
+namespace {
+
+// The rules that can match this shape (their count keys), minus those whose
+// explicit plan does not generate for it: an error when strict, else a
+// warning and the rule is skipped.
+Status live_rules(const RulesFile& rules, const CommShape& shape, const TableOptions& options,
+                  std::vector<const AllreduceRule*>* live, std::vector<std::string>* warnings) {
     for (const AllreduceRule& r : rules.allreduce) {
         if (!rule_applies(r, shape, options.nonblocking)) continue;
         if (!r.by_model() && !r.defers()) {
@@ -223,10 +262,14 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
                 continue;
             }
         }
-        live.push_back(&r);
+        live->push_back(&r);
     }
+    return Status::ok();
+}
 
-    // Interval starts: every power of two, every live rule bound.
+// Interval starts: every power of two, every live rule bound.
+std::vector<size_t> interval_starts(const std::vector<const AllreduceRule*>& live,
+                                    const TableOptions& options) {
     std::vector<size_t> starts = {0};
     for (int k = 0; k <= options.max_class_log2 && k < 63; ++k) starts.push_back(size_t{1} << k);
     for (const AllreduceRule* r : live) {
@@ -235,50 +278,202 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
     }
     std::sort(starts.begin(), starts.end());
     starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    return starts;
+}
+
+// Best and second best at interval i, skipping `exclude` (the rule's own
+// choice when explaining it).
+void rank_candidates(const std::vector<PricedCandidate>& v, size_t i, const Candidate* exclude,
+                     const PricedCandidate** best, const PricedCandidate** second) {
+    *best = *second = nullptr;
+    for (const PricedCandidate& c : v) {
+        if (exclude != nullptr && c.candidate.algorithm == exclude->algorithm &&
+            c.candidate.params == exclude->params)
+            continue;
+        if (*best == nullptr || c.seconds[i] < (*best)->seconds[i]) {
+            *second = *best;
+            *best = &c;
+        } else if (*second == nullptr || c.seconds[i] < (*second)->seconds[i]) {
+            *second = &c;
+        }
+    }
+}
+
+// A margin keeps the incumbent (the first family listed) unless another
+// family's best is predicted that much faster: moves *best to the
+// incumbent and says why, or returns "" and leaves *best alone.
+std::string keep_incumbent(const AllreduceRule* rule, const std::vector<PricedCandidate>& v,
+                           size_t i, const PricedCandidate** best) {
+    if (rule == nullptr || !(rule->margin > 0) || rule->families.empty() ||
+        (*best)->candidate.algorithm == rule->families[0])
+        return std::string();
+    const PricedCandidate* inc = nullptr;
+    for (const PricedCandidate& c : v)
+        if (c.candidate.algorithm == rule->families[0] &&
+            (inc == nullptr || c.seconds[i] < inc->seconds[i]))
+            inc = &c;
+    if (inc == nullptr || !((*best)->seconds[i] > (1 - rule->margin) * inc->seconds[i]))
+        return std::string();
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%g", rule->margin * 100);
+    const std::string kept = "; kept " + rule->families[0] + ": " +
+                             describe((*best)->candidate.algorithm, (*best)->candidate.params) +
+                             " " + format_seconds((*best)->seconds[i]) + " is not " + pct +
+                             " % faster";
+    *best = inc;
+    return kept;
+}
+
+// Decides one interval at a time.  Model prices per family list are
+// computed when first needed, all with the rules' model as this
+// communicator's topology states it, for this kind of call (a non-blocking
+// step waits for the application's next MPI call:
+// ModelParams::nonblocking_step).
+class IntervalDecider {
+  public:
+    IntervalDecider(const RulesFile& rules, const CommShape& shape, const TableOptions& options,
+                    const std::vector<size_t>& at)
+        : rules_(rules),
+          shape_(shape),
+          options_(options),
+          at_(at),
+          model_(model_for_call(model_for_topology(rules.model, shape.topology.get()),
+                                options.nonblocking)) {}
+
+    // The decision at interval i, where `rule` (null: none) matches.
+    Status decide(const AllreduceRule* rule, size_t i, Decision* d) {
+        d->rule = rule != nullptr ? rule->index : -1;
+        const std::string where =
+            rule != nullptr ? "rule " + rule_location(rules_, *rule) : "no rule matched";
+        if (rule == nullptr || rule->by_model()) return by_model(rule, i, where, d);
+        if (rule->defers()) {
+            deferred(*rule, where, d);
+            return Status::ok();
+        }
+        return fixed(*rule, i, where, d);
+    }
+
+    // The most candidates any pricing left unpriced.
+    int unpriced() const { return unpriced_; }
+
+  private:
+    Status prices(const std::vector<std::string>& families,
+                  const std::vector<PricedCandidate>** p) {
+        auto it = priced_.find(families);
+        if (it == priced_.end()) {
+            std::vector<PricedCandidate> v;
+            int skipped = 0;
+            GENX_RETURN_IF_ERROR(
+                price_candidates(model_, shape_, families, at_, options_, &v, &skipped));
+            unpriced_ = std::max(unpriced_, skipped);
+            it = priced_.emplace(families, std::move(v)).first;
+        }
+        *p = &it->second;
+        return Status::ok();
+    }
+
+    // No rule, or a "model" rule: the model's best of the rule's families.
+    Status by_model(const AllreduceRule* rule, size_t i, const std::string& where, Decision* d) {
+        const std::vector<PricedCandidate>* v = nullptr;
+        GENX_RETURN_IF_ERROR(
+            prices(rule != nullptr ? rule->families : std::vector<std::string>{}, &v));
+        const PricedCandidate *best = nullptr, *second = nullptr;
+        rank_candidates(*v, i, nullptr, &best, &second);
+        if (best == nullptr)
+            return Status::internal("decision table: no candidate for " +
+                                    std::to_string(shape_.size) + " ranks");
+        const std::string kept = keep_incumbent(rule, *v, i, &best);
+        d->by_model = true;
+        d->algorithm = best->candidate.algorithm;
+        d->params = best->candidate.params;
+        d->predicted = best->seconds[i];
+        d->why = where + "; model predicts " + format_seconds(d->predicted) + " at " +
+                 format_bytes(at_[i]) + " B" + kept;
+        if (second != nullptr && kept.empty()) {
+            d->runner_up = second->candidate.algorithm;
+            d->runner_up_params = second->candidate.params;
+            d->runner_up_predicted = second->seconds[i];
+            d->why += ", runner-up " + describe(d->runner_up, d->runner_up_params) + " " +
+                      format_seconds(d->runner_up_predicted);
+        }
+        return Status::ok();
+    }
+
+    // A "fallback" rule: Open MPI's coll/base algorithms are blocking only,
+    // so a non-blocking table leaves such sizes to the displaced
+    // component's own iallreduce.
+    void deferred(const AllreduceRule& rule, const std::string& where, Decision* d) const {
+        d->algorithm = rule.algorithm;
+        const BaseAlgorithm* base =
+            options_.nonblocking ? nullptr : find_base_algorithm(base_algorithm_id(rule.params));
+        if (base != nullptr) {
+            d->params = rule.params;
+            d->base = base->tuned_id;
+        }
+        d->why = where + ": left to " +
+                 (base != nullptr ? std::string("Open MPI's ") + base->name + " (coll/base)"
+                                  : std::string("the component genx displaced")) +
+                 (rule.comment.empty() ? std::string() : " (" + rule.comment + ")");
+    }
+
+    // A rule naming its plan; explained, it says what the model predicts
+    // for it and for the best alternative.
+    Status fixed(const AllreduceRule& rule, size_t i, const std::string& where, Decision* d) {
+        d->algorithm = rule.algorithm;
+        d->params = rule.params;
+        // A rule naming gentree without plans= gets them chosen at this
+        // interval's size by the rules' model.
+        GENX_RETURN_IF_ERROR(resolve_gentree_text(d->algorithm, shape_.topology.get(),
+                                                  static_cast<double>(at_[i]), model_, &d->params));
+        d->why = where;
+        if (!options_.explain) return Status::ok();
+        const std::vector<PricedCandidate>* v = nullptr;
+        GENX_RETURN_IF_ERROR(prices({}, &v));
+        const Candidate own{rule.algorithm, d->params};
+        for (const PricedCandidate& c : *v)
+            if (c.candidate.algorithm == own.algorithm && c.candidate.params == own.params)
+                d->predicted = c.seconds[i];
+        const PricedCandidate *best = nullptr, *second = nullptr;
+        rank_candidates(*v, i, &own, &best, &second);
+        if (best != nullptr) {
+            d->runner_up = best->candidate.algorithm;
+            d->runner_up_params = best->candidate.params;
+            d->runner_up_predicted = best->seconds[i];
+            d->why += "; model: " +
+                      (d->predicted > 0 ? format_seconds(d->predicted) + " for it, " : "") +
+                      "best alternative " + describe(d->runner_up, d->runner_up_params) + " " +
+                      format_seconds(d->runner_up_predicted) + " at " + format_bytes(at_[i]) +
+                      " B";
+        }
+        return Status::ok();
+    }
+
+    const RulesFile& rules_;
+    const CommShape& shape_;
+    const TableOptions& options_;
+    const std::vector<size_t>& at_;  // the size each interval is priced at
+    const ModelParams model_;
+    std::map<std::vector<std::string>, std::vector<PricedCandidate>> priced_;
+    int unpriced_ = 0;
+};
+
+}  // namespace
+
+Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
+                            const TableOptions& options, DecisionTable* out,
+                            std::vector<std::string>* warnings) {
+    if (shape.size < 1)
+        return Status::invalid("decision table: communicator size " + std::to_string(shape.size));
+    std::vector<const AllreduceRule*> live;
+    GENX_RETURN_IF_ERROR(live_rules(rules, shape, options, &live, warnings));
+    const std::vector<size_t> starts = interval_starts(live, options);
     std::vector<size_t> at(starts.size());
     for (size_t i = 0; i < starts.size(); ++i) at[i] = std::max<size_t>(starts[i], 1);
 
     DecisionTable t;
-    // Model prices per family list, computed when first needed, all with the
-    // rules' model as this communicator's topology states it, for this kind
-    // of call (a non-blocking step waits for the application's next MPI
-    // call: ModelParams::nonblocking_step).
-    const ModelParams model =
-        model_for_call(model_for_topology(rules.model, shape.topology.get()), options.nonblocking);
-    std::map<std::vector<std::string>, std::vector<PricedCandidate>> priced;
-    auto prices = [&](const std::vector<std::string>& families,
-                      const std::vector<PricedCandidate>** p) -> Status {
-        auto it = priced.find(families);
-        if (it == priced.end()) {
-            std::vector<PricedCandidate> v;
-            int skipped = 0;
-            GENX_RETURN_IF_ERROR(
-                price_candidates(model, shape, families, at, options, &v, &skipped));
-            t.unpriced_ = std::max(t.unpriced_, skipped);
-            it = priced.emplace(families, std::move(v)).first;
-        }
-        *p = &it->second;
-        return Status::ok();
-    };
-    // Best and second best at interval i, skipping `exclude` (the rule's
-    // own choice when explaining it).
-    auto rank = [&](const std::vector<PricedCandidate>& v, size_t i, const Candidate* exclude,
-                    const PricedCandidate** best, const PricedCandidate** second) {
-        *best = *second = nullptr;
-        for (const PricedCandidate& c : v) {
-            if (exclude != nullptr && c.candidate.algorithm == exclude->algorithm &&
-                c.candidate.params == exclude->params)
-                continue;
-            if (*best == nullptr || c.seconds[i] < (*best)->seconds[i]) {
-                *second = *best;
-                *best = &c;
-            } else if (*second == nullptr || c.seconds[i] < (*second)->seconds[i]) {
-                *second = &c;
-            }
-        }
-    };
-
+    IntervalDecider decider(rules, shape, options, at);
     for (size_t i = 0; i < starts.size(); ++i) {
+        // The first live rule whose sizes hold the interval's start.
         const AllreduceRule* rule = nullptr;
         for (const AllreduceRule* r : live)
             if (r->bytes.contains(starts[i])) {
@@ -286,93 +481,11 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
                 break;
             }
         Decision d;
-        d.rule = rule != nullptr ? rule->index : -1;
-        const std::string where =
-            rule != nullptr ? "rule " + rule_location(rules, *rule) : "no rule matched";
-        if (rule == nullptr || rule->by_model()) {
-            const std::vector<PricedCandidate>* v = nullptr;
-            GENX_RETURN_IF_ERROR(
-                prices(rule != nullptr ? rule->families : std::vector<std::string>{}, &v));
-            const PricedCandidate *best = nullptr, *second = nullptr;
-            rank(*v, i, nullptr, &best, &second);
-            if (best == nullptr)
-                return Status::internal("decision table: no candidate for " +
-                                        std::to_string(shape.size) + " ranks");
-            // A margin keeps the incumbent (the first family listed) unless
-            // another family's best is predicted that much faster.
-            std::string kept;
-            if (rule != nullptr && rule->margin > 0 && !rule->families.empty() &&
-                best->candidate.algorithm != rule->families[0]) {
-                const PricedCandidate* inc = nullptr;
-                for (const PricedCandidate& c : *v)
-                    if (c.candidate.algorithm == rule->families[0] &&
-                        (inc == nullptr || c.seconds[i] < inc->seconds[i]))
-                        inc = &c;
-                if (inc != nullptr && best->seconds[i] > (1 - rule->margin) * inc->seconds[i]) {
-                    char pct[32];
-                    std::snprintf(pct, sizeof pct, "%g", rule->margin * 100);
-                    kept = "; kept " + rule->families[0] + ": " +
-                           describe(best->candidate.algorithm, best->candidate.params) + " " +
-                           format_seconds(best->seconds[i]) + " is not " + pct + " % faster";
-                    best = inc;
-                }
-            }
-            d.by_model = true;
-            d.algorithm = best->candidate.algorithm;
-            d.params = best->candidate.params;
-            d.predicted = best->seconds[i];
-            d.why = where + "; model predicts " + format_seconds(d.predicted) + " at " +
-                    format_bytes(at[i]) + " B" + kept;
-            if (second != nullptr && kept.empty()) {
-                d.runner_up = second->candidate.algorithm;
-                d.runner_up_params = second->candidate.params;
-                d.runner_up_predicted = second->seconds[i];
-                d.why += ", runner-up " + describe(d.runner_up, d.runner_up_params) + " " +
-                         format_seconds(d.runner_up_predicted);
-            }
-        } else if (rule->defers()) {
-            d.algorithm = rule->algorithm;
-            // Open MPI's coll/base algorithms are blocking only: a
-            // non-blocking table leaves such sizes to the displaced
-            // component's own iallreduce.
-            const BaseAlgorithm* base =
-                options.nonblocking ? nullptr : find_base_algorithm(base_algorithm_id(rule->params));
-            if (base != nullptr) {
-                d.params = rule->params;
-                d.base = base->tuned_id;
-            }
-            d.why = where + ": left to " +
-                    (base != nullptr ? std::string("Open MPI's ") + base->name + " (coll/base)"
-                                     : std::string("the component genx displaced")) +
-                    (rule->comment.empty() ? std::string() : " (" + rule->comment + ")");
-        } else {
-            d.algorithm = rule->algorithm;
-            d.params = rule->params;
-            d.why = where;
-            if (options.explain) {
-                const std::vector<PricedCandidate>* v = nullptr;
-                GENX_RETURN_IF_ERROR(prices({}, &v));
-                const Candidate own{rule->algorithm, rule->params};
-                for (const PricedCandidate& c : *v)
-                    if (c.candidate.algorithm == own.algorithm && c.candidate.params == own.params)
-                        d.predicted = c.seconds[i];
-                const PricedCandidate *best = nullptr, *second = nullptr;
-                rank(*v, i, &own, &best, &second);
-                if (best != nullptr) {
-                    d.runner_up = best->candidate.algorithm;
-                    d.runner_up_params = best->candidate.params;
-                    d.runner_up_predicted = best->seconds[i];
-                    d.why += "; model: " +
-                             (d.predicted > 0 ? format_seconds(d.predicted) + " for it, " : "") +
-                             "best alternative " + describe(d.runner_up, d.runner_up_params) +
-                             " " + format_seconds(d.runner_up_predicted) + " at " +
-                             format_bytes(at[i]) + " B";
-                }
-            }
-        }
+        GENX_RETURN_IF_ERROR(decider.decide(rule, i, &d));
         t.starts_.push_back(starts[i]);
         t.decisions_.push_back(std::move(d));
     }
+    t.unpriced_ = decider.unpriced();
     *out = std::move(t);
     return Status::ok();
 }

@@ -3,48 +3,18 @@
 // same loader as any cluster's file; docs/rules.md).
 //
 // What they decide: genx takes a call over, without a fitted rules file,
-// only where this repository's measurements show its plan ahead of what the
-// displaced component (Open MPI's tuned, with its fixed decision table)
-// runs, and hands every other call back to that component ("fallback").
-// Installed without tuning, genx then never makes a job slower than it was
-// (docs/model.md, "Built-in defaults", has the measurements and the
-// reasoning):
-//
-//  * one rank per node on 3-64 nodes placed by a topology file with two or
-//    more switch levels (coll_genx_topology_file), from 128 KiB: the model
-//    chooses between ring and GenTree (pipelined or not), pricing every
-//    switch link by its class with the file's declared rates
-//    ("topology_rates"), and keeps the ring unless GenTree is predicted at
-//    least 20 % faster (the model's error on unpipelined GenTree was about
-//    that: predicted 16 % faster, measured 5-15 % slower on 2dc).  On the
-//    emulated clusters it picks what measured
-//    fastest: pipelined GenTree across 2dc's slow link and on tree:2x4 with
-//    4:1 uplinks and round-robin ranks, the ring on tree:2x4 in rank order
-//    and on asym;
-//  * one rank per node on 3-8 nodes, from 128 KiB: ring.  tuned runs
-//    Rabenseifner there (recursive doubling for 2-3 ranks up to 256 KiB),
-//    which reached 32-59 % of the wire on the emulated clusters against
-//    ring's 92-95 %;
-//  * the same on 3 nodes from 16 KiB and on 5, 6 or 7 nodes from 32 KiB:
-//    Rabenseifner's extra half-vector step for a non-power-of-two size
-//    costs it most there (ring 0.52-0.63x tuned at 32 KiB on 6 and 7
-//    hosts; at 16 KiB it measured 0.75-0.76x in one run and 0.94-1.18x on
-//    the same emulated clusters under a later kernel build, so 5-7 nodes
-//    start at 32 KiB; 3 nodes were not measured again);
-//  * MPI_Iallreduce and persistent allreduce ("call": "nonblocking") on
-//    5-7 nodes, one rank each, below 8 KiB: rd.  The displaced libnbc
-//    runs a binomial reduce then broadcast there (2⌈log2 P⌉ = 6 steps at 5-7
-//    ranks), rd ⌊log2 P⌋ + 2 = 4; measured 0.62-0.86x libnbc at 8 B-4 KiB
-//    on 6 emulated hosts, parity at 8 KiB.  The same on 4 nodes below
-//    8 KiB (2 steps against 4; measured 0.66-0.88x at 8 B-4 KiB, 0.82 at
-//    8 KiB, 1.18 at 16 KiB) and on 2 nodes below 2 KiB (one exchange
-//    against a reduce then a broadcast; measured 0.56-0.72x at 8 B-1 KiB,
-//    1.03 at 2 KiB, 1.3-1.6 at 4-8 KiB).  Not on 3 nodes, where rd's fold
-//    measured 1.07-1.25x libnbc at 8-256 B;
-//  * everything else, including one node (shared memory) and unknown
-//    placement, defers: genx's small-message plans are at best even with
-//    tuned's recursive doubling per step, larger communicators were not
-//    measured, and an untuned model is no evidence.
+// only where measurements show its plan ahead of the displaced component,
+// and hands every other call back ("fallback"), so that an untuned install
+// never makes a job slower.  In short:
+//  * one rank per node on 3-64 nodes of a topology file with two or more
+//    switch levels, from 128 KiB: ring or GenTree by the model, GenTree only
+//    when predicted at least 20 % faster (the model's error on it);
+//  * one rank per node on 3-8 nodes from 128 KiB, on 3 nodes from 16 KiB and
+//    on 5-7 nodes from 32 KiB: ring (tuned's Rabenseifner is slow there);
+//  * MPI_Iallreduce and persistent calls on 2, 4 and 5-7 nodes at small
+//    sizes: rd (libnbc runs a reduce then a broadcast);
+//  * everything else defers.
+// The measurements and the reasoning: docs/model.md, "Built-in defaults".
 //
 // The model below prices candidates for "model" rules a user writes and
 // for genx-plan --decisions; parameters of a typical current cluster:
@@ -53,8 +23,7 @@
 // §3.4) with a mild penalty beyond, 1 µs per extra message in a step
 // (posting and completing a send or receive), a shift step (sends and
 // receives with different partners) 3 µs more than a pairwise exchange
-// (measured: the cyclic butterfly's shift steps cost about twice rd's
-// pairwise steps on 7 emulated hosts), and 3 µs more per step of a
+// (docs/model.md, "Shift steps"), and 3 µs more per step of a
 // non-blocking call (a step waits for the application's next MPI call,
 // assumed about as far apart as a network step); shared-memory steps of 1 µs
 // at 5 GB/s per rank pair without incast, 0.3 µs per extra message;

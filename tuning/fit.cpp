@@ -287,10 +287,13 @@ std::vector<double> bisquare_weights(const std::vector<double>& rel) {
 
 }  // namespace
 
-Status fit_model(const std::vector<Measurement>& data, const FitOptions& options, FitResult* out) {
-    // Which points fit and which are held out.
-    std::vector<bool> held(data.size(), false);
-    std::vector<size_t> fit_idx;
+namespace {
+
+// Which measurements fit and which are held out (*held, by index), and the
+// indices of those that fit.
+Status split_held_out(const std::vector<Measurement>& data, const FitOptions& options,
+                      std::vector<bool>* held, std::vector<size_t>* fit_idx) {
+    held->assign(data.size(), false);
     std::map<std::string, int> seen_of_kind;
     for (size_t i = 0; i < data.size(); ++i) {
         const Measurement& m = data[i];
@@ -302,56 +305,114 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
             const int seen = ++seen_of_kind[m.kind];
             h = options.holdout_every > 0 && seen % options.holdout_every == 0;
         }
-        held[i] = h;
-        if (!h) fit_idx.push_back(i);
+        (*held)[i] = h;
+        if (!h) fit_idx->push_back(i);
     }
-    if (fit_idx.empty())
+    if (fit_idx->empty())
         return Status::invalid("fit: no measurement is left for fitting (" +
                                std::to_string(data.size()) + " given, all held out)");
+    return Status::ok();
+}
 
-    // Largest fan-in degree (1 + receives in a step) in the fitted data.
+// The largest w_t searched: the largest fan-in degree (1 + receives in a
+// step) in the fitted data, at least 2, at most options.max_w_t if set.
+int largest_fan_in(const std::vector<Measurement>& data, const std::vector<size_t>& fit_idx,
+                   const FitOptions& options) {
     int max_w = 2;
     for (size_t i : fit_idx) {
         const PlanStats st = compute_stats(*data[i].plan, data[i].count, data[i].elem_size);
         max_w = std::max(max_w, st.max_incast + 1);
     }
     if (options.max_w_t > 0) max_w = std::min(max_w, std::max(options.max_w_t, 2));
+    return max_w;
+}
 
-    const size_t m = fit_idx.size();
-    std::vector<double> weight(m, 1.0);
-    ModelParams current;
-    current.intra = LinkParams{1e-6, 1e-9, 0, static_cast<double>(max_w)};
-    current.inter = current.intra;
-    current.host = HostParams{1e-10, 1e-10};
-    current.classes = options.classes;
+// Whether two rounds found the same thresholds and, to 1e-9 relative, the
+// same parameters.
+bool same_solution(const Trial& a, const Trial& b) {
+    if (a.wt_intra != b.wt_intra || a.wt_inter != b.wt_inter) return false;
+    auto rel = [](double x, double y) {
+        return std::fabs(x - y) / std::max({std::fabs(x), std::fabs(y), 1e-300});
+    };
+    for (size_t c = 0; c < kCols; ++c)
+        if (rel(a.x[c], b.x[c]) > 1e-9) return false;
+    return true;
+}
 
+// The iterated fit (method in fit.hpp) over the measurements fit_idx
+// names: NNLS on rows from the current parameters' critical paths, a search
+// over the two incast thresholds, and bisquare reweighting, until neither
+// the solution nor the weights change.
+class Fitter {
+  public:
+    Fitter(const std::vector<Measurement>& data, const std::vector<size_t>& fit_idx,
+           const FitOptions& options, int max_w)
+        : data_(data), fit_idx_(fit_idx), options_(options), max_w_(max_w), m_(fit_idx.size()),
+          weight_(m_, 1.0) {
+        current_.intra = LinkParams{1e-6, 1e-9, 0, static_cast<double>(max_w)};
+        current_.inter = current_.intra;
+        current_.host = HostParams{1e-10, 1e-10};
+        current_.classes = options.classes;
+    }
+
+    // The last round's solution and the number of rounds run.
+    Status run(Trial* best_out, int* iterations_out) {
+        Trial best;
+        int iterations = 0;
+        int wi = max_w_, we = max_w_;
+        for (; iterations < std::max(options_.max_iterations, 1); ++iterations) {
+            Trial round;
+            GENX_RETURN_IF_ERROR(search_thresholds(wi, we, &round));
+            const ModelParams next =
+                params_of(round.x, round.wt_intra, round.wt_inter, options_.classes);
+            const bool same = iterations > 0 && same_solution(round, best);
+            // Outliers: reweight from this round's relative residuals.
+            const bool weights_same = !options_.robust || reweight(next);
+            best = round;
+            current_ = next;
+            wi = round.wt_intra;
+            we = round.wt_inter;
+            if (same && weights_same) {
+                ++iterations;
+                break;
+            }
+        }
+        *best_out = std::move(best);
+        *iterations_out = iterations;
+        return Status::ok();
+    }
+
+    // Each fitted measurement's final weight (0: an outlier).
+    const std::vector<double>& weights() const { return weight_; }
+
+  private:
     // Rows for thresholds (wi, we) with the current parameters' critical
     // paths; then NNLS.
-    auto evaluate = [&](int wi, int we, Trial* t) -> Status {
-        ModelParams p = current;
+    Status evaluate(int wi, int we, Trial* t) const {
+        ModelParams p = current_;
         p.intra.w_t = wi;
         p.inter.w_t = we;
-        std::vector<double> a(m * kCols), b(weight);
+        std::vector<double> a(m_ * kCols), b(weight_);
         Trial trial;
         trial.wt_intra = wi;
         trial.wt_inter = we;
-        for (size_t r = 0; r < m; ++r) {
-            const Measurement& ms = data[fit_idx[r]];
+        for (size_t r = 0; r < m_; ++r) {
+            const Measurement& ms = data_[fit_idx_[r]];
             const Prediction pr = predict(*ms.plan, ms.count, ms.elem_size, p, ms.ranks);
             if (!pr.status)
                 return Status::invalid("fit: " + ms.label + ": " + pr.status.message());
             const auto row = row_of(pr.coefficients);
             // What the switch links add (their latency and bytes beyond the
             // NIC's, at their current parameters) is not the hosts' to fit.
-            b[r] = weight[r] * (1 - pr.coefficients.route_seconds / ms.seconds);
+            b[r] = weight_[r] * (1 - pr.coefficients.route_seconds / ms.seconds);
             for (size_t c = 0; c < kCols; ++c) {
-                a[r * kCols + c] = row[c] / ms.seconds * weight[r];
+                a[r * kCols + c] = row[c] / ms.seconds * weight_[r];
                 trial.has_data[c] = trial.has_data[c] || row[c] != 0;
             }
         }
-        GENX_RETURN_IF_ERROR(nnls(a, m, kCols, b, &trial.x));
+        GENX_RETURN_IF_ERROR(nnls(a, m_, kCols, b, &trial.x));
         double res = 0;
-        for (size_t r = 0; r < m; ++r) {
+        for (size_t r = 0; r < m_; ++r) {
             double s = -b[r];
             for (size_t c = 0; c < kCols; ++c) s += a[r * kCols + c] * trial.x[c];
             res += s * s;
@@ -359,64 +420,56 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
         trial.residual = res;
         *t = std::move(trial);
         return Status::ok();
-    };
+    }
 
-    Trial best;
-    int iterations = 0;
-    int wi = max_w, we = max_w;
-    for (; iterations < std::max(options.max_iterations, 1); ++iterations) {
-        Trial round;
-        GENX_RETURN_IF_ERROR(evaluate(wi, we, &round));
-        // Coordinate descent over the two thresholds, twice: the classes
-        // interact only through shared critical paths.
+    // The best thresholds from (wi, we): coordinate descent over the two,
+    // twice, as the classes interact only through shared critical paths.
+    Status search_thresholds(int wi, int we, Trial* round) const {
+        GENX_RETURN_IF_ERROR(evaluate(wi, we, round));
         for (int pass = 0; pass < 2; ++pass) {
             for (int cls = 0; cls < 2; ++cls) {
-                for (int w = 2; w <= max_w; ++w) {
+                for (int w = 2; w <= max_w_; ++w) {
                     Trial t;
-                    GENX_RETURN_IF_ERROR(evaluate(cls == 0 ? w : round.wt_intra,
-                                                  cls == 0 ? round.wt_inter : w, &t));
-                    if (t.residual < round.residual * (1 - 1e-12)) round = std::move(t);
+                    GENX_RETURN_IF_ERROR(evaluate(cls == 0 ? w : round->wt_intra,
+                                                  cls == 0 ? round->wt_inter : w, &t));
+                    if (t.residual < round->residual * (1 - 1e-12)) *round = std::move(t);
                 }
             }
         }
-        const ModelParams next =
-            params_of(round.x, round.wt_intra, round.wt_inter, options.classes);
-        auto rel = [](double a, double b) {
-            return std::fabs(a - b) / std::max({std::fabs(a), std::fabs(b), 1e-300});
-        };
-        const bool same = iterations > 0 && round.wt_intra == best.wt_intra &&
-                          round.wt_inter == best.wt_inter && [&] {
-                              for (size_t c = 0; c < kCols; ++c)
-                                  if (rel(round.x[c], best.x[c]) > 1e-9) return false;
-                              return true;
-                          }();
-        // Outliers: reweight from this round's relative residuals.
-        bool weights_same = true;
-        if (options.robust) {
-            std::vector<double> rel(m);
-            for (size_t r = 0; r < m; ++r) {
-                const Measurement& ms = data[fit_idx[r]];
-                const Prediction pr = predict(*ms.plan, ms.count, ms.elem_size, next, ms.ranks);
-                rel[r] = pr.seconds / ms.seconds - 1;
-            }
-            const std::vector<double> w = bisquare_weights(rel);
-            for (size_t r = 0; r < m; ++r) weights_same = weights_same && std::fabs(w[r] - weight[r]) < 1e-6;
-            weight = w;
-        }
-        best = round;
-        current = next;
-        wi = round.wt_intra;
-        we = round.wt_inter;
-        if (same && weights_same) {
-            ++iterations;
-            break;
-        }
+        return Status::ok();
     }
 
-    FitResult result;
-    result.iterations = iterations;
-    for (size_t r = 0; r < m; ++r)
-        if (weight[r] == 0) result.outliers.push_back(fit_idx[r]);
+    // Bisquare weights from the relative residuals under `next`; true when
+    // no weight moved by 1e-6 or more.
+    bool reweight(const ModelParams& next) {
+        std::vector<double> rel(m_);
+        for (size_t r = 0; r < m_; ++r) {
+            const Measurement& ms = data_[fit_idx_[r]];
+            const Prediction pr = predict(*ms.plan, ms.count, ms.elem_size, next, ms.ranks);
+            rel[r] = pr.seconds / ms.seconds - 1;
+        }
+        const std::vector<double> w = bisquare_weights(rel);
+        bool weights_same = true;
+        for (size_t r = 0; r < m_; ++r)
+            weights_same = weights_same && std::fabs(w[r] - weight_[r]) < 1e-6;
+        weight_ = w;
+        return weights_same;
+    }
+
+    const std::vector<Measurement>& data_;
+    const std::vector<size_t>& fit_idx_;
+    const FitOptions& options_;
+    const int max_w_;
+    const size_t m_;
+    std::vector<double> weight_;  // per fitted measurement
+    ModelParams current_;         // the last round's parameters
+};
+
+// The parameters of the solution, with what the data leaves undetermined
+// said plainly: which columns had data, and a class without any copied
+// from the other (result's flags).
+ModelParams identified_params(const Trial& best, int max_w, const FitOptions& options,
+                              FitResult* result) {
     ModelParams p = params_of(best.x, best.wt_intra, best.wt_inter, options.classes);
     // ε = 0: no incast seen up to the largest degree measured; say so with
     // the threshold rather than leave the searched value, which then means
@@ -424,26 +477,52 @@ Status fit_model(const std::vector<Measurement>& data, const FitOptions& options
     if (p.intra.epsilon == 0) p.intra.w_t = max_w;
     if (p.inter.epsilon == 0) p.inter.w_t = max_w;
     for (size_t c = 0; c < kCols; ++c)
-        (best.has_data[c] ? result.identified : result.unidentified).push_back(kColNames[c]);
+        (best.has_data[c] ? result->identified : result->unidentified).push_back(kColNames[c]);
     const bool intra_data = best.has_data[AlphaIntra] || best.has_data[BetaIntra];
     const bool inter_data = best.has_data[AlphaInter] || best.has_data[BetaInter];
     if (!intra_data && inter_data) {
         p.intra = p.inter;
-        result.intra_copied = true;
+        result->intra_copied = true;
     } else if (!inter_data && intra_data) {
         p.inter = p.intra;
-        result.inter_copied = true;
+        result->inter_copied = true;
     }
-    result.params = p;
+    return p;
+}
 
+// Every measurement's prediction with the fitted parameters, and the
+// errors on the fitted and on the held-out points.
+Status predict_points(const std::vector<Measurement>& data, const std::vector<bool>& held,
+                      FitResult* result) {
     for (size_t i = 0; i < data.size(); ++i) {
         const Measurement& ms = data[i];
-        const Prediction pr = predict(*ms.plan, ms.count, ms.elem_size, p, ms.ranks);
+        const Prediction pr = predict(*ms.plan, ms.count, ms.elem_size, result->params, ms.ranks);
         if (!pr.status) return Status::invalid("fit: " + ms.label + ": " + pr.status.message());
-        result.points.push_back(FitPoint{i, held[i], ms.seconds, pr.seconds});
+        result->points.push_back(FitPoint{i, held[i], ms.seconds, pr.seconds});
     }
-    summarize(result.points, false, &result.fit);
-    summarize(result.points, true, &result.held_out);
+    summarize(result->points, false, &result->fit);
+    summarize(result->points, true, &result->held_out);
+    return Status::ok();
+}
+
+}  // namespace
+
+Status fit_model(const std::vector<Measurement>& data, const FitOptions& options, FitResult* out) {
+    std::vector<bool> held;
+    std::vector<size_t> fit_idx;
+    GENX_RETURN_IF_ERROR(split_held_out(data, options, &held, &fit_idx));
+    const int max_w = largest_fan_in(data, fit_idx, options);
+    Fitter fitter(data, fit_idx, options, max_w);
+    Trial best;
+    int iterations = 0;
+    GENX_RETURN_IF_ERROR(fitter.run(&best, &iterations));
+
+    FitResult result;
+    result.iterations = iterations;
+    for (size_t r = 0; r < fit_idx.size(); ++r)
+        if (fitter.weights()[r] == 0) result.outliers.push_back(fit_idx[r]);
+    result.params = identified_params(best, max_w, options, &result);
+    GENX_RETURN_IF_ERROR(predict_points(data, held, &result));
     *out = std::move(result);
     return Status::ok();
 }

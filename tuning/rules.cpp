@@ -328,6 +328,9 @@ class Parser {
                 const bool own = gen != nullptr && std::find(gen->param_keys.begin(),
                                                              gen->param_keys.end(),
                                                              kv.first) != gen->param_keys.end();
+                if (!exec && !own && gen != nullptr &&
+                    !retired_key_message(*gen, kv.first).empty())
+                    return error(field + ".params", retired_key_message(*gen, kv.first));
                 if (!exec && !own) {
                     std::vector<std::string> keys = gen != nullptr ? gen->param_keys
                                                                    : std::vector<std::string>{};

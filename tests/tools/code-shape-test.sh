@@ -1,6 +1,8 @@
 #!/bin/sh
 # The product's shape: the component carries no test-support code (the
-# loopback transport, the fake device: tests/support/).
+# loopback transport, the fake device: tests/support/), and no function is
+# too long to hold (universal-ctags gives each function's first and last
+# line): at most 200 lines anywhere, 150 in genx-tune's phases.
 # Run by `make check` from the build directory.
 set -u
 so=${GENX_BUILDDIR:-.}/.libs/mca_coll_genx.so
@@ -15,5 +17,28 @@ if [ -n "$found" ]; then
     echo "$found" | sed 's/^/    /'
     fails=$((fails + 1))
 fi
-[ "$fails" -eq 0 ] && echo "code shape: $so holds no test-support symbols"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+if ! command -v ctags >/dev/null 2>&1 || ! ctags --version 2>/dev/null | grep -q Universal; then
+    echo "FAIL: universal-ctags is needed to measure function lengths"
+    exit 1
+fi
+# length file:line name, for every C and C++ function of the code folders.
+lengths=$(cd "$top" && ctags --fields=+ne --c++-kinds=f --c-kinds=f -o - -R \
+        common genx plan runtime tuning tune topology sim tools ompi_coll_genx 2>/dev/null |
+    awk -F'\t' '{ line = ""; end = ""
+        for (i = 4; i <= NF; i++) { if ($i ~ /^line:/) line = substr($i, 6); if ($i ~ /^end:/) end = substr($i, 5) }
+        if (line != "" && end != "") print end - line + 1, $2 ":" line, $1 }')
+nfun=$(printf '%s\n' "$lengths" | grep -c .)
+if [ "$nfun" -lt 500 ]; then
+    echo "FAIL: ctags found only $nfun functions; the measurement is broken"
+    fails=$((fails + 1))
+fi
+long=$(printf '%s\n' "$lengths" | awk '$1 > 200 || ($1 > 150 && ($2 ~ /^tune\// || $2 ~ /^tools\/genx_tune/))')
+if [ -n "$long" ]; then
+    echo "FAIL: functions over the limit (lines, place, name):"
+    printf '%s\n' "$long" | sed 's/^/    /'
+    fails=$((fails + 1))
+fi
+longest=$(printf '%s\n' "$lengths" | sort -rn | head -n 1)
+[ "$fails" -eq 0 ] && echo "code shape: $so holds no test-support symbols; $nfun functions, the longest $longest"
 exit "$fails"

@@ -160,8 +160,8 @@ expect 2 '^genx-sim: --model: ' --preset switch:2 -a ring --model /nonexistent/m
 # table, every run's JSON and the plot; --progress adds a line per run.
 expect 0 '^\| 2097152 \| [0-9.e-]+ / [0-9.e-]+ \(1\.000\) \| [0-9.e-]+ / [0-9.e-]+ \(0\.9[0-9]+\) \|$' \
     --preset tree:2x2 -a ring,gentree:pipeline=2 --sweep 1M:2M --network-model CM02
-expect 0 '^\| bytes \| ring \| gentree pipeline=2,bytes=4M \|$' --preset tree:2x2 \
-    -a ring,gentree:pipeline=2,bytes=4M --sweep 1M:1M
+expect 0 '^\| bytes \| ring \| gentree pipeline=2,plans=cps/cps/cps \|$' --preset tree:2x2 \
+    -a ring,gentree:pipeline=2,plans=cps/cps/cps --sweep 1M:1M
 expect 0 'sweep 2/2: cps 65536 B: simulated ' --preset switch:3 -a cps --sweep 32K:64K --progress
 swdir=$(mktemp -d)
 expect 0 '4 ranks on 4 hosts of switch:4' --preset switch:4 -a ring,rhd --sweep 64K:256K --out "$swdir/o"

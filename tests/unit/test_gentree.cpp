@@ -21,6 +21,8 @@
 #include "runtime/executor.hpp"
 #include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
+#include "tuning/cost_model.hpp"
+#include "tuning/gentree_choice.hpp"
 
 using namespace genx;
 
@@ -155,6 +157,15 @@ Plan gentree_plan(const TopologyView& v, const std::string& params = "") {
     return plan;
 }
 
+// GenTree with the per-switch plans Table 5 of Xiong et al. chooses at
+// `bytes` (paper_model), plus `more` params.
+Plan paper_plan(const TopologyView& v, double bytes, const std::string& more = "") {
+    ParamMap pm;
+    REQUIRE(parse_params(more, &pm));
+    REQUIRE(resolve_gentree("gentree", &v, bytes, paper_model(v), &pm));
+    return gentree_plan(v, format_params(pm));
+}
+
 void require_valid(const Plan& plan, const std::string& what) {
     const CheckResult res = check_plan(plan);
     INFO(what << " P=" << plan.nranks << ": " << res.message);
@@ -163,10 +174,10 @@ void require_valid(const Plan& plan, const std::string& what) {
 
 
 std::map<std::string, std::string> choices(const TopologyView& v, double floats) {
-    std::vector<GenTreeNodeChoice> cs;
-    REQUIRE(gentree_choices(v, 4 * floats, gentree_model_paper(v), &cs));
+    std::vector<GenTreeChoice> cs;
+    REQUIRE(gentree_choose(v, 4 * floats, paper_model(v), &cs));
     std::map<std::string, std::string> out;
-    for (const GenTreeNodeChoice& c : cs) out[c.name] = c.plan_name();
+    for (const GenTreeChoice& c : cs) out[c.node.name] = c.plan_name();
     return out;
 }
 
@@ -180,10 +191,14 @@ TEST_CASE("gentree needs a topology and says so", "[gentree]") {
     const TopologyView v = single_switch(4);
     st = generate("gentree", 5, ParamMap{}, &v, &plan);
     CHECK_FALSE(st);
-    ParamMap bad{{"model", "nope"}};
-    st = generate("gentree", 4, bad, &v, &plan);
-    REQUIRE_FALSE(st);
-    CHECK(st.message().find("model 'nope'") != std::string::npos);
+    // The generator no longer prices: bytes= and model= name what replaced them.
+    for (const char* key : {"bytes", "model"}) {
+        ParamMap bad{{key, "paper"}};
+        st = generate("gentree", 4, bad, &v, &plan);
+        REQUIRE_FALSE(st);
+        CHECK(st.message().find(std::string(key) + "= is gone") != std::string::npos);
+        CHECK(st.message().find("plans=") != std::string::npos);
+    }
 }
 
 TEST_CASE("gentree on one switch is the chosen hcps; two levels keep traffic local first", "[gentree]") {
@@ -191,12 +206,12 @@ TEST_CASE("gentree on one switch is the chosen hcps; two levels keep traffic loc
     // CPS's fan-in 24 > w_t = 9 pays incast, 8x3 is the best factorisation
     // (the largest first factor within w_t lowers δ).
     const TopologyView ss = single_switch(24);
-    std::vector<GenTreeNodeChoice> cs;
-    REQUIRE(gentree_choices(ss, 4e8, gentree_model_paper(ss), &cs));
+    std::vector<GenTreeChoice> cs;
+    REQUIRE(gentree_choose(ss, 4e8, paper_model(ss), &cs));
     REQUIRE(cs.size() == 1);
-    CHECK(cs[0].children == 24);
+    CHECK(cs[0].node.child_servers.size() == 24);
     CHECK(cs[0].plan_name() == "8x3");
-    const Plan p = gentree_plan(ss, "model=paper,bytes=400000000");
+    const Plan p = paper_plan(ss, 4e8);
     require_valid(p, "ss24");
     // Two rounds: reduce-scatter 2 steps, allgather 2 steps; first round an
     // eight-mesh (7 peers), the second a three-mesh (2 peers).
@@ -258,8 +273,7 @@ TEST_CASE("gentree plans pass the checker on the paper's Figure 11 topologies", 
     };
     for (const Case& c : cases) {
         for (double floats : {1e7, 3.2e7, 1e8}) {
-            const Plan p = gentree_plan(c.v, "model=paper,bytes=" +
-                                                 std::to_string(static_cast<long long>(4 * floats)));
+            const Plan p = paper_plan(c.v, 4 * floats);
             REQUIRE(p.nranks == c.v.nranks());
             require_valid(p, std::string(c.name) + " at " + std::to_string(floats) + " floats");
         }
@@ -281,10 +295,10 @@ TEST_CASE("gentree passes the checker on random asymmetric trees and placements"
         require_valid(gentree_plan(round_robin(v)), what + " round-robin");
         // Table 5's parameters at 10^8 floats: hierarchical factors, rings
         // and rearrangement appear where the fan-outs allow them.
-        require_valid(gentree_plan(v, "model=paper,bytes=400000000"), what + " paper");
-        std::vector<GenTreeNodeChoice> cs;
-        REQUIRE(gentree_choices(v, 4e8, gentree_model_paper(v), &cs));
-        for (const GenTreeNodeChoice& c : cs) {
+        require_valid(paper_plan(v, 4e8), what + " paper");
+        std::vector<GenTreeChoice> cs;
+        REQUIRE(gentree_choose(v, 4e8, paper_model(v), &cs));
+        for (const GenTreeChoice& c : cs) {
             seen.insert(c.plan_name().find('x') != std::string::npos ? "mxn" : c.plan_name());
             if (c.rearranged_onto > 0) seen.insert("rearranged");
         }
@@ -430,7 +444,7 @@ TEST_CASE("gentree picks a ring where incast and a prime fan-out leave no hierar
     const TopologyView v = two_level({13, 13});
     REQUIRE(choices(v, 1e8).at("M-SW0") == "ring");
     REQUIRE(choices(v, 1e7).at("M-SW0") == "CPS");
-    const Plan p = gentree_plan(v, "model=paper,bytes=400000000");
+    const Plan p = paper_plan(v, 4e8);
     require_valid(p, "2 x 13 ring");
     // Ring: 12 reduce-scatter steps under the middle switch, one root step,
     // and the reverse; every middle step talks to the two ring neighbours.
@@ -447,7 +461,7 @@ TEST_CASE("gentree picks a ring where incast and a prime fan-out leave no hierar
     INFO(st.message());
     CHECK(st);
     // Round-robin placement: the ring follows the hosts, not rank order.
-    const Plan q = gentree_plan(round_robin(v), "model=paper,bytes=400000000");
+    const Plan q = paper_plan(round_robin(v), 4e8);
     require_valid(q, "2 x 13 ring round-robin");
 }
 
@@ -456,8 +470,8 @@ TEST_CASE("gentree is bandwidth optimal on symmetric trees", "[gentree][stats]")
     // multiple of P so blocks are equal): each level moves (f-1)/f of what
     // the rank holds, and the levels' fractions telescope.
     for (const TopologyView& v : {single_switch(12), two_level({4, 4, 4}), two_level({6, 6})}) {
-        for (const char* params : {"", "model=paper,bytes=400000000"}) {
-            const Plan p = gentree_plan(v, params);
+        for (const char* params : {"", "paper"}) {
+            const Plan p = std::string(params).empty() ? gentree_plan(v) : paper_plan(v, 4e8);
             const size_t P = static_cast<size_t>(p.nranks), count = 100 * P;
             const PlanStats st = compute_stats(p, count, 4);
             INFO("P=" << P << " params '" << params << "'");
@@ -522,10 +536,10 @@ TopologyView small_two_dc(int per_dc) {
 }
 
 int rearranged_onto(const TopologyView& v, double bytes, const std::string& name) {
-    std::vector<GenTreeNodeChoice> cs;
-    REQUIRE(gentree_choices(v, bytes, gentree_model_paper(v), &cs));
-    for (const GenTreeNodeChoice& c : cs)
-        if (c.name == name) return c.rearranged_onto;
+    std::vector<GenTreeChoice> cs;
+    REQUIRE(gentree_choose(v, bytes, paper_model(v), &cs));
+    for (const GenTreeChoice& c : cs)
+        if (c.node.name == name) return c.rearranged_onto;
     FAIL("no switch " << name);
     return -1;
 }
@@ -539,7 +553,7 @@ TEST_CASE("gentree rearranges data before a congested cross-DC link when GenMode
     CHECK(rearranged_onto(v, 4e8, "DC0") == 9);
     CHECK(rearranged_onto(v, 4e8, "DC1") == 9);
     CHECK(rearranged_onto(v, 4e7, "DC0") == 0);
-    const Plan p = gentree_plan(v, "model=paper,bytes=400000000");
+    const Plan p = paper_plan(v, 4e8);
     require_valid(p, "2 DCs x 12, rearranged");
     // Only 9 ranks of each DC send across the cross-DC link.
     std::set<int> senders;
@@ -552,9 +566,9 @@ TEST_CASE("gentree rearranges data before a congested cross-DC link when GenMode
     const Status st = run_sum(p, {0, 1, P - 1, P, P + 1, 5 * P + 3});
     INFO(st.message());
     CHECK(st);
-    require_valid(gentree_plan(round_robin(v), "model=paper,bytes=400000000"), "rearranged, round-robin");
+    require_valid(paper_plan(round_robin(v), 4e8), "rearranged, round-robin");
     // Without rearrangement all 24 ranks send across.
-    const Plan q = gentree_plan(v, "model=paper,bytes=40000000");
+    const Plan q = paper_plan(v, 4e7);
     senders.clear();
     for (int r = 0; r < q.nranks; ++r)
         for (const Step& s : q.programs[static_cast<size_t>(r)].steps)
@@ -572,18 +586,17 @@ TEST_CASE("gentree picks recursive halving where any fan-in above 2 pays incast"
     // fan-in 2 is free of incast, so 16 children take four halvings (rhd),
     // which the three-round factorisations cannot express.
     const TopologyView v = single_switch(16);
-    GenTreeModel m = gentree_model_from_view(v);
-    m.classes[0].alpha = 1e-9;
-    m.classes[0].wt = 2;
-    m.classes[0].epsilon = 1e-8;
-    std::vector<GenTreeNodeChoice> cs;
-    REQUIRE(gentree_choices(v, 1e6, m, &cs));
+    ModelParams m;
+    m.inter = LinkParams{1e-9, 8e-10, 1e-8, 2};
+    m.host = kTable5Server;
+    std::vector<GenTreeChoice> cs;
+    REQUIRE(gentree_choose(v, 1e6, m, &cs));
     REQUIRE(cs.size() == 1);
     CHECK(cs[0].plan_name() == "rhd");
     CHECK(cs[0].factors == std::vector<int>{2, 2, 2, 2});
     // And 8 children (three halvings) likewise, through the factorisations.
     const TopologyView w = single_switch(8);
-    REQUIRE(gentree_choices(w, 1e6, m, &cs));
+    REQUIRE(gentree_choose(w, 1e6, m, &cs));
     CHECK(cs[0].plan_name() == "rhd");
 }
 
@@ -683,7 +696,7 @@ TEST_CASE("pipelined gentree passes the checker on random trees, placements and 
         require_valid(p, what);
         require_valid(gentree_plan(round_robin(v), "pipeline=" + std::to_string(K)),
                       what + " round-robin");
-        const Plan q = gentree_plan(v, "model=paper,bytes=400000000,pipeline=" + std::to_string(K));
+        const Plan q = paper_plan(v, 4e8, "pipeline=" + std::to_string(K));
         require_valid(q, what + " paper");
         if (iter % 4 == 0) {
             const size_t P = static_cast<size_t>(p.nranks);
@@ -696,7 +709,7 @@ TEST_CASE("pipelined gentree passes the checker on random trees, placements and 
     const TopologyView dc = small_two_dc(12);
     REQUIRE(rearranged_onto(dc, 4e8, "DC0") == 9);
     for (int K : {2, 4}) {
-        const Plan p = gentree_plan(dc, "model=paper,bytes=400000000,pipeline=" + std::to_string(K));
+        const Plan p = paper_plan(dc, 4e8, "pipeline=" + std::to_string(K));
         require_valid(p, "2 DCs x 12 rearranged, pipeline=" + std::to_string(K));
         for (const Program& prog : p.programs)
             for (const Step& s : prog.steps)
@@ -739,4 +752,130 @@ TEST_CASE("a switch with local children and a cross-DC child reduces its own dat
     INFO(st.message());
     CHECK(st);
     require_valid(gentree_plan(v, "pipeline=6"), "2dc pipelined");
+}
+
+// The per-switch choice is the cost model's (tuning/gentree_choice.hpp):
+// a fitted incast term (ε > 0, small w_t) turns a wide switch away from
+// CPS where the old generator-side pricing (model=view: ε = 0) never did,
+// and the choice follows the call's size.
+TEST_CASE("gentree's per-switch choice follows the fitted model and the size", "[gentree][choice]") {
+    const TopologyView v = single_switch(16);
+    ModelParams fitted;
+    fitted.inter = LinkParams{5e-5, 8e-10, 3e-11, 2};
+    fitted.intra = fitted.inter;
+    fitted.host = HostParams{2.5e-11, 1e-10};
+    auto plan_at = [&](const ModelParams& m, double bytes) {
+        std::vector<GenTreeChoice> cs;
+        REQUIRE(gentree_choose(v, bytes, m, &cs));
+        REQUIRE(cs.size() == 1);
+        return cs[0].plan_name();
+    };
+    // Bandwidth-bound (64 MiB): fan-in 16 against w_t = 2 pays 14 × ε per
+    // byte; 4x4 pays 2 × ε in each of two rounds, less than CPS's incast
+    // and less than rhd's two extra rounds.
+    CHECK(plan_at(fitted, 64.0 * (1 << 20)) == "4x4");
+    // Latency-bound (4 KiB): CPS's two steps beat any extra round.
+    CHECK(plan_at(fitted, 4096) == "CPS");
+    // Without incast (ε = 0) CPS wins at every size.
+    ModelParams flat = fitted;
+    flat.inter.epsilon = 0;
+    for (double bytes : {4096.0, 1e6, 64.0 * (1 << 20)}) CHECK(plan_at(flat, bytes) == "CPS");
+    // A prime fan-out has no factorisation: the ring (fan-in 2) wins there.
+    const TopologyView p13 = single_switch(13);
+    std::vector<GenTreeChoice> cs;
+    REQUIRE(gentree_choose(p13, 64.0 * (1 << 20), fitted, &cs));
+    CHECK(cs[0].plan_name() == "ring");
+    // w_t = 4: 16 children as 4x4 (fan-in 4 is free, two rounds).
+    ModelParams w4 = fitted;
+    w4.inter.w_t = 4;
+    CHECK(plan_at(w4, 64.0 * (1 << 20)) == "4x4");
+    // What the generator is given: the choice as plans=, and the selector's
+    // ranking resolves gentree at the priced size.
+    ParamMap pm;
+    REQUIRE(resolve_gentree("gentree", &v, 64.0 * (1 << 20), w4, &pm));
+    CHECK(pm.at("plans") == "4x4");
+    std::vector<RankedCandidate> ranked;
+    CandidateOptions co;
+    co.families = {"gentree"};
+    co.topology = &v;
+    REQUIRE(best_candidates(16, 16 << 20, 4, w4, RankMap{}, &ranked, co));
+    REQUIRE(ranked.size() == 1);
+    CHECK(ranked[0].candidate.params == "plans=4x4");
+    REQUIRE(best_candidates(16, 1024, 4, w4, RankMap{}, &ranked, co));
+    CHECK(ranked[0].candidate.params == "plans=cps");
+}
+
+TEST_CASE("gentree's plans= and rearrange= pass the checker and say what is wrong", "[gentree][choice]") {
+    // Trees of prime and 2^k±1 rank counts: one switch of 7, 9 and 17
+    // hosts; two levels of 3 x 5 (15) and 5 x 3 + 2 ranks per host (30);
+    // two datacenters of 2 x 4.
+    struct Case {
+        TopologyView v;
+        std::string plans, rearrange;
+    };
+    std::vector<Case> cases = {
+        {single_switch(7), "ring", ""},
+        {single_switch(9), "3x3", ""},
+        {single_switch(17), "ring", ""},
+        {two_level({5, 5, 5}), "ring/5/cps/ring", ""},
+        {two_level({4, 4, 4, 4}), "2x2/4/2x2/cps/2x2", "2/0/0/3/0"},
+        {two_level({3, 3, 2}), "ring/ring/cps/cps", ""},
+        {two_dc_tree(2, 4), "2x2/ring/cps/4/2x2/cps/cps", "2/0/3/0/1/0/0"},
+    };
+    {
+        ViewBuilder b;
+        b.cls("intra");
+        b.v.intra_class = 0;
+        const int root = b.node(-1, "root", "");
+        for (int m = 0; m < 3; ++m) {
+            const int mid = b.node(root, "m" + std::to_string(m), "up");
+            for (int h = 0; h < 5; ++h) b.host(mid, "leaf", 2);
+        }
+        // 15 hosts of 2 ranks, 3 middle switches of 5, the root: 19 entries.
+        std::string plans;
+        for (int m = 0; m < 3; ++m) plans += "cps/cps/cps/cps/cps/ring/";
+        cases.push_back({b.v, plans + "cps", ""});
+        cases.push_back({round_robin(b.v), plans + "ring", ""});
+    }
+    for (const Case& c : cases) {
+        std::vector<GenTreeSwitch> sw;
+        REQUIRE(gentree_switches(c.v, &sw));
+        const std::string params =
+            "plans=" + c.plans + (c.rearrange.empty() ? "" : ",rearrange=" + c.rearrange);
+        INFO(params << " on P=" << c.v.nranks());
+        const Plan p = gentree_plan(c.v, params);
+        require_valid(p, params);
+        // The header names every sub-plan; one factor is spelled cps.
+        std::string canon = params;
+        for (const char* one : {"/5/", "/4/"}) {
+            for (size_t at = canon.find(one); at != std::string::npos; at = canon.find(one))
+                canon.replace(at, std::string(one).size(), "/cps/");
+        }
+        CHECK(p.params == canon);
+        const size_t P = static_cast<size_t>(p.nranks);
+        const Status st = run_sum(p, {0, 1, P - 1, P + 1, 3 * P + 2});
+        INFO(st.message());
+        CHECK(st);
+    }
+    // Errors name the switch, the entry and what would do.
+    auto error = [](const TopologyView& v, const std::string& params) {
+        ParamMap pm;
+        REQUIRE(parse_params(params, &pm));
+        Plan plan;
+        const Status st = generate("gentree", v.nranks(), pm, &v, &plan);
+        REQUIRE_FALSE(st);
+        return st.message();
+    };
+    const TopologyView t = two_level({3, 3, 2});
+    CHECK(error(t, "plans=cps/cps").find("has 2 entries; the tree has 4 sub-trees") != std::string::npos);
+    CHECK(error(t, "plans=cps/cps").find("M-SW0, M-SW1, M-SW2, R-SW") != std::string::npos);
+    CHECK(error(t, "plans=3x1/cps/cps/cps").find("at least 2") != std::string::npos);
+    CHECK(error(t, "plans=2x2/cps/cps/cps").find("product is not 3") != std::string::npos);
+    CHECK(error(t, "plans=cps/cps/ring/cps").find("at M-SW2 (2 children)") != std::string::npos);
+    CHECK(error(t, "plans=cps/cps/cps/ring").find("holding different numbers of ranks") != std::string::npos);
+    const TopologyView u = two_level({2, 2, 2, 1});
+    CHECK(error(u, "plans=cps/cps/cps/2x2").find("hierarchical factors need children") != std::string::npos);
+    CHECK(error(t, "plans=cps/cps/cps/mesh").find("expected cps, ring or a factor list") != std::string::npos);
+    CHECK(error(t, "rearrange=0/0/0/1").find("the root has no uplink") != std::string::npos);
+    CHECK(error(t, "rearrange=3/0/0/0").find("1..2") != std::string::npos);
 }
