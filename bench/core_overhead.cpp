@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     cfg.params = "";
     cfg.device_off = 1;
     char err[512] = "";
-    genx_comm* comm = genx_comm_create(0, ranks, &cfg, err, sizeof err);
+    genx_comm* comm = genx_comm_create(0, ranks, 0, 0, nullptr, &cfg, err, sizeof err);
     if (comm == nullptr) {
         std::fprintf(stderr, "genx-core-overhead: %s\n", err);
         return 1;
@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
     for (int round = 0; round < 3; ++round) {
         const auto t0 = std::chrono::steady_clock::now();
         for (long i = 0; i < calls; ++i)
-            if (genx_allreduce(comm, in, out, 8, GENX_DT_INT8, 1, GENX_OP_SUM, 1, nullptr, &ops, err,
-                               sizeof err) != GENX_OK) {
+            if (genx_allreduce(comm, in, out, 8, GENX_DT_INT8, 1, GENX_OP_SUM, 1, nullptr, &ops,
+                               nullptr, err, sizeof err) != GENX_OK) {
                 std::fprintf(stderr, "genx-core-overhead: %s\n", err);
                 return 1;
             }

@@ -1,10 +1,10 @@
 /*
  * genx_types.h: the plain C value types every layer of genx shares: return
- * codes, element types, operations, the reduce callback and the
- * point-to-point transport supplied by the caller.  The runtime's kernels
- * and transports use them, and the C API (genx/genx_core.h) passes them
- * through from the Open MPI glue; keeping them here lets runtime/ depend on
- * no layer above it.
+ * codes, element types, operations, the reduce callback, the
+ * point-to-point transport and the host fallback supplied by the caller.
+ * The runtime's kernels, transports and device path use them, and the C
+ * API (genx/genx_core.h) passes them through from the Open MPI glue;
+ * keeping them here lets runtime/ depend on no layer above it.
  */
 #ifndef GENX_TYPES_H
 #define GENX_TYPES_H
@@ -74,6 +74,15 @@ typedef struct {
      * complete), else 0 and the request stays posted. */
     int (*cancel)(void *ctx, void *req, int *cancelled);
 } genx_transport_ops;
+
+/* The displaced component's allreduce on host memory, for calls on device
+ * memory that genx leaves to it: genx copies the data into host memory,
+ * calls this in place (sendbuf NULL) and copies the result back.  Returns
+ * 0 on success, else the MPI error code, which genx returns as why. */
+typedef struct genx_host_fallback {
+    void *ctx;
+    int (*allreduce)(void *ctx, const void *sendbuf, void *recvbuf, size_t count);
+} genx_host_fallback;
 
 #ifdef __cplusplus
 }

@@ -35,8 +35,8 @@ typedef struct genx_config {
                                1: genx_comm_create fails with the error instead */
     /* Appended: the network's shape (docs/topology.md).  A Slurm
      * topology.conf (tree form) and an optional JSON overlay; NULL or "" =
-     * none.  Used only by genx_comm_create_hosts, which knows each rank's
-     * host.  A file that cannot be read or parsed, or a rank on a host the
+     * none.  Used only where genx_comm_create is given each rank's host.
+     * A file that cannot be read or parsed, or a rank on a host the
      * file does not name, is reported (file, line, field) and genx groups
      * hosts by name instead. */
     const char *topology_file;
@@ -71,19 +71,16 @@ typedef struct genx_comm genx_comm;
 
 /* Creates per-communicator state.  Returns NULL and fills err on bad
  * configuration (unknown algorithm, bad params): the glue then disqualifies
- * genx for that communicator and says why. */
-genx_comm *genx_comm_create(int rank, int size, const genx_config *cfg, char *err, size_t errlen);
-/* The same with the communicator's placement: `nodes` it spans and `ppn`,
- * the largest number of its ranks on one node (0 = unknown).  The selector's
- * rules and model use them; every rank must pass the same values. */
-genx_comm *genx_comm_create_on(int rank, int size, int nodes, int ppn, const genx_config *cfg,
-                               char *err, size_t errlen);
-/* The same with each rank's host name (host_of_rank[r] for communicator
- * rank r; NULL = unknown), which places the ranks on cfg->topology_file's
- * switch tree.  Every rank must pass the same names. */
-genx_comm *genx_comm_create_hosts(int rank, int size, int nodes, int ppn,
-                                  const char *const *host_of_rank, const genx_config *cfg,
-                                  char *err, size_t errlen);
+ * genx for that communicator and says why.  The communicator's placement:
+ * `nodes` it spans and `ppn`, the largest number of its ranks on one node
+ * (0 = unknown), which the selector's rules and model use; and each rank's
+ * host name (host_of_rank[r] for communicator rank r; NULL, or a NULL
+ * entry, = unknown), which places the ranks on cfg->topology_file's switch
+ * tree.  Every rank must pass the same values.  cfg NULL = the built-in
+ * defaults. */
+genx_comm *genx_comm_create(int rank, int size, int nodes, int ppn,
+                            const char *const *host_of_rank, const genx_config *cfg, char *err,
+                            size_t errlen);
 /* What the communicator knows of the network: 0 = no topology (hosts are
  * grouped by name), else the view's fingerprint (the same on every rank
  * that placed its ranks alike; it is part of genx_comm_digest). */
@@ -121,39 +118,35 @@ int genx_comm_prepare(genx_comm *comm, char *err, size_t errlen);
  * across ranks (with its fallback allreduce) before genx's first call. */
 uint64_t genx_comm_digest(const genx_comm *comm);
 
-/* Non-blocking MPI_Allreduce (MPI_Iallreduce) on the same decisions and
- * plans as genx_allreduce.  GENX_DECLINE: nothing was posted, the caller
- * uses its fallback's iallreduce (why filled).  GENX_OK: *req is an
- * operation in progress (its first step already posted), which the caller
- * drives with genx_request_progress until done and then frees; the
- * buffers, the reduce callback's ctx and the transport's ctx must live
- * until then.  The transport should keep this operation's messages apart
- * from every other collective's (its own tag).  Several requests may be in
- * flight on one communicator; they run independently of genx_allreduce's
- * state. */
+/* Non-blocking allreduce: MPI_Iallreduce (persistent = 0) and persistent
+ * allreduce (persistent = 1: MPI_Allreduce_init; Open MPI 4.1's
+ * MPIX_Allreduce_init), on the non-blocking decisions (docs/rules.md,
+ * "call") and the same plans as genx_allreduce.  The decision is taken
+ * once, with the plan, its schedule for this count and the scratch area
+ * bound to the request.  GENX_DECLINE: nothing was posted, the caller uses
+ * its fallback's iallreduce or allreduce_init (why filled).  Device
+ * buffers (genx_buffers_on_device): GENX_ERROR_BUFFER, nothing posted.
+ * GENX_OK: *req is an inactive request; each genx_request_start runs the
+ * allreduce on the buffers given here (no lookup), driven by
+ * genx_request_progress until done, and may be called again once it is
+ * (an MPI_Iallreduce is started once, at once).  The buffers, the reduce
+ * callback's ctx and the transport's ctx must live until the request is
+ * freed.  The transport should keep the request's messages apart from
+ * every other collective's (a tag of its own, which may be the same for
+ * every start: one start ends before the next begins, and messages
+ * between two ranks on one tag are matched in order).  Several requests
+ * may be in flight on one communicator; they run independently of
+ * genx_allreduce's state.  `persistent` also names the call in genx's
+ * log. */
 typedef struct genx_request genx_request;
-/* Device buffers (genx_buffers_on_device): GENX_ERROR_BUFFER, nothing
- * posted; the same for genx_allreduce_init. */
-int genx_iallreduce(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
-                    genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
-                    const genx_reduce_cb *cb, const genx_transport_ops *transport,
-                    genx_request **req, char *why, size_t whylen);
-/* Persistent allreduce (MPI_Allreduce_init; Open MPI 4.1's
- * MPIX_Allreduce_init): the same decision as genx_allreduce, taken once,
- * with the plan, its schedule for this count and the scratch area bound to
- * the request.  GENX_DECLINE as for genx_iallreduce.  GENX_OK: *req is an
- * inactive request; each genx_request_start runs the allreduce on the
- * buffers given here (no lookup), driven by genx_request_progress until
- * done, and may be called again once it is.  The transport's messages
- * should have a tag of their own, which may be the same for every start
- * (one start ends before the next begins, and messages between two ranks
- * on one tag are matched in order). */
-int genx_allreduce_init(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
-                        genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
-                        const genx_reduce_cb *cb, const genx_transport_ops *transport,
-                        genx_request **req, char *why, size_t whylen);
-/* Starts a persistent request (posts its first step).  GENX_ERROR (why
- * filled) when it is still in flight or failed before. */
+int genx_allreduce_init(genx_comm *comm, int persistent, const void *sendbuf, void *recvbuf,
+                        size_t count, genx_dtype dtype, size_t elem_size, genx_op op,
+                        int commutative, const genx_reduce_cb *cb,
+                        const genx_transport_ops *transport, genx_request **req, char *why,
+                        size_t whylen);
+/* Starts a request (posts its first step).  GENX_ERROR (why filled) when
+ * it is still in flight or failed before, or the start fails: the request
+ * is then failed, and the caller frees it. */
 int genx_request_start(genx_request *req, char *why, size_t whylen);
 /* Does what can be done without blocking; *done = 1 when the result is in
  * recvbuf.  GENX_ERROR (why filled) ends the operation: free it. */
@@ -167,47 +160,53 @@ void genx_request_free(genx_request *req);
 /* Whether the communicator's decision for a message of `bytes` leaves it
  * to the displaced component (a "fallback" rule), without looking at
  * anything else: the glue asks first, so a deferred call costs a table
- * lookup and nothing more.  *reason (may be NULL) gets the decision's
- * explanation, valid while the communicator lives.  0 before a successful
+ * lookup and nothing more.  calls: GENX_CALLS_BLOCKING (MPI_Allreduce's
+ * table) or GENX_CALLS_NONBLOCKING (MPI_Iallreduce's and persistent
+ * allreduce's, which differ where a rules file names a "call",
+ * docs/rules.md).  *reason (may be NULL) gets the decision's explanation,
+ * valid while the communicator lives.  0 before a successful
  * genx_comm_prepare and for forced algorithms.  Otherwise GENX_DEFERS (the
  * displaced component decides), or GENX_DEFERS + k where the rule names
  * one of Open MPI's own blocking allreduce algorithms (params "base=NAME",
  * docs/rules.md), k numbered as coll_tuned_allreduce_algorithm numbers
  * them: 1 basic_linear, 2 nonoverlapping, 3 recursive_doubling, 4 ring,
- * 6 rabenseifner.  genx_comm_defers_nb never names one. */
+ * 6 rabenseifner; the non-blocking table never names one.
+ *
+ * bytes = GENX_EVERY_SIZE asks whether every message size of the calls
+ * defers to the displaced component itself, where calls may also be both
+ * kinds ORed (every size of both): GENX_DEFERS or 0, and 0 also where any
+ * size of those calls runs a genx plan or one of Open MPI's coll/base
+ * algorithms.  Where one kind does, the glue hands that kind's slots back
+ * to the displaced components for good (allreduce; iallreduce and
+ * persistent allreduce); *reason then gets the explanation of the first
+ * interval of the first table asked about.  (Both kinds defer throughout
+ * on one node under the built-in defaults.) */
 #define GENX_DEFERS 1
+#define GENX_CALLS_BLOCKING 1
+#define GENX_CALLS_NONBLOCKING 2
+#define GENX_EVERY_SIZE SIZE_MAX
+int genx_comm_defers(const genx_comm *comm, int calls, size_t bytes, const char **reason);
 /* The name of Open MPI's allreduce algorithm k as rules files spell it
  * ("recursive_doubling"), NULL for a number genx does not offer. */
 const char *genx_base_algorithm_name(int k);
-int genx_comm_defers(const genx_comm *comm, size_t bytes, const char **reason);
-/* The same for MPI_Iallreduce and persistent allreduce, whose decisions
- * differ where a rules file names a "call" (docs/rules.md). */
-int genx_comm_defers_nb(const genx_comm *comm, size_t bytes, const char **reason);
 
-/* Whether every message size of some calls defers to the displaced
- * component itself.  calls: GENX_CALLS_BLOCKING (MPI_Allreduce's table),
- * GENX_CALLS_NONBLOCKING (MPI_Iallreduce's and persistent allreduce's), or
- * both ORed (every size of both).  Where one kind does, the glue hands that
- * kind's slots back to the displaced components for good (allreduce;
- * iallreduce and persistent allreduce).  *reason (may be NULL) gets the
- * explanation of the first interval of the first table asked about.  0
- * before a successful genx_comm_prepare, for forced algorithms and where
- * any size of those calls runs a genx plan or one of Open MPI's coll/base
- * algorithms.  (Both kinds defer throughout on one node under the built-in
- * defaults.) */
-#define GENX_CALLS_BLOCKING 1
-#define GENX_CALLS_NONBLOCKING 2
-int genx_comm_defers_all_calls(const genx_comm *comm, int calls, const char **reason);
-
-/* MPI_Allreduce.  sendbuf == NULL means in place (recvbuf holds the input).
- * Device buffers: as genx_allreduce_ex with no fallback.
- * commutative: 0 for non-commutative ops (genx declines unless the chosen
- * plan preserves rank order).  Returns GENX_OK, GENX_DECLINE (why filled;
- * nothing was sent, the caller must use its fallback) or GENX_ERROR. */
+/* MPI_Allreduce, for every buffer.  sendbuf == NULL means in place (recvbuf
+ * holds the input).  commutative: 0 for non-commutative ops (genx declines
+ * unless the chosen plan preserves rank order).  Returns GENX_OK,
+ * GENX_DECLINE (why filled; nothing was sent, the caller must use its
+ * fallback) or GENX_ERROR.
+ * Device buffers are staged through page-locked host memory, the copies
+ * pipelined with the plan's steps, or run on the device
+ * (runtime/device_calls.hpp); where genx's decision leaves the size to the
+ * displaced component, `fallback` (may be NULL; common/genx_types.h) runs
+ * on a host copy.  Never returns GENX_DECLINE for device buffers: it
+ * returns GENX_ERROR_BUFFER (why filled, nothing sent) where they cannot
+ * be staged (libgenx-cuda.so missing) or the call declines and fallback is
+ * NULL. */
 int genx_allreduce(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
                    genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
                    const genx_reduce_cb *cb, const genx_transport_ops *transport,
-                   char *why, size_t whylen);
+                   const genx_host_fallback *fallback, char *why, size_t whylen);
 
 /* Device memory (docs/device.md).  Whether a CUDA driver with a device is
  * present and device memory is not turned off: only then can a buffer be
@@ -221,26 +220,6 @@ int genx_device_probe(int device_off, const char *library, char *note, size_t no
  * 0 without an active device, at the cost of one branch. */
 int genx_buffers_on_device(const genx_comm *comm, const void *sendbuf, const void *recvbuf);
 
-/* The displaced component's allreduce on host memory, for calls on device
- * memory that genx leaves to it: genx copies the data into host memory,
- * calls this in place (sendbuf NULL) and copies the result back.  Returns
- * 0 on success, else the MPI error code, which genx returns as why. */
-typedef struct genx_host_fallback {
-    void *ctx;
-    int (*allreduce)(void *ctx, const void *sendbuf, void *recvbuf, size_t count);
-} genx_host_fallback;
-
-/* genx_allreduce for every buffer: host buffers run as genx_allreduce;
- * device buffers are staged through page-locked host memory, the copies
- * pipelined with the plan's steps (runtime/staging.hpp), and where genx's
- * decision leaves the size to the displaced component, `fallback` runs on
- * a host copy.  Never returns GENX_DECLINE for device buffers: it returns
- * GENX_ERROR_BUFFER (why filled, nothing sent) where they cannot be staged
- * (libgenx-cuda.so missing) or the call declines and fallback is NULL. */
-int genx_allreduce_ex(genx_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
-                      genx_dtype dtype, size_t elem_size, genx_op op, int commutative,
-                      const genx_reduce_cb *cb, const genx_transport_ops *transport,
-                      const genx_host_fallback *fallback, char *why, size_t whylen);
 /* Runs `fallback` on a host copy of a device buffer of count * elem_size
  * bytes (for the glue's own reasons to fall back: a layout genx does not
  * take, ranks that disagree).  GENX_OK, GENX_ERROR (fallback failed) or
@@ -248,20 +227,6 @@ int genx_allreduce_ex(genx_comm *comm, const void *sendbuf, void *recvbuf, size_
 int genx_allreduce_staged_fallback(genx_comm *comm, const void *sendbuf, void *recvbuf,
                                    size_t count, size_t elem_size,
                                    const genx_host_fallback *fallback, char *why, size_t whylen);
-
-/* What a communicator's calls cost so far, for tests and benchmarks. */
-typedef struct genx_comm_stats {
-    uint64_t calls;             /* genx_allreduce calls genx ran (not declined) */
-    uint64_t schedule_compiles; /* schedule cache misses */
-    uint64_t plans_generated;   /* plans this process generated (process-wide, all communicators) */
-    uint64_t progress_calls;    /* transport progress() calls, summed over the calls */
-    uint64_t waits;             /* transport wait_all() calls, summed over the calls */
-    uint64_t device_calls;      /* calls on device memory genx staged (its plan or the fallback's) */
-    uint64_t device_reduced;    /* of device_calls: reduced on the device (CUDA-aware or bounced) */
-    uint64_t repeat_calls;      /* of calls: reused the previous call's decision (same count,
-                                   type and op: no kernel, table or schedule lookup) */
-} genx_comm_stats;
-int genx_comm_get_stats(const genx_comm *comm, genx_comm_stats *out);
 
 /* The size class of a message, the unit of genx's once-per-class logging
  * (core and glue alike): 0 for 0 bytes, else 1 + floor(log2(bytes)). */

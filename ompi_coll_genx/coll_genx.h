@@ -111,8 +111,9 @@ typedef struct mca_coll_genx_shape_t {
     genx_dtype gdt;
     genx_op gop;
     int commute;
-    /* The core's answer for these bytes (genx_comm_defers, or _nb for the
-     * non-blocking shape), fixed once the ranks agreed: -1 not asked yet. */
+    /* The core's answer for these bytes (genx_comm_defers for the
+     * blocking or the non-blocking calls), fixed once the ranks agreed:
+     * -1 not asked yet. */
     int defers;
     const char *deferred;
 } mca_coll_genx_shape_t;

@@ -393,9 +393,10 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
 {
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     const char *reason = NULL, *nb_reason = NULL;
-    const int blocking = genx_comm_defers_all_calls(module->core, GENX_CALLS_BLOCKING, &reason);
-    const int nonblocking = genx_comm_defers_all_calls(module->core, GENX_CALLS_NONBLOCKING,
-                                                       &nb_reason);
+    const int blocking =
+        genx_comm_defers(module->core, GENX_CALLS_BLOCKING, GENX_EVERY_SIZE, &reason);
+    const int nonblocking =
+        genx_comm_defers(module->core, GENX_CALLS_NONBLOCKING, GENX_EVERY_SIZE, &nb_reason);
     const bool nb_move = nonblocking && !ompi_mpi_thread_multiple;
     bool b_aside, nb_aside, p_aside;
     const char *nb_what;
@@ -532,7 +533,8 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
     /* Sizes genx's rules leave to the displaced component go there before
      * any other work: deferring costs a table lookup. */
     if (0 > shape->defers) {
-        shape->defers = genx_comm_defers(module->core, bytes, &shape->deferred);
+        shape->defers =
+            genx_comm_defers(module->core, GENX_CALLS_BLOCKING, bytes, &shape->deferred);
     }
     if (shape->defers) {
         return genx_fallback(module, shape->defers, sbuf, rbuf, count, dtype, op, comm, bytes,
@@ -554,9 +556,9 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
      * component (fb); a GENX_ERROR_BUFFER then means nothing was sent. */
     genx_host_fallback_ctx_t fctx = { module, dtype, op, comm, 0 };
     genx_host_fallback fb = { &fctx, genx_host_fallback_run };
-    rc = genx_allreduce_ex(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, (size_t) count,
-                           shape->gdt, shape->type_size, shape->gop, shape->commute, &cb,
-                           &module->transport, module->device ? &fb : NULL, why, sizeof(why));
+    rc = genx_allreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, (size_t) count,
+                        shape->gdt, shape->type_size, shape->gop, shape->commute, &cb,
+                        &module->transport, module->device ? &fb : NULL, why, sizeof(why));
     if (GENX_ERROR_BUFFER == rc && module->device) {
         return genx_device_failure(comm, bytes, rc, why);
     }

@@ -2,9 +2,9 @@
  * coll_genx_iallreduce.c: MPI_Iallreduce on genx's plans.
  *
  * The core runs a non-blocking allreduce as a resumable execution
- * (genx_iallreduce, genx_request_progress); this file wraps it in an MPI
- * request and drives it from Open MPI's progress engine, the way libnbc
- * drives its schedules:
+ * (genx_allreduce_init, genx_request_start, genx_request_progress); this
+ * file wraps it in an MPI request and drives it from Open MPI's progress
+ * engine, the way libnbc drives its schedules:
  *
  *  - the call takes the same decisions as MPI_Allreduce (same rules, same
  *    plans) and hands whatever genx leaves alone to the iallreduce that was
@@ -338,7 +338,8 @@ static const char *genx_nb_reason(mca_coll_genx_module_t *module, mca_coll_genx_
         return "the ranks' genx decisions differ (reported at the first call)";
     }
     if (0 > shape->defers) {
-        shape->defers = genx_comm_defers_nb(module->core, bytes, &shape->deferred);
+        shape->defers =
+            genx_comm_defers(module->core, GENX_CALLS_NONBLOCKING, bytes, &shape->deferred);
     }
     if (shape->defers) {
         return shape->deferred;
@@ -381,6 +382,29 @@ static int genx_fallback_on_tag(mca_coll_genx_request_t *req)
     return rc;
 }
 
+/* genx's MPI_Iallreduce: the core's request for the call, started at once
+ * (its first step posted).  GENX_OK with req->core set, GENX_DECLINE
+ * (nothing posted), or an error (why filled; a request that failed to
+ * start is freed). */
+static int genx_core_iallreduce(mca_coll_genx_module_t *module, mca_coll_genx_request_t *req,
+                                const void *sbuf, void *rbuf, const mca_coll_genx_shape_t *shape,
+                                size_t count, char *why, size_t whylen)
+{
+    int rc = genx_allreduce_init(module->core, 0, sbuf, rbuf, count, shape->gdt,
+                                 shape->type_size, shape->gop, shape->commute, &req->cb,
+                                 &req->transport, &req->core, why, whylen);
+
+    if (GENX_OK != rc) {
+        return rc;
+    }
+    rc = genx_request_start(req->core, why, whylen);
+    if (GENX_OK != rc) {
+        genx_request_free(req->core);
+        req->core = NULL;
+    }
+    return rc;
+}
+
 /* Launches a call whose agreement is known: genx's plan on req's tag, or
  * the displaced component's iallreduce on the same tag.  GENX_OK or
  * GENX_ERROR (why filled). */
@@ -392,9 +416,8 @@ static int genx_request_launch(mca_coll_genx_request_t *req, char *why, size_t w
     int rc;
 
     if (NULL == reason) {
-        rc = genx_iallreduce(module->core, req->sbuf, req->rbuf, (size_t) shape->count,
-                             shape->gdt, shape->type_size, shape->gop, shape->commute, &req->cb,
-                             &req->transport, &req->core, why, whylen);
+        rc = genx_core_iallreduce(module, req, req->sbuf, req->rbuf, shape,
+                                  (size_t) shape->count, why, whylen);
         if (GENX_DECLINE != rc) {
             return rc;
         }
@@ -480,9 +503,8 @@ int mca_coll_genx_iallreduce(const void *sbuf, void *rbuf, int count,
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     why[0] = '\0';
-    rc = genx_iallreduce(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, (size_t) count,
-                         shape->gdt, shape->type_size, shape->gop, shape->commute, &req->cb,
-                         &req->transport, &req->core, why, sizeof(why));
+    rc = genx_core_iallreduce(module, req, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf, shape,
+                              (size_t) count, why, sizeof(why));
     if (GENX_DECLINE == rc && !ompi_mpi_thread_multiple) {
         /* Nothing was posted (the core has said why).  The fallback starts
          * on the tag drawn above, so that this call draws one tag as it
@@ -600,7 +622,7 @@ int mca_coll_genx_allreduce_init(const void *sbuf, void *rbuf, int count,
     }
 
     why[0] = '\0';
-    rc = genx_allreduce_init(module->core, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
+    rc = genx_allreduce_init(module->core, 1, (MPI_IN_PLACE == sbuf) ? NULL : sbuf, rbuf,
                              (size_t) count, shape->gdt, shape->type_size, shape->gop,
                              shape->commute, &req->cb, &req->transport, &req->core, why,
                              sizeof(why));

@@ -283,12 +283,12 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
         /* NULL where a host name is unknown (genx_host_names). */
         char **hosts = genx_host_names(comm, size);
 
-        module->core = genx_comm_create_hosts(ompi_comm_rank(comm), size, nodes, ppn,
-                                              (const char *const *) hosts, &cfg, err, sizeof(err));
+        module->core = genx_comm_create(ompi_comm_rank(comm), size, nodes, ppn,
+                                        (const char *const *) hosts, &cfg, err, sizeof(err));
         genx_free_host_names(hosts, size);
     } else {
-        module->core = genx_comm_create_on(ompi_comm_rank(comm), size, nodes, ppn, &cfg, err,
-                                           sizeof(err));
+        module->core = genx_comm_create(ompi_comm_rank(comm), size, nodes, ppn, NULL, &cfg, err,
+                                        sizeof(err));
     }
     if (NULL == module->core && cs->rules_strict) {
         /* The core's rules errors already say that they abort. */

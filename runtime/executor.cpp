@@ -943,4 +943,13 @@ size_t Execution::abandon(std::chrono::milliseconds budget) {
     return live.size();
 }
 
+size_t abandon_failed(Execution& execution, std::string* note) {
+    const size_t left = execution.abandon(kAbandonBudget);
+    *note = left == 0 ? "; every posted request was cancelled or completed"
+                      : "; " + std::to_string(left) + " request(s) still posted after " +
+                            std::to_string(kAbandonBudget.count()) +
+                            " ms: their buffers stay allocated";
+    return left;
+}
+
 }  // namespace genx

@@ -383,4 +383,17 @@ class Execution {
     uint64_t blocking_sends_ = 0;
 };
 
+// How long a failed collective's posted requests are drained before genx
+// gives up on them (Execution::abandon's budget in the C API's calls).
+constexpr std::chrono::milliseconds kAbandonBudget{1000};
+
+// After a failed execution: abandon()s it for at most kAbandonBudget and
+// says what became of its requests in *note ("; every posted request was
+// ..."), to append to the failure's message; returns the requests left
+// posted (their buffers must then stay allocated).  The peers of a failed
+// collective usually fail too, and MPI's error handler decides the job's
+// fate; genx's part is that no rank spins forever and nothing posted into
+// memory genx frees.
+size_t abandon_failed(Execution& execution, std::string* note);
+
 }  // namespace genx

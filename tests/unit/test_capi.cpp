@@ -17,6 +17,7 @@
 #include "tests/support/loopback.hpp"
 #include "runtime/reduce.hpp"
 #include "runtime/transport.hpp"
+#include "capi_calls.hpp"
 #include "typed_data.hpp"
 
 using namespace genx;
@@ -54,7 +55,7 @@ genx_config config(const char* algorithm, const char* params, int verbose, LogSi
 
 std::string create_error(int rank, int size, const genx_config* cfg) {
     char err[512] = "unset";
-    genx_comm* c = genx_comm_create(rank, size, cfg, err, sizeof err);
+    genx_comm* c = genx_comm_create(rank, size, 0, 0, nullptr, cfg, err, sizeof err);
     if (c != nullptr) {
         genx_comm_destroy(c);
         return "";
@@ -134,12 +135,12 @@ TEST_CASE("a one-rank communicator takes any forced algorithm: its allreduce is 
         const Status st = run_ranks(1, [&](int rank, Transport& t) -> Status {
             genx_transport_ops ops = transport_ops_for(&t);
             char err[512];
-            genx_comm* comm = genx_comm_create(rank, 1, &c, err, sizeof err);
+            genx_comm* comm = genx_comm_create(rank, 1, 0, 0, nullptr, &c, err, sizeof err);
             if (comm == nullptr) return Status::internal(err);
             std::vector<float> in = {1.5f, -2.0f, 3.25f, 7.0f, 0.5f}, out(5, 0.0f);
             char why[256] = "";
-            const int rc = genx_allreduce(comm, in.data(), out.data(), in.size(), GENX_DT_FLOAT,
-                                          4, GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+            const int rc = genx_allreduce(comm, in.data(), out.data(), in.size(), GENX_DT_FLOAT, 4,
+                                          GENX_OP_SUM, 1, nullptr, &ops, nullptr, why, sizeof why);
             genx_comm_destroy(comm);
             if (rc != GENX_OK) return Status::internal(why);
             return ensure(out == in, "the result is not a copy of the input");
@@ -151,7 +152,7 @@ TEST_CASE("a one-rank communicator takes any forced algorithm: its allreduce is 
     LogSink sink;
     genx_config v = config("butterfly", "r=2", 1, &sink);
     char err[512];
-    genx_comm* one = genx_comm_create(0, 1, &v, err, sizeof err);
+    genx_comm* one = genx_comm_create(0, 1, 0, 0, nullptr, &v, err, sizeof err);
     REQUIRE(one != nullptr);
     bool said = false;
     for (const std::string& l : sink.lines)
@@ -166,7 +167,7 @@ TEST_CASE("a one-rank communicator takes any forced algorithm: its allreduce is 
         float in = 2.5f, out = 0.0f;
         char why[256] = "";
         const int rc = genx_allreduce(one, &in, &out, 1, GENX_DT_FLOAT, 4, GENX_OP_SUM, 1, nullptr,
-                                      &ops, why, sizeof why);
+                                      &ops, nullptr, why, sizeof why);
         return rc == GENX_OK && out == in ? Status::ok() : Status::internal(why);
     });
     CHECK(placed.is_ok());
@@ -206,7 +207,7 @@ TEST_CASE("genx_allreduce end to end with cached schedules and a verbose log", "
     Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = config("ring", "segment=256,window=2", 1, &logs[static_cast<size_t>(rank)]);
         char err[256];
-        genx_comm* comm = genx_comm_create(rank, P, &cfg, err, sizeof err);
+        genx_comm* comm = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, err, sizeof err);
         if (comm == nullptr) return Status::internal(err);
         const genx_transport_ops ops = transport_ops_for(&t);
         Status result;
@@ -216,8 +217,9 @@ TEST_CASE("genx_allreduce end to end with cached schedules and a verbose log", "
             std::vector<unsigned char> out(c.count * es, 0xEE);
             if (c.in_place) out = in;
             char why[256] = "";
-            const int rc = genx_allreduce(comm, c.in_place ? nullptr : in.data(), out.data(), c.count,
-                                          c.t, es, c.op, 1, nullptr, &ops, why, sizeof why);
+            const int rc =
+                genx_allreduce(comm, c.in_place ? nullptr : in.data(), out.data(), c.count, c.t, es,
+                               c.op, 1, nullptr, &ops, nullptr, why, sizeof why);
             const std::string what = std::string(dtype_name(c.t)) + " " + op_name(c.op) + " " +
                                      std::to_string(c.count);
             if (rc != GENX_OK) {
@@ -259,22 +261,24 @@ TEST_CASE("auto uses the built-in rules; verbose 2 logs on every rank", "[capi]"
         std::vector<LogSink> logs(P);
         Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
             genx_config cfg = config("auto", "", 2, &logs[static_cast<size_t>(rank)]);
-            genx_comm* comm = placed ? genx_comm_create_on(rank, P, P, 1, &cfg, nullptr, 0)
-                                     : genx_comm_create(rank, P, &cfg, nullptr, 0);
+            genx_comm* comm = placed ? genx_comm_create(rank, P, P, 1, nullptr, &cfg, nullptr, 0)
+                                     : genx_comm_create(rank, P, 0, 0, nullptr, &cfg, nullptr, 0);
             if (comm == nullptr) return Status::internal("create failed");
             const genx_transport_ops ops = transport_ops_for(&t);
             char why[256] = "";
             std::vector<double> small(10, rank + 1.0);
-            const int rc_small = genx_allreduce(comm, nullptr, small.data(), small.size(), GENX_DT_DOUBLE,
-                                                8, GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+            const int rc_small =
+                genx_allreduce(comm, nullptr, small.data(), small.size(), GENX_DT_DOUBLE, 8,
+                               GENX_OP_SUM, 1, nullptr, &ops, nullptr, why, sizeof why);
             std::vector<double> big(2048, rank + 1.0);
-            const int rc_big = genx_allreduce(comm, nullptr, big.data(), big.size(), GENX_DT_DOUBLE, 8,
-                                              GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+            const int rc_big =
+                genx_allreduce(comm, nullptr, big.data(), big.size(), GENX_DT_DOUBLE, 8,
+                               GENX_OP_SUM, 1, nullptr, &ops, nullptr, why, sizeof why);
             // What the glue asks before anything else.
             const char* reason = nullptr;
-            const int defers_small = genx_comm_defers(comm, 80, &reason);
+            const int defers_small = genx_comm_defers(comm, GENX_CALLS_BLOCKING, 80, &reason);
             const std::string small_reason = reason != nullptr ? reason : "";
-            const int defers_big = genx_comm_defers(comm, 16384, nullptr);
+            const int defers_big = genx_comm_defers(comm, GENX_CALLS_BLOCKING, 16384, nullptr);
             genx_comm_destroy(comm);
             GENX_RETURN_IF_ERROR(ensure(defers_small == 1, "genx_comm_defers(80 B) is not 1"));
             GENX_RETURN_IF_ERROR(ensure(small_reason.find("left to the component genx displaced") !=
@@ -315,23 +319,25 @@ TEST_CASE("non-blocking calls read their own decisions", "[capi]") {
     std::vector<LogSink> logs(P);
     Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = config("auto", "", 1, &logs[static_cast<size_t>(rank)]);
-        genx_comm* comm = genx_comm_create_on(rank, P, P, 1, &cfg, nullptr, 0);
+        genx_comm* comm = genx_comm_create(rank, P, P, 1, nullptr, &cfg, nullptr, 0);
         if (comm == nullptr) return Status::internal("create");
         char err[256] = "";
         if (genx_comm_prepare(comm, err, sizeof err) != GENX_OK) return Status::internal(err);
         Status result;
         const char* reason = nullptr;
-        if (!genx_comm_defers(comm, 64, &reason) || genx_comm_defers_nb(comm, 64, &reason) ||
-            !genx_comm_defers_nb(comm, 8192, &reason) || genx_comm_defers_nb(comm, 1 << 20, &reason) ||
-            genx_comm_defers_all_calls(comm, kBothCalls, &reason))
+        if (!genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, &reason) ||
+            genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 64, &reason) ||
+            !genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 8192, &reason) ||
+            genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 1 << 20, &reason) ||
+            genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, &reason))
             result = Status::internal("blocking/non-blocking deferral not as the defaults say");
         const genx_transport_ops ops = transport_ops_for(&t);
         std::vector<int64_t> in(8, rank + 1), out(8, 0);
         genx_request* req = nullptr;
         char why[256] = "";
         if (result.is_ok() &&
-            genx_iallreduce(comm, in.data(), out.data(), 8, GENX_DT_INT64, 8, GENX_OP_SUM, 1, nullptr,
-                            &ops, &req, why, sizeof why) != GENX_OK)
+            iallreduce(comm, in.data(), out.data(), 8, GENX_DT_INT64, 8, GENX_OP_SUM, 1, nullptr,
+                       &ops, &req, why, sizeof why) != GENX_OK)
             result = Status::internal(std::string("iallreduce: ") + why);
         if (result.is_ok()) result = drive(req);
         for (int64_t v : out)
@@ -340,8 +346,8 @@ TEST_CASE("non-blocking calls read their own decisions", "[capi]") {
         // The blocking call of the same size declines (the glue would hand
         // it to tuned).
         if (result.is_ok() &&
-            genx_allreduce(comm, in.data(), out.data(), 8, GENX_DT_INT64, 8, GENX_OP_SUM, 1, nullptr,
-                           &ops, why, sizeof why) != GENX_DECLINE)
+            genx_allreduce(comm, in.data(), out.data(), 8, GENX_DT_INT64, 8, GENX_OP_SUM, 1,
+                           nullptr, &ops, nullptr, why, sizeof why) != GENX_DECLINE)
             result = Status::internal("a blocking 64 B allreduce did not decline");
         genx_comm_destroy(comm);
         return result;
@@ -364,14 +370,14 @@ TEST_CASE("genx_comm_defers_all_calls: the glue steps aside only where no size r
                           Case{0, 0, 1, "left to the component genx displaced"}}) {
         CAPTURE(c.nodes, c.ppn);
         genx_config cfg = config("auto", "", 0, nullptr);
-        genx_comm* comm = genx_comm_create_on(0, 4, c.nodes, c.ppn, &cfg, nullptr, 0);
+        genx_comm* comm = genx_comm_create(0, 4, c.nodes, c.ppn, nullptr, &cfg, nullptr, 0);
         REQUIRE(comm != nullptr);
         const char* reason = nullptr;
         // Not before the table is built: the answer would be a guess.
-        CHECK(genx_comm_defers_all_calls(comm, kBothCalls, &reason) == 0);
+        CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, &reason) == 0);
         char err[256] = "";
         REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
-        CHECK(genx_comm_defers_all_calls(comm, kBothCalls, &reason) == c.expect);
+        CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, &reason) == c.expect);
         if (c.expect) {
             REQUIRE(reason != nullptr);
             CHECK(std::string(reason).find(c.reason) != std::string::npos);
@@ -380,11 +386,11 @@ TEST_CASE("genx_comm_defers_all_calls: the glue steps aside only where no size r
     }
     // A forced algorithm never defers.
     genx_config cfg = config("ring", "", 0, nullptr);
-    genx_comm* comm = genx_comm_create_on(0, 4, 1, 4, &cfg, nullptr, 0);
+    genx_comm* comm = genx_comm_create(0, 4, 1, 4, nullptr, &cfg, nullptr, 0);
     REQUIRE(comm != nullptr);
     char err[256] = "";
     REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
-    CHECK(genx_comm_defers_all_calls(comm, kBothCalls, nullptr) == 0);
+    CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, nullptr) == 0);
     genx_comm_destroy(comm);
 }
 
@@ -398,20 +404,22 @@ TEST_CASE("genx_comm_defers_all_calls: blocking and non-blocking calls step asid
                           Case{3, 3, 1, 0, 0}}) { // 3 hosts: ring from 16 KiB, both tables alike
         CAPTURE(c.size, c.nodes, c.ppn);
         genx_config cfg = config("auto", "", 0, nullptr);
-        genx_comm* comm = genx_comm_create_on(0, c.size, c.nodes, c.ppn, &cfg, nullptr, 0);
+        genx_comm* comm = genx_comm_create(0, c.size, c.nodes, c.ppn, nullptr, &cfg, nullptr, 0);
         REQUIRE(comm != nullptr);
-        CHECK(genx_comm_defers_all_calls(comm, GENX_CALLS_BLOCKING, nullptr) == 0);  // not built yet
+        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, GENX_EVERY_SIZE, nullptr) ==
+              0);  // not built yet
         char err[256] = "";
         REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
         const char* reason = nullptr;
-        CHECK(genx_comm_defers_all_calls(comm, GENX_CALLS_BLOCKING, &reason) == c.blocking);
+        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, GENX_EVERY_SIZE, &reason) == c.blocking);
         if (c.blocking) CHECK(reason != nullptr);
-        CHECK(genx_comm_defers_all_calls(comm, GENX_CALLS_NONBLOCKING, nullptr) == c.nonblocking);
+        CHECK(genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, GENX_EVERY_SIZE, nullptr) ==
+              c.nonblocking);
         const int both = c.blocking && c.nonblocking ? 1 : 0;
-        CHECK(genx_comm_defers_all_calls(comm, kBothCalls, nullptr) == both);
+        CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, nullptr) == both);
         // No kind, or an unknown one, is never "all deferred".
-        CHECK(genx_comm_defers_all_calls(comm, 0, nullptr) == 0);
-        CHECK(genx_comm_defers_all_calls(comm, 4, nullptr) == 0);
+        CHECK(genx_comm_defers(comm, 0, GENX_EVERY_SIZE, nullptr) == 0);
+        CHECK(genx_comm_defers(comm, 4, GENX_EVERY_SIZE, nullptr) == 0);
         genx_comm_destroy(comm);
     }
 }
@@ -427,7 +435,7 @@ TEST_CASE("iallreduce and persistent allreduce: exact results, restarts, misuse 
         Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
             genx_config cfg = config(alg, "", 1, &logs[static_cast<size_t>(rank)]);
             char err[256];
-            genx_comm* comm = genx_comm_create(rank, P, &cfg, err, sizeof err);
+            genx_comm* comm = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, err, sizeof err);
             if (comm == nullptr) return Status::internal(err);
             const genx_transport_ops ops = transport_ops_for(&t);
             char why[256] = "";
@@ -436,8 +444,8 @@ TEST_CASE("iallreduce and persistent allreduce: exact results, restarts, misuse 
             for (size_t i = 0; i < n; ++i) in[i] = rank * 1000.0 + static_cast<double>(i);
             genx_request* req = nullptr;
             Status result;
-            if (genx_iallreduce(comm, in.data(), out.data(), n, GENX_DT_DOUBLE, 8, GENX_OP_SUM, 1,
-                                nullptr, &ops, &req, why, sizeof why) != GENX_OK)
+            if (iallreduce(comm, in.data(), out.data(), n, GENX_DT_DOUBLE, 8, GENX_OP_SUM, 1,
+                           nullptr, &ops, &req, why, sizeof why) != GENX_OK)
                 result = Status::internal(std::string("iallreduce: ") + why);
             if (result.is_ok()) result = drive(req);
             genx_request_free(req);
@@ -445,9 +453,9 @@ TEST_CASE("iallreduce and persistent allreduce: exact results, restarts, misuse 
                 if (out[i] != 10000.0 + 5.0 * static_cast<double>(i))
                     result = Status::internal("iallreduce: wrong sum at " + std::to_string(i));
             req = nullptr;
-            if (result.is_ok() &&
-                genx_allreduce_init(comm, in.data(), out.data(), n, GENX_DT_DOUBLE, 8, GENX_OP_SUM, 1,
-                                    nullptr, &ops, &req, why, sizeof why) != GENX_OK)
+            if (result.is_ok() && genx_allreduce_init(comm, 1, in.data(), out.data(), n,
+                                                      GENX_DT_DOUBLE, 8, GENX_OP_SUM, 1, nullptr,
+                                                      &ops, &req, why, sizeof why) != GENX_OK)
                 result = Status::internal(std::string("allreduce_init: ") + why);
             // An inactive persistent request is complete (MPI_Wait returns).
             int idle = 0;
@@ -473,8 +481,8 @@ TEST_CASE("iallreduce and persistent allreduce: exact results, restarts, misuse 
                         result = Status::internal("round " + std::to_string(round) + ": wrong sum at " +
                                                   std::to_string(i));
             }
-            genx_comm_stats stats{};
-            genx_comm_get_stats(comm, &stats);
+            genx::CommStats stats{};
+            get_stats(comm, &stats);
             genx_request_free(req);
             genx_comm_destroy(comm);
             if (result.is_ok() && stats.calls != 6)
@@ -505,7 +513,7 @@ TEST_CASE("iallreduce requests are pooled per communicator and reused exactly", 
     Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = config("ring", "", 0, nullptr);
         char err[256];
-        genx_comm* comm = genx_comm_create(rank, P, &cfg, err, sizeof err);
+        genx_comm* comm = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, err, sizeof err);
         if (comm == nullptr) return Status::internal(err);
         const genx_transport_ops ops = transport_ops_for(&t);
         char why[256] = "";
@@ -519,11 +527,12 @@ TEST_CASE("iallreduce requests are pooled per communicator and reused exactly", 
             for (size_t i = 0; i < n; ++i) in[i] = rank * 7 + static_cast<int64_t>(i + k);
             genx_request* req = nullptr;
             const bool persistent = k == 4;
-            const int rc = persistent
-                               ? genx_allreduce_init(comm, in.data(), out.data(), n, GENX_DT_INT64, 8,
-                                                     GENX_OP_SUM, 1, nullptr, &ops, &req, why, sizeof why)
-                               : genx_iallreduce(comm, in.data(), out.data(), n, GENX_DT_INT64, 8,
-                                                 GENX_OP_SUM, 1, nullptr, &ops, &req, why, sizeof why);
+            const int rc =
+                persistent
+                    ? genx_allreduce_init(comm, 1, in.data(), out.data(), n, GENX_DT_INT64, 8,
+                                          GENX_OP_SUM, 1, nullptr, &ops, &req, why, sizeof why)
+                    : iallreduce(comm, in.data(), out.data(), n, GENX_DT_INT64, 8, GENX_OP_SUM, 1,
+                                 nullptr, &ops, &req, why, sizeof why);
             if (rc != GENX_OK) {
                 result = Status::internal(std::string("call: ") + why);
                 break;
@@ -554,7 +563,7 @@ TEST_CASE("declines send nothing and say why", "[capi]") {
     LoopbackFabric fabric(P);
     LogSink log0;
     genx_config cfg = config("ring", "", 1, &log0);
-    genx_comm* comm = genx_comm_create(0, P, &cfg, nullptr, 0);
+    genx_comm* comm = genx_comm_create(0, P, 0, 0, nullptr, &cfg, nullptr, 0);
     REQUIRE(comm != nullptr);
     CountingTransport counting(fabric.transport(0));
     const genx_transport_ops ops = transport_ops_for(&counting);
@@ -562,7 +571,7 @@ TEST_CASE("declines send nothing and say why", "[capi]") {
     std::vector<float> f(8, 1.0f);
 
     int rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_FLOAT, 4, GENX_OP_BAND, 1,
-                            nullptr, &ops, why, sizeof why);
+                            nullptr, &ops, nullptr, why, sizeof why);
     CHECK(rc == GENX_DECLINE);
     CHECK(std::string(why).find("BAND") != std::string::npos);
     CHECK(std::string(why).find("float") != std::string::npos);
@@ -570,25 +579,25 @@ TEST_CASE("declines send nothing and say why", "[capi]") {
     auto noop = [](void*, const void*, void*, size_t) {};
     genx_reduce_cb cb{nullptr, noop};
     for (int i = 0; i < 2; ++i) {
-        rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_OTHER, 4, GENX_OP_OTHER, 0, &cb,
-                            &ops, why, sizeof why);
+        rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_OTHER, 4, GENX_OP_OTHER, 0,
+                            &cb, &ops, nullptr, why, sizeof why);
         CHECK(rc == GENX_DECLINE);
         CHECK(std::string(why).find("not commutative") != std::string::npos);
         CHECK(std::string(why).find("ring") != std::string::npos);
     }
 
-    rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_FLOAT, 8, GENX_OP_SUM, 1, nullptr,
-                        &ops, why, sizeof why);
+    rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_FLOAT, 8, GENX_OP_SUM, 1,
+                        nullptr, &ops, nullptr, why, sizeof why);
     CHECK(rc == GENX_DECLINE);
     CHECK(std::string(why).find("element size 8") != std::string::npos);
 
-    rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_OTHER, 4, GENX_OP_OTHER, 1, nullptr,
-                        &ops, why, sizeof why);
+    rc = genx_allreduce(comm, nullptr, f.data(), f.size(), GENX_DT_OTHER, 4, GENX_OP_OTHER, 1,
+                        nullptr, &ops, nullptr, why, sizeof why);
     CHECK(rc == GENX_DECLINE);
     CHECK(std::string(why).find("callback") != std::string::npos);
 
-    rc = genx_allreduce(comm, nullptr, nullptr, 0, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr, &ops, why,
-                        sizeof why);
+    rc = genx_allreduce(comm, nullptr, nullptr, 0, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr, &ops,
+                        nullptr, why, sizeof why);
     CHECK(rc == GENX_OK);
     CHECK(counting.posts == 0);
 
@@ -600,8 +609,8 @@ TEST_CASE("declines send nothing and say why", "[capi]") {
     CHECK(log0.lines[1].find("not commutative") != std::string::npos);
     genx_comm_destroy(comm);
 
-    CHECK(genx_allreduce(nullptr, nullptr, f.data(), 1, GENX_DT_FLOAT, 4, GENX_OP_SUM, 1, nullptr, &ops,
-                         why, sizeof why) == GENX_ERROR);
+    CHECK(genx_allreduce(nullptr, nullptr, f.data(), 1, GENX_DT_FLOAT, 4, GENX_OP_SUM, 1, nullptr,
+                         &ops, nullptr, why, sizeof why) == GENX_ERROR);
 }
 
 namespace {
@@ -638,15 +647,16 @@ TEST_CASE("a non-commutative user op runs on an order-preserving plan", "[capi]"
     Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = config("rb", "root=0,segment=1K", 0, nullptr);
         char err[256];
-        genx_comm* comm = genx_comm_create(rank, P, &cfg, err, sizeof err);
+        genx_comm* comm = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, err, sizeof err);
         if (comm == nullptr) return Status::internal(err);
         const genx_transport_ops ops = transport_ops_for(&t);
         std::vector<Mat> in(count), out(count);
         for (size_t i = 0; i < count; ++i) in[i] = mat_of(rank, i);
         genx_reduce_cb cb{&calls, mat_cb};
         char why[256] = "";
-        const int rc = genx_allreduce(comm, in.data(), out.data(), count, GENX_DT_OTHER, sizeof(Mat),
-                                      GENX_OP_OTHER, 0, &cb, &ops, why, sizeof why);
+        const int rc =
+            genx_allreduce(comm, in.data(), out.data(), count, GENX_DT_OTHER, sizeof(Mat),
+                           GENX_OP_OTHER, 0, &cb, &ops, nullptr, why, sizeof why);
         genx_comm_destroy(comm);
         GENX_RETURN_IF_ERROR(ensure(rc == GENX_OK, why));
         return ensure(std::memcmp(out.data(), expect.data(), count * sizeof(Mat)) == 0,
@@ -662,7 +672,7 @@ TEST_CASE("a commutative user op on an opaque type goes through the callback", "
     const size_t count = 50;  // elements of three int32
     Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = config("ring", "segment=20", 0, nullptr);
-        genx_comm* comm = genx_comm_create(rank, P, &cfg, nullptr, 0);
+        genx_comm* comm = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, nullptr, 0);
         if (comm == nullptr) return Status::internal("create failed");
         const genx_transport_ops ops = transport_ops_for(&t);
         std::vector<int32_t> buf(3 * count);
@@ -673,8 +683,8 @@ TEST_CASE("a commutative user op on an opaque type goes through the callback", "
         };
         genx_reduce_cb cb{nullptr, sum3};
         char why[256] = "";
-        const int rc = genx_allreduce(comm, nullptr, buf.data(), count, GENX_DT_OTHER, 12, GENX_OP_SUM, 1,
-                                      &cb, &ops, why, sizeof why);
+        const int rc = genx_allreduce(comm, nullptr, buf.data(), count, GENX_DT_OTHER, 12,
+                                      GENX_OP_SUM, 1, &cb, &ops, nullptr, why, sizeof why);
         genx_comm_destroy(comm);
         GENX_RETURN_IF_ERROR(ensure(rc == GENX_OK, why));
         for (size_t i = 0; i < buf.size(); ++i)
@@ -690,8 +700,8 @@ TEST_CASE("a transport failure is GENX_ERROR with the transport's words", "[capi
     // failing rank leaves a receive posted that rank 1 may still match
     // before the fabric is aborted.
     genx_config cfg = config("ring", "", 0, nullptr);
-    genx_comm* comms[2] = {genx_comm_create(0, 2, &cfg, nullptr, 0),
-                           genx_comm_create(1, 2, &cfg, nullptr, 0)};
+    genx_comm* comms[2] = {genx_comm_create(0, 2, 0, 0, nullptr, &cfg, nullptr, 0),
+                           genx_comm_create(1, 2, 0, 0, nullptr, &cfg, nullptr, 0)};
     REQUIRE(comms[0] != nullptr);
     REQUIRE(comms[1] != nullptr);
     std::vector<std::vector<int32_t>> xs(2, std::vector<int32_t>(16, 1));
@@ -705,7 +715,7 @@ TEST_CASE("a transport failure is GENX_ERROR with the transport's words", "[capi
         std::vector<int32_t>& x = xs[static_cast<size_t>(rank)];
         char why[256] = "";
         const int rc = genx_allreduce(comms[rank], nullptr, x.data(), x.size(), GENX_DT_INT32, 4,
-                                      GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+                                      GENX_OP_SUM, 1, nullptr, &ops, nullptr, why, sizeof why);
         // Rank 0 reports what it got; its failure aborts the fabric, which
         // turns rank 1's wait into an error instead of a hang.
         if (rank == 0) return Status::internal("rc " + std::to_string(rc) + ": " + why);
@@ -759,7 +769,7 @@ TEST_CASE("calls compile each count once, generate no plan, and share plans acro
     // Five counts cycled (what the old 4-entry cache recompiled on every
     // call), then more distinct counts than the cache holds.
     std::vector<size_t> cycle = {10, 100, 1000, 3, 7};
-    std::vector<genx_comm_stats> after(P), after_cycle(P);
+    std::vector<genx::CommStats> after(P), after_cycle(P);
     // Every size by the model, so that genx runs (the built-in defaults
     // leave small sizes to the displaced component).
     const std::string rules = write_model_rules("cache");
@@ -767,7 +777,7 @@ TEST_CASE("calls compile each count once, generate no plan, and share plans acro
     Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = config("auto", "", 0, nullptr);
         cfg.rules_path = rules.c_str();
-        genx_comm* comm = genx_comm_create(rank, P, &cfg, nullptr, 0);
+        genx_comm* comm = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, nullptr, 0);
         if (comm == nullptr) return Status::internal("create failed");
         const genx_transport_ops ops = transport_ops_for(&t);
         char why[256] = "";
@@ -775,20 +785,20 @@ TEST_CASE("calls compile each count once, generate no plan, and share plans acro
         for (int round = 0; round < 3; ++round) {
             for (size_t n : cycle) {
                 std::vector<int32_t> x(n, rank + 1);
-                if (genx_allreduce(comm, nullptr, x.data(), n, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr,
-                                   &ops, why, sizeof why) != GENX_OK)
+                if (genx_allreduce(comm, nullptr, x.data(), n, GENX_DT_INT32, 4, GENX_OP_SUM, 1,
+                                   nullptr, &ops, nullptr, why, sizeof why) != GENX_OK)
                     return Status::internal(why);
                 GENX_RETURN_IF_ERROR(ensure(x == std::vector<int32_t>(n, 10), "wrong sum"));
             }
         }
-        genx_comm_get_stats(comm, &after_cycle[static_cast<size_t>(rank)]);
+        get_stats(comm, &after_cycle[static_cast<size_t>(rank)]);
         for (size_t n = 1; n <= 100; ++n) {
             std::vector<int32_t> x(n, 1);
-            if (genx_allreduce(comm, nullptr, x.data(), n, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr,
-                               &ops, why, sizeof why) != GENX_OK)
+            if (genx_allreduce(comm, nullptr, x.data(), n, GENX_DT_INT32, 4, GENX_OP_SUM, 1,
+                               nullptr, &ops, nullptr, why, sizeof why) != GENX_OK)
                 return Status::internal(why);
         }
-        genx_comm_get_stats(comm, &after[static_cast<size_t>(rank)]);
+        get_stats(comm, &after[static_cast<size_t>(rank)]);
         genx_comm_destroy(comm);
         return Status::ok();
     });
@@ -818,17 +828,17 @@ TEST_CASE("a repeated call reuses its decision until the schedule cache evicts i
     // evict the remembered schedule from the 64-entry cache, after which
     // the same count must compile again (a stale decision would run a freed
     // schedule) and still sum right.
-    std::vector<genx_comm_stats> mid(P), end(P);
+    std::vector<genx::CommStats> mid(P), end(P);
     Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = config("rd", "", 0, nullptr);
-        genx_comm* comm = genx_comm_create(rank, P, &cfg, nullptr, 0);
+        genx_comm* comm = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, nullptr, 0);
         if (comm == nullptr) return Status::internal("create failed");
         const genx_transport_ops ops = transport_ops_for(&t);
         char why[256] = "";
         auto blocking = [&](size_t n, genx_dtype dt, genx_op op) -> Status {
             std::vector<int32_t> x(n, rank + 1);
-            if (genx_allreduce(comm, nullptr, x.data(), n, dt, 4, op, 1, nullptr, &ops, why,
-                               sizeof why) != GENX_OK)
+            if (genx_allreduce(comm, nullptr, x.data(), n, dt, 4, op, 1, nullptr, &ops, nullptr,
+                               why, sizeof why) != GENX_OK)
                 return Status::internal(why);
             const int32_t want = op == GENX_OP_MAX ? 3 : 6;  // ranks contribute 1, 2, 3
             return ensure(x == std::vector<int32_t>(n, want), "wrong result");
@@ -837,12 +847,12 @@ TEST_CASE("a repeated call reuses its decision until the schedule cache evicts i
         GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_INT32, GENX_OP_MAX));
         GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_UINT32, GENX_OP_SUM));
         GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_INT32, GENX_OP_SUM));
-        genx_comm_get_stats(comm, &mid[static_cast<size_t>(rank)]);
+        get_stats(comm, &mid[static_cast<size_t>(rank)]);
         for (size_t n = 1000; n < 1070; ++n) {
             std::vector<int32_t> in(n, 1), out(n, 0);
             genx_request* req = nullptr;
-            if (genx_iallreduce(comm, in.data(), out.data(), n, GENX_DT_INT32, 4, GENX_OP_SUM, 1,
-                                nullptr, &ops, &req, why, sizeof why) != GENX_OK)
+            if (iallreduce(comm, in.data(), out.data(), n, GENX_DT_INT32, 4, GENX_OP_SUM, 1,
+                           nullptr, &ops, &req, why, sizeof why) != GENX_OK)
                 return Status::internal(why);
             Status s = drive(req);
             genx_request_free(req);
@@ -850,7 +860,7 @@ TEST_CASE("a repeated call reuses its decision until the schedule cache evicts i
         }
         GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_INT32, GENX_OP_SUM));
         GENX_RETURN_IF_ERROR(blocking(100, GENX_DT_INT32, GENX_OP_SUM));
-        genx_comm_get_stats(comm, &end[static_cast<size_t>(rank)]);
+        get_stats(comm, &end[static_cast<size_t>(rank)]);
         genx_comm_destroy(comm);
         return Status::ok();
     });
@@ -875,27 +885,27 @@ TEST_CASE("communicators of one shape and rank share their plans", "[capi][hot]"
     const RemoveAtExit remove_rules{rules};
     genx_config cfg = config("auto", "", 0, nullptr);
     cfg.rules_path = rules.c_str();
-    genx_comm_stats s{};
-    genx_comm* a = genx_comm_create(2, 11, &cfg, nullptr, 0);
+    genx::CommStats s{};
+    genx_comm* a = genx_comm_create(2, 11, 0, 0, nullptr, &cfg, nullptr, 0);
     REQUIRE(a != nullptr);
-    genx_comm_get_stats(a, &s);
+    get_stats(a, &s);
     const uint64_t before = s.plans_generated;
     char err[256];
     REQUIRE(genx_comm_prepare(a, err, sizeof err) == GENX_OK);
-    genx_comm_get_stats(a, &s);
+    get_stats(a, &s);
     const uint64_t after_first = s.plans_generated;
-    genx_comm* b = genx_comm_create(2, 11, &cfg, nullptr, 0);
+    genx_comm* b = genx_comm_create(2, 11, 0, 0, nullptr, &cfg, nullptr, 0);
     REQUIRE(b != nullptr);
     REQUIRE(genx_comm_prepare(b, err, sizeof err) == GENX_OK);
-    genx_comm_get_stats(b, &s);
+    get_stats(b, &s);
     // The first communicator generated its decisions' plans (P = 11 has
     // not been used by any earlier test on rank 2), the second none.
     CHECK(after_first > before);
     CHECK(s.plans_generated == after_first);
-    genx_comm* c = genx_comm_create(3, 11, &cfg, nullptr, 0);
+    genx_comm* c = genx_comm_create(3, 11, 0, 0, nullptr, &cfg, nullptr, 0);
     REQUIRE(c != nullptr);
     REQUIRE(genx_comm_prepare(c, err, sizeof err) == GENX_OK);
-    genx_comm_get_stats(c, &s);
+    get_stats(c, &s);
     CHECK(s.plans_generated > after_first);  // another rank: other programs
     genx_comm_destroy(a);
     genx_comm_destroy(b);
@@ -951,7 +961,7 @@ TEST_CASE("[capi] SLURM_TOPOLOGY_ADDR gathered from the ranks places them on the
     const std::vector<const char*> pat(4, "switch.switch.node");
     const std::vector<const char*> good = {"spine.leaf1.n1", "spine.leaf1.n1", "spine.leaf2.n2",
                                            "spine.leaf2.n2"};
-    genx_comm* c = genx_comm_create_on(0, 4, 2, 2, &cfg, err, sizeof(err));
+    genx_comm* c = genx_comm_create(0, 4, 2, 2, nullptr, &cfg, err, sizeof(err));
     REQUIRE(c != nullptr);
     REQUIRE(genx_comm_prepare(c, err, sizeof(err)) == GENX_OK);
     const uint64_t before = genx_comm_digest(c);
@@ -979,7 +989,7 @@ TEST_CASE("[capi] SLURM_TOPOLOGY_ADDR gathered from the ranks places them on the
     genx_comm_destroy(c);
     // A forced algorithm is planned again on the tree.
     cfg.algorithm = "ring";
-    genx_comm* f = genx_comm_create_on(1, 4, 2, 2, &cfg, err, sizeof(err));
+    genx_comm* f = genx_comm_create(1, 4, 2, 2, nullptr, &cfg, err, sizeof(err));
     REQUIRE(f != nullptr);
     const uint64_t flat = genx_comm_digest(f);
     CHECK(genx_comm_place_topology_addrs(f, good.data(), pat.data(), nullptr) == 1);
@@ -995,8 +1005,8 @@ TEST_CASE("[capi] on a network whose routes hold more than the default window, p
     auto said_unsegmented = [&](const std::string& file, const std::vector<const char*>& hosts) {
         log.clear();
         cfg.topology_file = file.c_str();
-        genx_comm* c = genx_comm_create_hosts(0, static_cast<int>(hosts.size()), 0, 0, hosts.data(), &cfg,
-                                              err, sizeof(err));
+        genx_comm* c = genx_comm_create(0, static_cast<int>(hosts.size()), 0, 0, hosts.data(), &cfg,
+                                        err, sizeof(err));
         REQUIRE(c != nullptr);
         CHECK(genx_comm_topology(c) != 0);
         genx_comm_destroy(c);
@@ -1015,8 +1025,8 @@ TEST_CASE("[capi] a topology file places the ranks by host name, and the digest 
     cfg.topology_file = file.c_str();
     char err[512];
     auto create = [&](const std::vector<const char*>& hosts) {
-        return genx_comm_create_hosts(0, static_cast<int>(hosts.size()), 0, 0, hosts.data(), &cfg, err,
-                                      sizeof(err));
+        return genx_comm_create(0, static_cast<int>(hosts.size()), 0, 0, hosts.data(), &cfg, err,
+                                sizeof(err));
     };
     genx_comm* same_leaf = create({"node01", "node02", "node03", "node01"});
     genx_comm* two_leaves = create({"node01", "r1n1", "node02", "r2n2"});
@@ -1047,7 +1057,7 @@ TEST_CASE("[capi] a topology file places the ranks by host name, and the digest 
     CHECK(named);
     genx_config plain = cfg;
     plain.topology_file = nullptr;
-    genx_comm* without = genx_comm_create_on(0, 2, 0, 0, &plain, err, sizeof(err));
+    genx_comm* without = genx_comm_create(0, 2, 0, 0, nullptr, &plain, err, sizeof(err));
     REQUIRE(without != nullptr);
     CHECK(genx_comm_digest(stranger) == genx_comm_digest(without));
 
@@ -1080,23 +1090,23 @@ TEST_CASE("a fallback rule naming an Open MPI algorithm: blocking calls get its 
     genx_config cfg = config("auto", "", 0, nullptr);
     cfg.rules_path = path.c_str();
     cfg.rules_strict = 1;
-    genx_comm* comm = genx_comm_create_on(0, 4, 4, 1, &cfg, nullptr, 0);
+    genx_comm* comm = genx_comm_create(0, 4, 4, 1, nullptr, &cfg, nullptr, 0);
     REQUIRE(comm != nullptr);
     char err[256] = "";
     REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
     const char* reason = nullptr;
-    CHECK(genx_comm_defers(comm, 64, &reason) == GENX_DEFERS + 3);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, &reason) == GENX_DEFERS + 3);
     REQUIRE(reason != nullptr);
     CHECK(std::string(reason).find("Open MPI's recursive_doubling") != std::string::npos);
-    CHECK(genx_comm_defers(comm, 4096, nullptr) == GENX_DEFERS + 1);
-    CHECK(genx_comm_defers(comm, 100000, &reason) == GENX_DEFERS);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 4096, nullptr) == GENX_DEFERS + 1);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 100000, &reason) == GENX_DEFERS);
     CHECK(std::string(reason).find("the component genx displaced") != std::string::npos);
-    CHECK(genx_comm_defers(comm, 4 << 20, nullptr) == 0);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 4 << 20, nullptr) == 0);
     // coll/base has no non-blocking algorithms: MPI_Iallreduce goes to the
     // displaced component.
-    CHECK(genx_comm_defers_nb(comm, 64, &reason) == GENX_DEFERS);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 64, &reason) == GENX_DEFERS);
     CHECK(std::string(reason).find("the component genx displaced") != std::string::npos);
-    CHECK(genx_comm_defers_nb(comm, 4096, nullptr) == GENX_DEFERS);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 4096, nullptr) == GENX_DEFERS);
     genx_comm_destroy(comm);
     CHECK(std::string(genx_base_algorithm_name(3)) == "recursive_doubling");
     CHECK(std::string(genx_base_algorithm_name(6)) == "rabenseifner");
@@ -1115,10 +1125,10 @@ TEST_CASE("a fallback rule naming an Open MPI algorithm: blocking calls get its 
                "  {\"bytes\": \"0-1K\", \"algorithm\": \"fallback\", \"params\": \"base=ring\"},\n"
                "  {\"algorithm\": \"fallback\"}]}\n";
     }
-    comm = genx_comm_create_on(0, 4, 4, 1, &cfg, nullptr, 0);
+    comm = genx_comm_create(0, 4, 4, 1, nullptr, &cfg, nullptr, 0);
     REQUIRE(comm != nullptr);
     REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
-    CHECK(genx_comm_defers(comm, 64, nullptr) == GENX_DEFERS + 4);
-    CHECK(genx_comm_defers_all_calls(comm, kBothCalls, nullptr) == 0);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, nullptr) == GENX_DEFERS + 4);
+    CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, nullptr) == 0);
     genx_comm_destroy(comm);
 }

@@ -29,6 +29,7 @@
 #include "tests/support/loopback.hpp"
 #include "runtime/staging.hpp"
 #include "tests/unit/make_plan.hpp"
+#include "capi_calls.hpp"
 #include "typed_data.hpp"
 
 using namespace genx;
@@ -561,7 +562,9 @@ struct HostFallback {
         ++h->calls;
         char why[256];
         return genx_allreduce(h->comm, sendbuf, recvbuf, count, GENX_DT_INT32, 4, GENX_OP_SUM, 1,
-                              nullptr, h->ops, why, sizeof(why)) == GENX_OK ? 0 : 1;
+                              nullptr, h->ops, nullptr, why, sizeof(why)) == GENX_OK
+                   ? 0
+                   : 1;
     }
 };
 
@@ -595,9 +598,9 @@ TEST_CASE("genx_allreduce_ex stages device buffers, and stages around the fallba
             genx_transport_ops ops = transport_ops_for(&t);
             const genx_config cfg = config("auto", rules.c_str());
             char err[512];
-            genx_comm* c = genx_comm_create(rank, P, &cfg, err, sizeof(err));
+            genx_comm* c = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, err, sizeof(err));
             const genx_config ring = config("ring");
-            genx_comm* fb_comm = genx_comm_create(rank, P, &ring, err, sizeof(err));
+            genx_comm* fb_comm = genx_comm_create(rank, P, 0, 0, nullptr, &ring, err, sizeof(err));
             if (c == nullptr || fb_comm == nullptr) return Status::internal(err);
             if (genx_device_active(c) != 1) return Status::internal("device not active");
             HostFallback hf{fb_comm, &ops, 0};
@@ -617,9 +620,9 @@ TEST_CASE("genx_allreduce_ex stages device buffers, and stages around the fallba
                     if (genx_buffers_on_device(c, in_place ? nullptr : ds, dr) != 1)
                         out = Status::internal("buffers not seen on the device");
                     char why[512] = "";
-                    const int rc = genx_allreduce_ex(c, in_place ? nullptr : ds, dr, count,
-                                                     GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr,
-                                                     &ops, &fb, why, sizeof(why));
+                    const int rc =
+                        genx_allreduce(c, in_place ? nullptr : ds, dr, count, GENX_DT_INT32, 4,
+                                       GENX_OP_SUM, 1, nullptr, &ops, &fb, why, sizeof(why));
                     std::vector<int32_t> got(count);
                     td.download(got.data(), dr, bytes);
                     td.release(ds);
@@ -634,8 +637,8 @@ TEST_CASE("genx_allreduce_ex stages device buffers, and stages around the fallba
                 }
                 if (!out.is_ok()) break;
             }
-            genx_comm_stats stats{};
-            genx_comm_get_stats(c, &stats);
+            genx::CommStats stats{};
+            get_stats(c, &stats);
             fallback_calls += hf.calls;
             genx_calls += static_cast<int>(stats.calls);
             if (out.is_ok() && stats.device_calls != 2 * counts.size() - 2)  // count 0 stages nothing
@@ -669,12 +672,12 @@ TEST_CASE("device buffers are refused, never dereferenced, when they cannot be s
         genx_transport_ops ops = transport_ops_for(&t);
         const genx_config cfg = config("auto", rules.c_str());
         char err[512];
-        genx_comm* c = genx_comm_create(rank, 2, &cfg, err, sizeof(err));
+        genx_comm* c = genx_comm_create(rank, 2, 0, 0, nullptr, &cfg, err, sizeof(err));
         if (c == nullptr) return Status::internal(err);
         void* d = f.alloc(64);
         char why[512] = "";
         const int rc = genx_allreduce(c, nullptr, d, 16, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr,
-                                      &ops, why, sizeof(why));
+                                      &ops, nullptr, why, sizeof(why));
         f.free(d);
         genx_comm_destroy(c);
         if (rc != GENX_ERROR_BUFFER) return Status::internal("rc " + std::to_string(rc));
@@ -690,18 +693,18 @@ TEST_CASE("device buffers are refused, never dereferenced, when they cannot be s
     {
         const genx_config ring = config("ring");
         char err2[256];
-        genx_comm* c1 = genx_comm_create(0, 1, &ring, err2, sizeof(err2));
+        genx_comm* c1 = genx_comm_create(0, 1, 0, 0, nullptr, &ring, err2, sizeof(err2));
         REQUIRE(c1 != nullptr);
         LoopbackFabric fabric(1);
         genx_transport_ops ops = transport_ops_for(&fabric.transport(0));
         void* d = f.alloc(64);
         genx_request* req = nullptr;
         char why[256] = "";
-        CHECK(genx_iallreduce(c1, nullptr, d, 16, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr, &ops,
-                              &req, why, sizeof(why)) == GENX_ERROR_BUFFER);
+        CHECK(iallreduce(c1, nullptr, d, 16, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr, &ops, &req,
+                         why, sizeof(why)) == GENX_ERROR_BUFFER);
         CHECK(req == nullptr);
         CHECK(std::string(why).find("blocking allreduce only") != std::string::npos);
-        CHECK(genx_allreduce_init(c1, d, d, 16, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr, &ops,
+        CHECK(genx_allreduce_init(c1, 1, d, d, 16, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr, &ops,
                                   &req, why, sizeof(why)) == GENX_ERROR_BUFFER);
         f.free(d);
         genx_comm_destroy(c1);
@@ -711,7 +714,7 @@ TEST_CASE("device buffers are refused, never dereferenced, when they cannot be s
     genx_config off = config("ring");
     off.device_off = 1;
     char err[256];
-    genx_comm* c = genx_comm_create(0, 1, &off, err, sizeof(err));
+    genx_comm* c = genx_comm_create(0, 1, 0, 0, nullptr, &off, err, sizeof(err));
     REQUIRE(c != nullptr);
     void* d = f.alloc(64);
     CHECK(genx_device_active(c) == 0);
@@ -793,8 +796,8 @@ Status sum_on_device(genx_comm* c, const genx_transport_ops& ops, int rank, int 
         void* dr = td.alloc(count * es);
         td.upload(ds, input.data(), count * es);
         char why[512] = "";
-        const int rc = genx_allreduce(c, ds, dr, count, dt, es, GENX_OP_SUM, 1, nullptr, &ops, why,
-                                      sizeof(why));
+        const int rc = genx_allreduce(c, ds, dr, count, dt, es, GENX_OP_SUM, 1, nullptr, &ops,
+                                      nullptr, why, sizeof(why));
         std::vector<unsigned char> got(count * es);
         td.download(got.data(), dr, count * es);
         td.release(ds);
@@ -819,7 +822,7 @@ TEST_CASE("a device-aware transport keeps device buffers on the device; what has
         genx_config cfg = config("ring");
         cfg.transport_device_aware = 1;
         char err[512];
-        genx_comm* c = genx_comm_create(rank, P, &cfg, err, sizeof(err));
+        genx_comm* c = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, err, sizeof(err));
         if (c == nullptr) return Status::internal(err);
         // float SUM has a device kernel; long double SUM does not.
         const Status out = sum_on_device(c, ops, rank, P, count);
@@ -951,23 +954,23 @@ TEST_CASE("genx_allreduce_ex reduces staged device calls where device_reduce say
     for (const Mode& m : {Mode{"device", "", 1}, Mode{"host", "", 0}, Mode{"auto", "pcie=1e6", 0},
                           Mode{"auto", "pcie=1e15,copy_latency=0,kernel_latency=0", 1}}) {
         if (td.fake != nullptr) td.fake->reset_stats();
-        std::vector<genx_comm_stats> stats(P);
+        std::vector<genx::CommStats> stats(P);
         const Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
             genx_transport_ops ops = transport_ops_for(&t);
             genx_config cfg = config("ring");
             cfg.device_reduce = m.name;
             cfg.device_rates = m.rates;
             char err[512];
-            genx_comm* c = genx_comm_create(rank, P, &cfg, err, sizeof(err));
+            genx_comm* c = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, err, sizeof(err));
             if (c == nullptr) return Status::internal(err);
             const Status out = sum_on_device(c, ops, rank, P, count);
-            genx_comm_get_stats(c, &stats[static_cast<size_t>(rank)]);
+            get_stats(c, &stats[static_cast<size_t>(rank)]);
             genx_comm_destroy(c);
             return out;
         }, kRunRanksTimeout);  // a fabric of host memory only
         INFO(m.name << " " << m.rates << ": " << st.message());
         REQUIRE(st.is_ok());
-        for (const genx_comm_stats& s : stats) {
+        for (const genx::CommStats& s : stats) {
             CHECK(s.device_calls == 2);
             CHECK(s.device_reduced == m.device_reduced);  // long double has no device kernel
         }
@@ -991,7 +994,7 @@ TEST_CASE("genx_allreduce_ex reduces staged device calls where device_reduce say
             cfg.log = [](void* ctx, int, const char* msg) { *static_cast<std::string*>(ctx) += msg; };
             cfg.log_ctx = &said;
             char err[512] = "";
-            genx_comm* c = genx_comm_create(0, 2, &cfg, err, sizeof(err));
+            genx_comm* c = genx_comm_create(0, 2, 0, 0, nullptr, &cfg, err, sizeof(err));
             INFO(mode << " / " << rates << " strict " << strict << ": err '" << err << "', said '" << said << "'");
             if (strict) {
                 CHECK(c == nullptr);
@@ -1200,7 +1203,7 @@ TEST_CASE("a process with no device context is not asked where its buffers are",
         float host[4] = {0, 0, 0, 0};
         char err[512];
         const genx_config cfg = config("ring");
-        genx_comm* c = genx_comm_create(0, 1, &cfg, err, sizeof(err));
+        genx_comm* c = genx_comm_create(0, 1, 0, 0, nullptr, &cfg, err, sizeof(err));
         REQUIRE(c != nullptr);
         // No context: host memory without a question, each call.
         CHECK(genx_buffers_on_device(c, host, host + 2) == 0);
@@ -1210,12 +1213,12 @@ TEST_CASE("a process with no device context is not asked where its buffers are",
             return run_ranks(P, [&](int rank, Transport& t) -> Status {
                 genx_transport_ops ops = transport_ops_for(&t);
                 char e[512];
-                genx_comm* rc_comm = genx_comm_create(rank, P, &cfg, e, sizeof(e));
+                genx_comm* rc_comm = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, e, sizeof(e));
                 if (rc_comm == nullptr) return Status::internal(e);
                 float v = 1.0f, r = 0.0f;
                 char why[512] = "";
-                const int rc = genx_allreduce_ex(rc_comm, &v, &r, 1, GENX_DT_FLOAT, 4, GENX_OP_SUM,
-                                                 1, nullptr, &ops, nullptr, why, sizeof(why));
+                const int rc = genx_allreduce(rc_comm, &v, &r, 1, GENX_DT_FLOAT, 4, GENX_OP_SUM, 1,
+                                              nullptr, &ops, nullptr, why, sizeof(why));
                 genx_comm_destroy(rc_comm);
                 return rc == GENX_OK && r == static_cast<float>(P) ? Status::ok()
                                                                    : Status::internal(why);

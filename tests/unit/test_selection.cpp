@@ -63,14 +63,14 @@ TEST_CASE("a rules file decides, and verbose output names the rule", "[selection
     const Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
         genx_config cfg = auto_config(path, 1, 1, &logs[static_cast<size_t>(rank)]);
         char err[512] = "";
-        genx_comm* comm = genx_comm_create(rank, P, &cfg, err, sizeof err);
+        genx_comm* comm = genx_comm_create(rank, P, 0, 0, nullptr, &cfg, err, sizeof err);
         if (comm == nullptr) return Status::internal(err);
         const genx_transport_ops ops = transport_ops_for(&t);
         char why[256] = "";
         for (size_t n : {size_t{10}, size_t{500}}) {
             std::vector<double> x(n, rank + 1.0);
             const int rc = genx_allreduce(comm, nullptr, x.data(), n, GENX_DT_DOUBLE, 8,
-                                          GENX_OP_SUM, 1, nullptr, &ops, why, sizeof why);
+                                          GENX_OP_SUM, 1, nullptr, &ops, nullptr, why, sizeof why);
             if (rc != GENX_OK) return Status::internal(why);
             if (x != std::vector<double>(n, 6.0)) return Status::internal("wrong sum");
         }
@@ -97,10 +97,10 @@ TEST_CASE("placement reaches the rules through genx_comm_create_on", "[selection
         "placement", "{\"nodes\": 2, \"ppn\": 2, \"algorithm\": \"rhd\"},\n"
                      "{\"algorithm\": \"ring\"}");
     genx_config cfg = auto_config(path, 1, 0, nullptr);
-    genx_comm* on_two = genx_comm_create_on(0, 4, 2, 2, &cfg, nullptr, 0);
-    genx_comm* unknown = genx_comm_create(0, 4, &cfg, nullptr, 0);
-    genx_comm* on_one = genx_comm_create_on(0, 4, 1, 4, &cfg, nullptr, 0);
-    genx_comm* nonsense = genx_comm_create_on(0, 4, 1, 2, &cfg, nullptr, 0);  // 1 x 2 < 4
+    genx_comm* on_two = genx_comm_create(0, 4, 2, 2, nullptr, &cfg, nullptr, 0);
+    genx_comm* unknown = genx_comm_create(0, 4, 0, 0, nullptr, &cfg, nullptr, 0);
+    genx_comm* on_one = genx_comm_create(0, 4, 1, 4, nullptr, &cfg, nullptr, 0);
+    genx_comm* nonsense = genx_comm_create(0, 4, 1, 2, nullptr, &cfg, nullptr, 0);  // 1 x 2 < 4
     REQUIRE(on_two != nullptr);
     REQUIRE(unknown != nullptr);
     REQUIRE(on_one != nullptr);
@@ -113,7 +113,7 @@ TEST_CASE("placement reaches the rules through genx_comm_create_on", "[selection
     CHECK(genx_comm_digest(on_two) != genx_comm_digest(unknown));
     CHECK(genx_comm_digest(on_one) == genx_comm_digest(unknown));  // both ring everywhere
     CHECK(genx_comm_digest(nonsense) == genx_comm_digest(unknown));
-    genx_comm* again = genx_comm_create_on(1, 4, 2, 2, &cfg, nullptr, 0);
+    genx_comm* again = genx_comm_create(1, 4, 2, 2, nullptr, &cfg, nullptr, 0);
     REQUIRE(genx_comm_prepare(again, nullptr, 0) == GENX_OK);
     REQUIRE(genx_comm_prepare(again, nullptr, 0) == GENX_OK);  // idempotent
     CHECK(genx_comm_digest(again) == genx_comm_digest(on_two));
@@ -126,25 +126,25 @@ TEST_CASE("a bad rules file: defaults with a warning, or an error when strict", 
         write_rules("bad", "{\"algorithm\": \"ring\"},\n{\"bytes\": \"1M-1K\", \"algorithm\": \"ring\"}");
     Sink sink;
     genx_config loose = auto_config(path, 0, 0, &sink);
-    genx_comm* c = genx_comm_create(0, 4, &loose, nullptr, 0);
+    genx_comm* c = genx_comm_create(0, 4, 0, 0, nullptr, &loose, nullptr, 0);
     REQUIRE(c != nullptr);
     // Printed without any verbosity (level 0), by rank 0, once per process.
     REQUIRE(sink.lines.size() == 1);
     CHECK(sink.lines[0].first == 0);
     CHECK(has(sink.lines[0].second, path + ":4: allreduce[1].bytes:"));
     CHECK(has(sink.lines[0].second, "uses its built-in defaults"));
-    genx_comm* d = genx_comm_create(0, 4, &loose, nullptr, 0);
+    genx_comm* d = genx_comm_create(0, 4, 0, 0, nullptr, &loose, nullptr, 0);
     CHECK(sink.lines.size() == 1);
     const std::string no_rules;
     genx_config defaults = auto_config(no_rules, 0, 0, nullptr);
-    genx_comm* e = genx_comm_create(0, 4, &defaults, nullptr, 0);
+    genx_comm* e = genx_comm_create(0, 4, 0, 0, nullptr, &defaults, nullptr, 0);
     REQUIRE(genx_comm_prepare(d, nullptr, 0) == GENX_OK);
     REQUIRE(genx_comm_prepare(e, nullptr, 0) == GENX_OK);
     CHECK(genx_comm_digest(d) == genx_comm_digest(e));
 
     genx_config strict = auto_config(path, 1, 0, nullptr);
     char err[512] = "";
-    CHECK(genx_comm_create(0, 4, &strict, err, sizeof err) == nullptr);
+    CHECK(genx_comm_create(0, 4, 0, 0, nullptr, &strict, err, sizeof err) == nullptr);
     CHECK(has(err, path + ":4: allreduce[1].bytes:"));
     CHECK(has(err, "aborting because rules_strict is set"));
 
@@ -153,7 +153,7 @@ TEST_CASE("a bad rules file: defaults with a warning, or an error when strict", 
     const std::string odd = write_rules("odd", "{\"algorithm\": \"hcps\", \"params\": \"factors=2x2\"}");
     Sink sink2;
     genx_config loose2 = auto_config(odd, 0, 0, &sink2);
-    genx_comm* f = genx_comm_create(0, 6, &loose2, nullptr, 0);
+    genx_comm* f = genx_comm_create(0, 6, 0, 0, nullptr, &loose2, nullptr, 0);
     REQUIRE(f != nullptr);
     CHECK(sink2.lines.empty());  // the table, and its warnings, come at the first allreduce
     REQUIRE(genx_comm_prepare(f, nullptr, 0) == GENX_OK);
@@ -161,7 +161,7 @@ TEST_CASE("a bad rules file: defaults with a warning, or an error when strict", 
     CHECK(has(sink2.lines[0].second, odd + ":3 (allreduce[0])"));
     CHECK(has(sink2.lines[0].second, "skips this rule"));
     genx_config strict2 = auto_config(odd, 1, 0, nullptr);
-    genx_comm* g = genx_comm_create(0, 6, &strict2, err, sizeof err);
+    genx_comm* g = genx_comm_create(0, 6, 0, 0, nullptr, &strict2, err, sizeof err);
     REQUIRE(g != nullptr);
     CHECK(genx_comm_prepare(g, err, sizeof err) == GENX_ERROR);
     CHECK(has(err, "cannot run on 6 ranks"));
@@ -177,9 +177,9 @@ TEST_CASE("forced algorithms: digest follows the algorithm and params", "[select
     a.params = "segment=1K";
     b.algorithm = "ring";
     b.params = "segment=2K";
-    genx_comm* x = genx_comm_create(0, 4, &a, nullptr, 0);
-    genx_comm* y = genx_comm_create(1, 4, &a, nullptr, 0);
-    genx_comm* z = genx_comm_create(0, 4, &b, nullptr, 0);
+    genx_comm* x = genx_comm_create(0, 4, 0, 0, nullptr, &a, nullptr, 0);
+    genx_comm* y = genx_comm_create(1, 4, 0, 0, nullptr, &a, nullptr, 0);
+    genx_comm* z = genx_comm_create(0, 4, 0, 0, nullptr, &b, nullptr, 0);
     REQUIRE((x != nullptr && y != nullptr && z != nullptr));
     CHECK(genx_comm_digest(x) == genx_comm_digest(y));
     CHECK(genx_comm_digest(x) != genx_comm_digest(z));
