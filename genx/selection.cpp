@@ -8,7 +8,9 @@
 #include "common/hash.hpp"
 #include "common/text_util.hpp"
 #include "plan/registry.hpp"
+#include "tuning/cost_model.hpp"
 #include "tuning/exec_defaults.hpp"
+#include "tuning/gentree_choice.hpp"
 
 namespace genx {
 
@@ -67,6 +69,10 @@ Selection::PlanRef Selection::plan_for(const std::string& name, const std::strin
 // so at verbosity 1.  Every larger communicator still validates them.
 void Selection::plan_forced(const CommLog& log) {
     forced_plan_ = plan_for(algorithm_, forced_params_);
+    forced_sized_.clear();
+    ParamMap pm;
+    forced_by_size_ = algorithm_ == "gentree" && size_ > 1 && shape_.topology && !shape_.topology->direct &&
+                      parse_params(forced_params_, &pm).is_ok() && pm.count("plans") == 0;
     if (size_ != 1 || forced_plan_->status.is_ok()) return;
     const std::string why = forced_plan_->status.message();
     forced_plan_ = plan_for(algorithm_, "");
@@ -83,9 +89,8 @@ Status Selection::configure(const genx_config* cfg, const CommLog& log) {
     ParamMap all, gen_params;
     ExecOptions exec;
     GENX_RETURN_IF_ERROR(parse_params(text, &all));
-    GENX_RETURN_IF_ERROR(split_exec_params(all, &gen_params, &exec));
-    for (const auto& kv : all)
-        if (gen_params.find(kv.first) == gen_params.end()) user_exec_.insert(kv);
+    GENX_RETURN_IF_ERROR(split_exec_params(all, &gen_params, &exec));  // checks the executor's values
+    split_exec_keys(all, nullptr, &user_exec_);
     if (!forced_) {
         if (!gen_params.empty())
             return Status::invalid(
@@ -175,7 +180,7 @@ Status Selection::prepare(const CommLog& log) {
 Selection::Choice Selection::choose(bool nonblocking, size_t bytes) const {
     Choice c;
     if (forced_) {
-        c.plan = forced_plan_.get();
+        c.plan = forced_by_size_ ? forced_plan_at(bytes) : forced_plan_.get();
         return c;
     }
     const DecisionTable& table = nonblocking ? *nb_table_ : *table_;
@@ -183,6 +188,24 @@ Selection::Choice Selection::choose(bool nonblocking, size_t bytes) const {
     c.decision = &table.decision(i);
     c.plan = (nonblocking ? nb_decision_plans_ : decision_plans_)[i].get();
     return c;
+}
+
+const RankPlan* Selection::forced_plan_at(size_t bytes) const {
+    unsigned cls = 0;
+    for (size_t b = bytes; b != 0; b >>= 1) ++cls;
+    auto it = forced_sized_.find(cls);
+    if (it != forced_sized_.end()) return it->second.get();
+    // Every rank prices the same class bound on the same view: the same plan.
+    const double at = cls <= 1 ? 1.0 : static_cast<double>(size_t{1} << (cls - 1));
+    std::string params = forced_params_;
+    PlanRef plan = forced_plan_;
+    if (resolve_gentree_text(algorithm_, shape_.topology.get(), at, model_for_topology(model(), shape_.topology.get()),
+                             &params)
+            .is_ok()) {
+        PlanRef sized = plan_for(algorithm_, params);
+        if (sized->status.is_ok()) plan = std::move(sized);
+    }
+    return forced_sized_.emplace(cls, std::move(plan)).first->second.get();
 }
 
 int Selection::defers(int calls, size_t bytes, const char** reason) const {

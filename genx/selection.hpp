@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,7 @@ class Selection {
   private:
     PlanRef plan_for(const std::string& name, const std::string& params) const;
     void plan_forced(const CommLog& log);
+    const RankPlan* forced_plan_at(size_t bytes) const;
     void plans_for_table(const DecisionTable& table, std::vector<PlanRef>* plans) const;
     int defers_throughout(int calls, const char** reason) const;
 
@@ -102,6 +104,11 @@ class Selection {
     std::shared_ptr<const DecisionTable> table_;     // built by prepare()
     std::shared_ptr<const DecisionTable> nb_table_;  // the same object unless a rule names a "call"
     PlanRef forced_plan_;
+    // A forced gentree without plans=: its per-switch plans are chosen by
+    // the cost model at each size class's lower bound, one plan per class,
+    // made at the class's first call.
+    bool forced_by_size_ = false;
+    mutable std::map<unsigned, PlanRef> forced_sized_;
     std::vector<PlanRef> decision_plans_;     // one per interval of table_
     std::vector<PlanRef> nb_decision_plans_;  // nb_table_'s (shared when it is table_)
 };

@@ -79,10 +79,6 @@ class OpsTransport final : public Transport {
     const genx_transport_ops& ops_;
 };
 
-// The reverse adapter: a C function table whose ctx is `t`, for tools and
-// tests that drive the C API over a C++ transport (the loopback).  Its
-// send is set only where `t` has a blocking send.
-genx_transport_ops transport_ops_for(Transport* t);
 
 // The error of a failed C transport call: "transport: WHAT (peer P, N B)
 // failed with code RC" (OpsTransport and Execution::replay()).

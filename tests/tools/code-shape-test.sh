@@ -11,7 +11,7 @@ if [ ! -f "$so" ]; then
     echo "FAIL: $so not built"
     exit 1
 fi
-found=$(nm -C "$so" | grep -Ei 'FakeDevice|Loopback|run_ranks' || true)
+found=$(nm -C "$so" | grep -Ei 'FakeDevice|Loopback|run_ranks|transport_ops_for' || true)
 if [ -n "$found" ]; then
     echo "FAIL: test-support symbols in $so:"
     echo "$found" | sed 's/^/    /'

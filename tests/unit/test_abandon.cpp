@@ -23,6 +23,7 @@
 #include "tests/unit/make_plan.hpp"
 #include "runtime/executor.hpp"
 #include "tests/support/loopback.hpp"
+#include "tests/support/transport_ops.hpp"
 #include "typed_data.hpp"
 
 using namespace genx;

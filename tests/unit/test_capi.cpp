@@ -15,6 +15,7 @@
 #include "genx/genx_core.h"
 #include "genx/plan_cache.hpp"
 #include "tests/support/loopback.hpp"
+#include "tests/support/transport_ops.hpp"
 #include "runtime/reduce.hpp"
 #include "runtime/transport.hpp"
 #include "capi_calls.hpp"
@@ -1131,4 +1132,59 @@ TEST_CASE("a fallback rule naming an Open MPI algorithm: blocking calls get its 
     CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, nullptr) == GENX_DEFERS + 4);
     CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, nullptr) == 0);
     genx_comm_destroy(comm);
+}
+
+TEST_CASE("[capi] a forced gentree without plans= gets each size class's plans from the cost model",
+          "[capi][gentree]") {
+    // 16 hosts on one switch; under the built-in model the switch's
+    // sub-plan is CPS at 4 KiB and 8x2 from 64 KiB (genx-plan -a gentree
+    // --topology switch:16 --bytes SIZE --stats shows the same choices).
+    const std::string file = "genx-test-capi-gentree-switch16.conf";
+    {
+        std::ofstream f(file);
+        f << "SwitchName=s0 Nodes=h[01-16]\n";
+    }
+    constexpr int P = 16;
+    std::vector<std::string> names;
+    for (int h = 1; h <= P; ++h) names.push_back((h < 10 ? "h0" : "h") + std::to_string(h));
+    std::vector<const char*> hosts;
+    for (const std::string& n : names) hosts.push_back(n.c_str());
+    std::vector<LogSink> logs(P);
+    Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_config cfg = config("gentree", "", 1, &logs[static_cast<size_t>(rank)]);
+        cfg.topology_file = file.c_str();
+        char err[256];
+        genx_comm* comm = genx_comm_create(rank, P, 0, 0, hosts.data(), &cfg, err, sizeof err);
+        if (comm == nullptr) return Status::internal(err);
+        const genx_transport_ops ops = transport_ops_for(&t);
+        Status result;
+        for (size_t count : {size_t{1024}, size_t{16384}, size_t{1024}}) {
+            std::vector<unsigned char> in = make_input(GENX_DT_INT32, GENX_OP_SUM, rank, count);
+            std::vector<unsigned char> out(count * 4, 0xEE);
+            char why[256] = "";
+            if (genx_allreduce(comm, in.data(), out.data(), count, GENX_DT_INT32, 4, GENX_OP_SUM, 1, nullptr,
+                               &ops, nullptr, why, sizeof why) != GENX_OK) {
+                result = Status::internal(std::to_string(count) + ": " + why);
+                break;
+            }
+            const auto ref = reference_allreduce(GENX_DT_INT32, GENX_OP_SUM, P, count);
+            if (first_difference(GENX_DT_INT32, out.data(), ref.data(), count) >= 0) {
+                result = Status::internal(std::to_string(count) + ": wrong result");
+                break;
+            }
+        }
+        genx_comm_destroy(comm);
+        return result;
+    });
+    std::remove(file.c_str());
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    auto said = [&](const std::string& text) {
+        for (const std::string& l : logs[0].lines)
+            if (l.find(text) != std::string::npos) return true;
+        return false;
+    };
+    for (const std::string& l : logs[0].lines) INFO(l);
+    CHECK(said("4096 B (size class 4K) on 16 ranks: gentree (plans=cps,"));
+    CHECK(said("65536 B (size class 64K) on 16 ranks: gentree (plans=8x2,"));
 }

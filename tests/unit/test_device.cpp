@@ -27,6 +27,7 @@
 #include "runtime/executor.hpp"
 #include "tests/support/fake_device.hpp"
 #include "tests/support/loopback.hpp"
+#include "tests/support/transport_ops.hpp"
 #include "runtime/staging.hpp"
 #include "tests/unit/make_plan.hpp"
 #include "capi_calls.hpp"

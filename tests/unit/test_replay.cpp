@@ -18,6 +18,7 @@
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
 #include "tests/support/loopback.hpp"
+#include "tests/support/transport_ops.hpp"
 #include "typed_data.hpp"
 
 using namespace genx;

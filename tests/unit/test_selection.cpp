@@ -11,6 +11,7 @@
 
 #include "genx/genx_core.h"
 #include "tests/support/loopback.hpp"
+#include "tests/support/transport_ops.hpp"
 #include "runtime/transport.hpp"
 
 using namespace genx;
