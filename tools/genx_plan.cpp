@@ -252,7 +252,7 @@ void add_options(CLI::App& app, Options& o) {
         ->capture_default_str();
     app.add_flag("--list", o.list, "list algorithms with their summaries and parameter keys");
     app.add_flag("--programs", o.programs,
-                 "print the per-rank programs (the default when no other output is chosen)");
+                 "print the per-rank programs (the default output)");
     app.add_flag("--stats", o.stats, "print a statistics summary");
     app.add_flag("--json", o.json,
                  "print statistics as JSON on stdout (other text goes to stderr)");
@@ -260,47 +260,32 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--svg", o.svg_file, "draw the schedule (ranks x steps) as SVG into FILE")
         ->each([&o](const std::string&) { o.svg = true; });
     app.add_option("--svg-trees", o.svg_trees_file,
-                   "draw each block's broadcast tree (who passes its final value to whom, and "
-                   "in which step) as SVG into FILE: MultiTree's and MTREE's trees, a ring's "
-                   "chains; blocks with the same tree share a panel")
+                   "draw each block's broadcast tree as SVG into FILE")
         ->each([&o](const std::string&) { o.svg_trees = true; });
     app.add_option("--model", o.model_file,
-                   "a rules file (docs/rules.md, e.g. from genx-tune) or a GenModel parameter "
-                   "file (docs/model.md), or paper (Table 5 of Xiong et al. on --topology): "
-                   "print the predicted time of --bytes by term; it also chooses gentree's "
-                   "per-switch plans at --bytes (default: the built-in model)")
+                   "predict times at --bytes from a rules file, GenModel file or paper")
         ->each([&o](const std::string&) { o.model = true; });
     app.add_option("--topology", o.topology,
-                   "the network the ranks sit on: a Slurm topology.conf (tree form), a genx "
-                   "graph file (JSON), or a preset (switch:N, tree:AxB[/O], torus:AxB[xC], "
-                   "mesh:AxB[xC]); families that follow the network (gentree, multitree) read "
-                   "it; ranks go one per host in the file's order, or --ppn K per host, unless "
-                   "--hosts says where");
+                   "the network the ranks sit on: a topology.conf, graph file or preset");
     app.add_option("--overlay", o.overlay, "with --topology: a JSON overlay (docs/topology.md)");
     app.add_option("--hosts", o.hosts,
-                   "with --topology: rank r's host, as a hostlist (node[01-04],node01,...)");
+                   "with --topology: rank r's host, as a hostlist");
     app.add_option("--rank-map", o.rank_map,
-                   "ranks on nodes for --model: nodes=N, ppn=K or node ids 0,0,1,1,... "
-                   "(default: one rank per node on one switch)");
+                   "ranks on nodes for --model: nodes=N, ppn=K or node ids 0,0,1,1,...");
     app.add_option("--rank", o.rank,
-                   "build and print only this rank's program; --stats and --json still give "
-                   "the plan's numbers (JSON adds \"rank\")");
+                   "build and print only this rank's program");
     app.add_option("--sample", o.sample,
-                   "with --check: check K random ranks' transfers against their peers' "
-                   "programs instead of the whole plan (for large P)");
+                   "with --check: check K random ranks instead of the whole plan");
     app.add_option("--seed", o.seed, "random seed for --sample")->capture_default_str();
     app.add_flag("--decisions", o.decisions,
-                 "print the decision table a communicator of --ranks gets (no --algorithm): "
-                 "the built-in defaults, or --rules FILE");
+                 "print the decision table a communicator of --ranks gets");
     app.add_option("--rules", o.rules, "with --decisions: a rules file (docs/rules.md)");
     app.add_flag("--nonblocking", o.nonblocking,
-                 "with --decisions: the table MPI_Iallreduce and persistent allreduce use "
-                 "(rules with \"call\": \"nonblocking\")");
+                 "with --decisions: the table MPI_Iallreduce and persistent calls use");
     app.add_option("--ppn", o.ppn,
-                   "with --decisions or --topology: ranks per node (consecutive ranks fill a "
-                   "node); default one rank per node");
+                   "with --decisions or --topology: ranks per node (default 1)");
     app.add_flag("--candidates", o.candidates,
-                 "with --model: rank every candidate genx has for --ranks (no --algorithm)");
+                 "with --model: rank every candidate plan for --ranks");
 }
 
 int list_algorithms() {

@@ -72,31 +72,17 @@ int bad_input(const std::string& message) {
 
 void add_options(CLI::App& app, Options& o) {
     app.add_option("--topology", o.topology,
-                   "the platform: a Slurm topology.conf (tree form; rates from --overlay), a "
-                   "genx graph file (JSON, docs/topology.md), or a preset (switch:N, "
-                   "tree:AxB[/O], torus:AxB[xC], mesh:AxB[xC])");
+                   "the platform: a Slurm topology.conf, genx graph file or preset");
     app.add_option("--overlay", o.overlay,
-                   "with --topology: a JSON overlay giving link classes their rates and "
-                   "latencies (docs/topology.md)");
+                   "with --topology: a JSON overlay of link rates and latencies");
     app.add_option("--preset", o.preset,
-                   "a built-in platform instead of --topology: switch:N (one switch, N hosts, "
-                   "10 Gbit/s links of 10 us), tree:AxB (A leaf switches of B hosts under a "
-                   "root, leaf uplinks B*10 Gbit/s, 10 us) or tree:AxB/O (uplinks O times "
-                   "oversubscribed), torus:AxB[xC] or mesh:AxB[xC] (direct networks, links of "
-                   "16 GB/s and 150 ns), or one of the paper's Figure 11 platforms with Table 5's "
-                   "parameters (SS24, SS32, SYM384, SYM512, ASY384, CDC384; their GenModel "
-                   "parameters are the default --model)");
+                   "a built-in platform instead of --topology, e.g. switch:8 or SYM384");
     app.add_option("--hosts", o.hosts,
-                   "rank r's host, as a hostlist of the platform's host names "
-                   "(n[0-3],n7,n6,n5,n4,...): any placement, e.g. a snake order on a torus; "
-                   "the number of names is the number of ranks (instead of --ranks-per-host)");
+                   "rank r's host, as a hostlist of the platform's host names");
     app.add_option("-a,--algorithm", o.algorithm,
-                   "generator name (genx-plan --list); with --sweep a comma list, each NAME or "
-                   "NAME:key=value,... (a key=value after a comma belongs to the algorithm "
-                   "before it)");
+                   "generator name (genx-plan --list); with --sweep a comma list");
     app.add_option("-p,--param", o.params,
-                   "generator or executor parameter key=value (repeatable, or a comma list; "
-                   "segment and window are the executor's)")
+                   "generator or executor parameter key=value (repeatable or comma list)")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--bytes", o.bytes, "vector size in bytes, K/M/G suffixes (plain digits exact)")
@@ -106,30 +92,19 @@ void add_options(CLI::App& app, Options& o) {
                    "ranks on every host, consecutive ranks filling a host")
         ->capture_default_str();
     app.add_option("--network-model", o.network,
-                   "SimGrid's network model: LV08 (SimGrid's default: latency x13.01, "
-                   "bandwidth x0.97, RTT-aware sharing) or CM02 (no correction factors: a "
-                   "message takes latency + size / bandwidth)")
+                   "SimGrid's network model: LV08 or CM02 (no correction factors)")
         ->capture_default_str();
     app.add_option("--model", o.model_file,
-                   "a GenModel parameter file or rules file (docs/model.md), or paper (Table 5 "
-                   "of Xiong et al. per switch level of the platform): its gamma and delta price "
-                   "the local ops, it prices model_s and chooses gentree's per-switch plans; "
-                   "default: Table 5 on the paper's presets, else the platform's host links and "
-                   "gamma = delta = 0");
+                   "the GenModel parameters: a parameter file, rules file or paper");
     app.add_flag("--no-incast", o.no_incast,
-                 "do not simulate incast: without it, --model's inter-node epsilon > 0 slows "
-                 "the link into each host as GenModel's epsilon term (fan-in above w_t)");
+                 "do not simulate incast even when --model gives epsilon");
     app.add_flag("--json", o.json, "print one JSON object on stdout");
     app.add_flag("--progress", o.progress,
-                 "on standard error every 2 s of wall time: simulated time so far, messages "
-                 "sent, ranks finished (with --sweep: one line per simulation)");
+                 "report progress on standard error every 2 s of wall time");
     app.add_option("--sweep", o.sweep,
-                   "MIN:MAX bytes, doubling: simulate every --algorithm at every size, one "
-                   "simulation per process, and print a Markdown table (simulated, GenModel, "
-                   "ratio)");
+                   "MIN:MAX bytes, doubling: simulate every --algorithm, print a table");
     app.add_option("--out", o.out,
-                   "with --sweep: also write table.md, results.json (every run's JSON) and "
-                   "plot.svg (markers: simulated, lines: GenModel) into this folder");
+                   "with --sweep: also write the table, JSON and plot into this folder");
 }
 
 // GenModel's parameters read off the platform when no --model is given:

@@ -155,17 +155,15 @@ int main(int argc, char** argv) {
     CLI::App app{"genx-topo: print and check what genx sees of the machine and the network"};
     Options o;
     app.add_option("file", o.file,
-                   "a Slurm topology.conf (tree form), a genx graph file (JSON) or a preset "
-                   "(switch:N, tree:AxB[/O], torus:AxB[xC], mesh:AxB[xC]); without it, this host");
+                   "a topology.conf, graph file or preset; without it, this host");
     app.add_option("--check", o.check_file,
-                   "validate this topology.conf (and --overlay), graph file or preset; exit 1 if "
-                   "invalid");
+                   "validate this topology.conf, graph file or preset; exit 1 if invalid");
     app.add_option("--overlay", o.overlay,
                    "a JSON overlay with link rates and latencies (docs/topology.md)");
     app.add_flag("--json", o.json, "print the topology as JSON");
     app.add_option("--svg", o.svg_file, "draw the switch tree and hosts as SVG into FILE");
     app.add_option("--ranks", o.ranks,
-                   "a hostlist of the hosts ranks 0, 1, ... run on (names may repeat): place them");
+                   "place ranks 0, 1, ... on the hosts of this hostlist");
     app.add_option("--sysfs-root", o.sysfs_root,
                    "read NIC rates from DIR/class/... instead of /sys")
         ->capture_default_str();
@@ -177,15 +175,12 @@ int main(int argc, char** argv) {
                    "name of this host (default: SLURMD_NODENAME, else the hostname)");
     app.add_flag("--no-libfabric", o.no_libfabric, "do not ask libfabric for NIC rates");
     app.add_flag("--ucx", o.ucx,
-                 "also ask UCX (UCT interface attributes) for NIC rates, after sysfs and "
-                 "libfabric: UCT's bandwidths are its model, not measurements");
+                 "also ask UCX for NIC rates (after sysfs and libfabric)");
     app.add_flag("--probe", o.probe,
-                 "under mpirun, one rank per host or more: measure round-trip times and link "
-                 "rates between the job's hosts, group them into switches, and print a "
-                 "topology.conf to review (rank 0 prints; progress on stderr)");
+                 "under mpirun: measure the network and print a topology.conf");
     app.add_option("--out", o.probe_args.out, "with --probe: write the topology.conf here");
     app.add_option("--overlay-out", o.probe_args.overlay_out,
-                   "with --probe: write the measured rates and latencies as an overlay (JSON)");
+                   "with --probe: write the measured rates and latencies as an overlay");
     app.add_option("--pings", o.probe_args.pings,
                    "with --probe: ping-pongs per host pair (the minimum is kept)")
         ->capture_default_str()

@@ -40,28 +40,25 @@ struct Cli {
 
 void add_verify_options(CLI::App& app, tune::Options& o) {
     app.add_flag("--verify", o.verify,
-                 "time the best plans and MPI_Allreduce at every grid point, each call alone; keep "
-                 "the fastest, or defer (\"fallback\") (docs/genx-tune.md, Decisions)");
+                 "time the best plans and MPI_Allreduce per grid point; keep the fastest");
     app.add_flag("--no-fallback", o.no_fallback,
-                 "with --verify: do not time the displaced component (nor Open MPI's algorithms)");
+                 "with --verify: do not time the displaced component");
     app.add_option("--ompi-algorithms", o.ompi_algorithms,
-                   "with --verify: also time these of Open MPI's allreduce algorithms (all, none, "
-                   "or " + base_algorithm_names() + "); off by default")
+                   "with --verify: also time these of Open MPI's allreduce algorithms")
         ->capture_default_str();
     app.add_option("--verify-margin", o.verify_margin,
-                   "how much faster (a fraction) a plan must measure to replace the model's "
-                   "choice, and a genx plan to keep the point from the displaced component")
+                   "how much faster (a fraction) a plan must measure to win with --verify")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--verify-spread", o.verify_spread,
-                   "--verify also measures other families' best plans predicted within this factor")
+                   "with --verify: also time other families' best plans within this factor")
         ->capture_default_str()
         ->check(CLI::Range(1.0, 1000.0));
 }
 
 void add_measure_options(CLI::App& app, tune::Options& o) {
     app.add_option("--comm-sizes", o.comm_sizes,
-                   "communicator sizes to decide for: 2,4,8-16 or all (default: the job's size)");
+                   "communicator sizes to decide for: 2,4,8-16 or all");
     app.add_option("--min-bytes", o.min_bytes, "smallest grid size")->capture_default_str();
     app.add_option("--max-bytes", o.max_bytes, "largest grid size")->capture_default_str();
     app.add_option("--p2p-max", o.p2p_max, "largest p2p exchange size")->capture_default_str();
@@ -72,7 +69,7 @@ void add_measure_options(CLI::App& app, tune::Options& o) {
         ->delimiter(',')
         ->capture_default_str();
     app.add_option("--topology", o.topology,
-                   "the job's Slurm topology.conf (tree form): also fit its switch links' classes");
+                   "the job's Slurm topology.conf: also fit its switch links' classes");
     app.add_option("--overlay", o.overlay, "with --topology: its JSON overlay (docs/topology.md)");
     app.add_option("--cps-bytes", o.cps_bytes, "message sizes of the co-located PS benchmark")
         ->delimiter(',')
@@ -86,7 +83,7 @@ void add_measure_options(CLI::App& app, tune::Options& o) {
     app.add_option("--target", o.target, "seconds per measurement when time allows")
         ->capture_default_str();
     app.add_option("--statistic", o.statistic,
-                   "a measurement's value over its batches: median, or min (for shared machines)")
+                   "a measurement's value over its batches: median or min")
         ->capture_default_str()
         ->check(CLI::IsMember({"median", "min"}));
 }
@@ -97,7 +94,7 @@ void add_options(CLI::App& app, Cli& cli) {
     app.add_option("--csv", o.csv, "CSV of every measurement (default: OUTPUT with .csv)");
     app.add_option("--svg", o.svg, "SVG of measured vs predicted (default: OUTPUT with .svg)");
     app.add_option("--export-tuned", o.export_tuned,
-                   "also write the decisions for Open MPI tuned's algorithms (4.1 dynamic rules)");
+                   "also write the decisions for Open MPI tuned (4.1 dynamic rules)");
     app.add_option("--max-time", o.max_time, "seconds the whole run may take")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
@@ -107,7 +104,7 @@ void add_options(CLI::App& app, Cli& cli) {
                  "only call MPI_Allreduce at every grid size and report errors");
     app.add_flag("--print-defaults", cli.print_defaults, "print genx's built-in rules and exit");
     app.add_option("--check-rules", cli.check_rules,
-                   "check a rules file as genx would on this host, print what is wrong, exit");
+                   "check a rules file as genx would on this host, print what is wrong");
 }
 
 int check_rules(const std::string& path) {
