@@ -51,6 +51,16 @@ Status parse_params(const std::string& text, ParamMap* out) {
     return Status::ok();
 }
 
+Status merge_params(const std::vector<std::string>& texts, ParamMap* all) {
+    for (const std::string& text : texts) {
+        ParamMap more;
+        GENX_RETURN_IF_ERROR(parse_params(text, &more));
+        for (const auto& kv : more)
+            if (!all->insert(kv).second) return Status::invalid("key '" + kv.first + "' is given twice");
+    }
+    return Status::ok();
+}
+
 std::string format_params(const ParamMap& params) {
     std::string out;
     for (const auto& kv : params) out += (out.empty() ? "" : ",") + kv.first + "=" + kv.second;

@@ -28,6 +28,9 @@ using ParamMap = std::map<std::string, std::string>;
 // Parses "k=v,k=v" (spaces ignored, empty string = no params).  Errors name
 // the offending item.
 Status parse_params(const std::string& text, ParamMap* out);
+// Several such texts (a tool's repeated -p) into one map; a key given twice
+// is an error.
+Status merge_params(const std::vector<std::string>& texts, ParamMap* all);
 // Canonical text form: keys sorted, "k=v,k=v".
 std::string format_params(const ParamMap& params);
 // Parses a byte size with optional K/M/G suffix (binary multiples): "64K".

@@ -303,6 +303,82 @@ int bad_input(const std::string& message) {
     return 2;
 }
 
+// The ranks where --topology (with --hosts or --ppn) puts them; no view
+// without --topology.  `fail` says what is wrong (exit status 2).
+int place_ranks_of(const Options& opt, std::shared_ptr<const TopologyView>* view) {
+    if (!opt.topology.empty()) {
+        std::vector<std::string> hosts;
+        if (!opt.hosts.empty()) {
+            if (Status s = expand_host_list(opt.hosts, &hosts); !s)
+                return bad_input("--hosts: " + s.message());
+            if (static_cast<int>(hosts.size()) != opt.ranks)
+                return bad_input("--hosts names " + std::to_string(hosts.size()) + " hosts for " +
+                                 std::to_string(opt.ranks) + " ranks");
+        } else {
+            std::vector<std::string> names;
+            if (Status s = topology_host_names(opt.topology, opt.overlay, &names); !s)
+                return bad_input("--topology: " + s.message());
+            const int per = opt.ppn > 0 ? opt.ppn : 1;
+            if (static_cast<long>(names.size()) * per < opt.ranks)
+                return bad_input("--topology: " + std::to_string(opt.ranks) + " ranks at " +
+                                 std::to_string(per) + " per host need " +
+                                 std::to_string((opt.ranks + per - 1) / per) + " hosts; " +
+                                 opt.topology + " has " + std::to_string(names.size()));
+            for (int r = 0; r < opt.ranks; ++r) hosts.push_back(names[static_cast<size_t>(r / per)]);
+        }
+        if (Status s = place_ranks(opt.topology, opt.overlay, hosts, view); !s)
+            return bad_input("--topology: " + s.message());
+    } else if (!opt.hosts.empty() || !opt.overlay.empty()) {
+        return bad_input("--hosts and --overlay need --topology FILE");
+    }
+    return 0;
+}
+
+// --decisions: the decision table a communicator of --ranks gets, placed
+// on `view` when there is one.
+int print_decisions(const Options& opt, const std::shared_ptr<const TopologyView>& view) {
+    std::shared_ptr<const RulesFile> rules;
+    std::string warning;
+    if (Status s = selector_rules(opt.rules, true, &rules, &warning); !s)
+        return bad_input("--rules: " + s.message());
+    CommShape shape;
+    shape.size = opt.ranks;
+    shape.ppn = opt.ppn;
+    shape.nodes = opt.ppn > 0 ? (opt.ranks + opt.ppn - 1) / opt.ppn : 0;
+    if (view) {
+        // The ranks where --topology (and --hosts or --ppn) put them, as
+        // the component sees a communicator placed by a topology file.
+        shape.topology = view;
+        std::map<int, int> per_host;
+        for (int h : view->host_of_rank()) per_host[h] += 1;
+        shape.nodes = static_cast<int>(per_host.size());
+        shape.ppn = 0;
+        for (const auto& kv : per_host) shape.ppn = std::max(shape.ppn, kv.second);
+    }
+    std::shared_ptr<const DecisionTable> table;
+    std::vector<std::string> warnings;
+    TableOptions topt;
+    topt.nonblocking = opt.nonblocking;
+    if (Status s = selector_table(rules, shape, topt, &table, &warnings); !s)
+        return bad_input(s.message());
+    for (const std::string& w : warnings) std::cerr << "genx-plan: " << w << "\n";
+    std::cout << "# " << (opt.nonblocking ? "non-blocking " : "") << "decisions for "
+              << opt.ranks << " ranks"
+              << (shape.ppn > 0 ? ", " + std::to_string(shape.ppn) + " per node" : "")
+              << (view ? ", " + std::to_string(shape.switch_levels()) + " switch levels (" +
+                             opt.topology + ")"
+                       : std::string())
+              << ", " << (opt.rules.empty() ? "built-in defaults" : opt.rules)
+              << (table->unpriced() > 0
+                      ? "; " + std::to_string(table->unpriced()) +
+                            " candidates not priced (only every rank's program could price "
+                            "them; docs/model.md)"
+                      : std::string())
+              << "\n"
+              << table->format();
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -326,14 +402,7 @@ int main(int argc, char** argv) {
                          std::to_string(opt.ranks));
 
     ParamMap params;
-    for (const std::string& text : opt.params) {
-        ParamMap more;
-        Status s = parse_params(text, &more);
-        if (!s) return bad_input(s.message());
-        for (const auto& kv : more)
-            if (!params.insert(kv).second)
-                return bad_input("--param: key '" + kv.first + "' is given twice");
-    }
+    if (Status s = merge_params(opt.params, &params); !s) return bad_input("--param: " + s.message());
     size_t bytes = 0;
     if (Status s = parse_size(opt.bytes, &bytes); !s) return bad_input("--bytes: " + s.message());
     if (opt.dtype_size == 0) return bad_input("--dtype-size must be at least 1");
@@ -345,76 +414,8 @@ int main(int argc, char** argv) {
         return bad_input("--ppn " + std::to_string(opt.ppn) + " is not in 0.." +
                          std::to_string(opt.ranks));
     std::shared_ptr<const TopologyView> view;
-    if (!opt.topology.empty()) {
-        std::vector<std::string> hosts;
-        if (!opt.hosts.empty()) {
-            if (Status s = expand_host_list(opt.hosts, &hosts); !s)
-                return bad_input("--hosts: " + s.message());
-            if (static_cast<int>(hosts.size()) != opt.ranks)
-                return bad_input("--hosts names " + std::to_string(hosts.size()) + " hosts for " +
-                                 std::to_string(opt.ranks) + " ranks");
-        } else {
-            std::vector<std::string> names;
-            if (Status s = topology_host_names(opt.topology, opt.overlay, &names); !s)
-                return bad_input("--topology: " + s.message());
-            const int per = opt.ppn > 0 ? opt.ppn : 1;
-            if (static_cast<long>(names.size()) * per < opt.ranks)
-                return bad_input("--topology: " + std::to_string(opt.ranks) + " ranks at " +
-                                 std::to_string(per) + " per host need " +
-                                 std::to_string((opt.ranks + per - 1) / per) + " hosts; " +
-                                 opt.topology + " has " + std::to_string(names.size()));
-            for (int r = 0; r < opt.ranks; ++r) hosts.push_back(names[static_cast<size_t>(r / per)]);
-        }
-        if (Status s = place_ranks(opt.topology, opt.overlay, hosts, &view); !s)
-            return bad_input("--topology: " + s.message());
-    } else if (!opt.hosts.empty() || !opt.overlay.empty()) {
-        return bad_input("--hosts and --overlay need --topology FILE");
-    }
-    if (opt.decisions) {
-        if (opt.ppn < 0 || opt.ppn > opt.ranks)
-            return bad_input("--ppn " + std::to_string(opt.ppn) + " is not in 0.." +
-                             std::to_string(opt.ranks));
-        std::shared_ptr<const RulesFile> rules;
-        std::string warning;
-        if (Status s = selector_rules(opt.rules, true, &rules, &warning); !s)
-            return bad_input("--rules: " + s.message());
-        CommShape shape;
-        shape.size = opt.ranks;
-        shape.ppn = opt.ppn;
-        shape.nodes = opt.ppn > 0 ? (opt.ranks + opt.ppn - 1) / opt.ppn : 0;
-        if (view) {
-            // The ranks where --topology (and --hosts or --ppn) put them, as
-            // the component sees a communicator placed by a topology file.
-            shape.topology = view;
-            std::map<int, int> per_host;
-            for (int h : view->host_of_rank()) per_host[h] += 1;
-            shape.nodes = static_cast<int>(per_host.size());
-            shape.ppn = 0;
-            for (const auto& kv : per_host) shape.ppn = std::max(shape.ppn, kv.second);
-        }
-        std::shared_ptr<const DecisionTable> table;
-        std::vector<std::string> warnings;
-        TableOptions topt;
-        topt.nonblocking = opt.nonblocking;
-        if (Status s = selector_table(rules, shape, topt, &table, &warnings); !s)
-            return bad_input(s.message());
-        for (const std::string& w : warnings) std::cerr << "genx-plan: " << w << "\n";
-        std::cout << "# " << (opt.nonblocking ? "non-blocking " : "") << "decisions for "
-                  << opt.ranks << " ranks"
-                  << (shape.ppn > 0 ? ", " + std::to_string(shape.ppn) + " per node" : "")
-                  << (view ? ", " + std::to_string(shape.switch_levels()) + " switch levels (" +
-                                 opt.topology + ")"
-                           : std::string())
-                  << ", " << (opt.rules.empty() ? "built-in defaults" : opt.rules)
-                  << (table->unpriced() > 0
-                          ? "; " + std::to_string(table->unpriced()) +
-                                " candidates not priced (only every rank's program could price "
-                                "them; docs/model.md)"
-                          : std::string())
-                  << "\n"
-                  << table->format();
-        return 0;
-    }
+    if (int rc = place_ranks_of(opt, &view); rc != 0) return rc;
+    if (opt.decisions) return print_decisions(opt, view);
 
     Context ctx(opt, bytes / opt.dtype_size, opt.json ? &std::cerr : &std::cout);
     if (opt.model && opt.model_file == "paper") {

@@ -203,17 +203,6 @@ int run_child(const std::vector<std::string>& args, std::string* stdout_text) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// The --param texts as one map; a key given twice is an error.
-Status merge_params(const std::vector<std::string>& texts, ParamMap* all) {
-    for (const std::string& text : texts) {
-        ParamMap more;
-        GENX_RETURN_IF_ERROR(parse_params(text, &more));
-        for (const auto& kv : more)
-            if (!all->insert(kv).second) return Status::invalid("key '" + kv.first + "' is given twice");
-    }
-    return Status::ok();
-}
-
 int run_sweep(const Options& opt, const char* argv0) {
     const size_t colon = opt.sweep.find(':');
     size_t lo = 0, hi = 0;
@@ -412,6 +401,76 @@ Status place_hosts(const Options& opt, const Topology& topo, const std::string& 
     return Status::ok();
 }
 
+// Where GenModel puts the ranks: as the platform places them, with a
+// direct network's links or a switch tree's uplinks priced per class (up
+// to kTreeModelMaxRanks; `model_source` says when they are not).
+RankMap model_ranks(const Options& opt, const PlatformOptions& po, const TopologyView& view,
+                    const std::shared_ptr<const DirectNetwork>& direct, int P, std::string* model_source) {
+    RankMap ranks = RankMap::by_slot(P, opt.ranks_per_host);
+    if (!po.rank_host.empty()) ranks.node = po.rank_host;
+    if (direct) {
+        // Node ids of a direct network are the view's host nodes.
+        ranks.node = view.host_of_rank();
+        ranks.direct = direct;
+    } else if (std::shared_ptr<const SwitchTree> tree = switch_tree(view)) {
+        // A switch tree: its uplinks priced per class, from the same links
+        // the platform simulates (docs/model.md).  That needs every rank's
+        // program (the one-node quotient does not see shared links), which
+        // beyond kTreeModelMaxRanks costs more than the simulation.
+        if (P <= kTreeModelMaxRanks) {
+            ranks.node = view.host_of_rank();
+            ranks.tree = std::move(tree);
+        } else {
+            *model_source += "; the switch tree's links not priced above " +
+                             std::to_string(kTreeModelMaxRanks) + " ranks";
+        }
+    }
+    return ranks;
+}
+
+// The run's result: one JSON object (--json) or the text report.
+int report(const Options& opt, const Simulation& sim, const PlatformOptions& po, const std::string& platform,
+           const PlanHeader& h, const ExecOptions& exec, size_t bytes, const Simulation::RunResult& res,
+           double model_s, const std::string& model_source) {
+    const int P = sim.ranks();
+    const double ratio = model_s > 0 ? res.seconds / model_s : 0;
+    if (opt.json) {
+        nlohmann::json j;
+        j["engine"] = engine_name();
+        j["network_model"] = network_model_name(po.network);
+        j["platform"] = platform;
+        j["hosts"] = sim.hosts().size();
+        j["ranks_per_host"] = opt.ranks_per_host;
+        j["ranks"] = P;
+        j["algorithm"] = h.algorithm;
+        j["params"] = h.params;
+        j["exec"] = format_exec_options(exec);
+        j["bytes"] = bytes;
+        j["dtype_size"] = opt.dtype_size;
+        j["simulated_s"] = res.seconds;
+        j["model_s"] = model_s;
+        j["ratio"] = ratio;
+        j["model_source"] = model_source;
+        j["incast"] = po.incast.enabled();
+        j["messages"] = res.messages;
+        j["message_bytes"] = res.bytes;
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << "genx-sim: " << h.algorithm << (h.params.empty() ? "" : " " + h.params) << " ("
+              << format_exec_options(exec) << "), " << bytes << " bytes, " << P << " ranks on "
+              << sim.hosts().size() << " hosts of " << platform << ", " << engine_name() << " "
+              << network_model_name(po.network)
+              << (po.incast.enabled() ? ", incast" : "") << "\n"
+              << "simulated  " << seconds(res.seconds) << " (" << res.messages << " messages, "
+              << res.bytes << " bytes)\n"
+              << "GenModel   " << seconds(model_s) << " (" << model_source << ")\n";
+    char r[64];
+    std::snprintf(r, sizeof r, "%.4g", ratio);
+    std::cout << "ratio      " << r << " (simulated / model)\n";
+    return 0;
+}
+
 int main(int argc, char** argv) {
     CLI::App app{"genx-sim: run a genx allreduce in SimGrid and compare it with GenModel"};
     Options opt;
@@ -494,26 +553,7 @@ int main(int argc, char** argv) {
     // GenModel on the same plan, before the simulation (which owns the
     // process's one SimGrid engine until it ends).
     PlanModel pm;
-    RankMap ranks = RankMap::by_slot(P, opt.ranks_per_host);
-    if (!po.rank_host.empty()) ranks.node = po.rank_host;
-    if (direct) {
-        // Node ids of a direct network are the view's host nodes.
-        ranks.node = view.host_of_rank();
-        ranks.direct = direct;
-    } else if (std::shared_ptr<const SwitchTree> tree = switch_tree(view)) {
-        // A switch tree: its uplinks priced per class, from the same links
-        // the platform simulates (docs/model.md).  That needs every rank's
-        // program (the one-node quotient does not see shared links), which
-        // beyond kTreeModelMaxRanks costs more than the simulation.
-        if (P <= kTreeModelMaxRanks) {
-            ranks.node = view.host_of_rank();
-            ranks.tree = std::move(tree);
-        } else {
-            model_source += "; the switch tree's links not priced above " +
-                            std::to_string(kTreeModelMaxRanks) + " ranks";
-        }
-    }
-
+    const RankMap ranks = model_ranks(opt, po, view, direct, P, &model_source);
     Status built = PlanModel::build(gen, ranks, &pm, P > kWholePlanMaxRanks);
     const Prediction pred = built ? pm.predict(count, opt.dtype_size, model) : Prediction{};
     if (!built || !pred.status) {
@@ -549,41 +589,5 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "genx-sim: done: simulated %.6g s, %llu messages, %d ranks\n",
                      res.seconds, static_cast<unsigned long long>(res.messages), P);
 
-    const double ratio = pred.seconds > 0 ? res.seconds / pred.seconds : 0;
-    const PlanHeader& h = gen.header;
-    if (opt.json) {
-        nlohmann::json j;
-        j["engine"] = engine_name();
-        j["network_model"] = network_model_name(po.network);
-        j["platform"] = platform;
-        j["hosts"] = sim->hosts().size();
-        j["ranks_per_host"] = opt.ranks_per_host;
-        j["ranks"] = P;
-        j["algorithm"] = h.algorithm;
-        j["params"] = h.params;
-        j["exec"] = format_exec_options(exec);
-        j["bytes"] = bytes;
-        j["dtype_size"] = opt.dtype_size;
-        j["simulated_s"] = res.seconds;
-        j["model_s"] = pred.seconds;
-        j["ratio"] = ratio;
-        j["model_source"] = model_source;
-        j["incast"] = po.incast.enabled();
-        j["messages"] = res.messages;
-        j["message_bytes"] = res.bytes;
-        std::cout << j.dump(2) << "\n";
-        return 0;
-    }
-    std::cout << "genx-sim: " << h.algorithm << (h.params.empty() ? "" : " " + h.params) << " ("
-              << format_exec_options(exec) << "), " << bytes << " bytes, " << P << " ranks on "
-              << sim->hosts().size() << " hosts of " << platform << ", " << engine_name() << " "
-              << network_model_name(po.network)
-              << (po.incast.enabled() ? ", incast" : "") << "\n"
-              << "simulated  " << seconds(res.seconds) << " (" << res.messages << " messages, "
-              << res.bytes << " bytes)\n"
-              << "GenModel   " << seconds(pred.seconds) << " (" << model_source << ")\n";
-    char r[64];
-    std::snprintf(r, sizeof r, "%.4g", ratio);
-    std::cout << "ratio      " << r << " (simulated / model)\n";
-    return 0;
+    return report(opt, *sim, po, platform, gen.header, exec, bytes, res, pred.seconds, model_source);
 }
