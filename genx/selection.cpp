@@ -191,8 +191,7 @@ Selection::Choice Selection::choose(bool nonblocking, size_t bytes) const {
 }
 
 const RankPlan* Selection::forced_plan_at(size_t bytes) const {
-    unsigned cls = 0;
-    for (size_t b = bytes; b != 0; b >>= 1) ++cls;
+    const unsigned cls = genx_size_class(bytes);
     auto it = forced_sized_.find(cls);
     if (it != forced_sized_.end()) return it->second.get();
     // Every rank prices the same class bound on the same view: the same plan.
