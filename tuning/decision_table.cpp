@@ -371,6 +371,8 @@ class IntervalDecider {
 
     // No rule, or a "model" rule: the model's best of the rule's families.
     Status by_model(const AllreduceRule* rule, size_t i, const std::string& where, Decision* d) {
+        if (rule != nullptr && !rule->families.empty() && rule->families[0] == kFallbackAlgorithm)
+            return against_fallback(*rule, i, where, d);
         const std::vector<PricedCandidate>* v = nullptr;
         GENX_RETURN_IF_ERROR(
             prices(rule != nullptr ? rule->families : std::vector<std::string>{}, &v));
@@ -394,6 +396,54 @@ class IntervalDecider {
                       format_seconds(d->runner_up_predicted);
         }
         return Status::ok();
+    }
+
+    // A "model" rule whose incumbent is "fallback": the best plan of the
+    // other families runs only where the model prices it `margin` ahead of
+    // the displaced component, priced as the best of Open MPI's ring,
+    // recursive doubling and Rabenseifner (an optimistic stand-in for
+    // whichever of them it picks); elsewhere the size defers.
+    Status against_fallback(const AllreduceRule& rule, size_t i, const std::string& where,
+                            Decision* d) {
+        const std::vector<std::string> ours(rule.families.begin() + 1, rule.families.end());
+        const std::vector<PricedCandidate>*v = nullptr, *base = nullptr;
+        GENX_RETURN_IF_ERROR(prices(ours, &v));
+        GENX_RETURN_IF_ERROR(prices({"ring", "rd", "rhd"}, &base));
+        const PricedCandidate *best = nullptr, *second = nullptr, *theirs = nullptr, *unused = nullptr;
+        rank_candidates(*v, i, nullptr, &best, &second);
+        rank_candidates(*base, i, nullptr, &theirs, &unused);
+        char pct[32];
+        std::snprintf(pct, sizeof pct, "%g", rule.margin * 100);
+        const std::string vs =
+            theirs != nullptr ? "Open MPI's best modelled (" + describe(theirs->candidate.algorithm, "") +
+                                    ") " + format_seconds(theirs->seconds[i])
+                              : std::string("Open MPI (not priced)");
+        d->by_model = true;
+        if (best == nullptr || theirs == nullptr ||
+            best->seconds[i] > (1 - rule.margin) * theirs->seconds[i]) {
+            d->algorithm = kFallbackAlgorithm;
+            d->why = where + ": left to the component genx displaced; model at " +
+                     format_bytes(at_[i]) + " B: " +
+                     (best != nullptr ? describe(best->candidate.algorithm, best->candidate.params) +
+                                            " " + format_seconds(best->seconds[i])
+                                      : std::string("no plan of ") + join_names(ours)) +
+                     " is not " + pct + " % faster than " + vs;
+            return Status::ok();
+        }
+        d->algorithm = best->candidate.algorithm;
+        d->params = best->candidate.params;
+        d->predicted = best->seconds[i];
+        d->runner_up = theirs->candidate.algorithm;
+        d->runner_up_predicted = theirs->seconds[i];
+        d->why = where + "; model predicts " + format_seconds(d->predicted) + " at " +
+                 format_bytes(at_[i]) + " B against " + vs;
+        return Status::ok();
+    }
+
+    static std::string join_names(const std::vector<std::string>& v) {
+        std::string out;
+        for (const std::string& s : v) out += (out.empty() ? "" : ", ") + s;
+        return out;
     }
 
     // A "fallback" rule: Open MPI's coll/base algorithms are blocking only,

@@ -264,8 +264,8 @@ class Parser {
     Status rule(const json& j, int index, AllreduceRule* out) const {
         const std::string field = "allreduce[" + std::to_string(index) + "]";
         GENX_RETURN_IF_ERROR(check_keys(j, field,
-                                        {"call", "comm_size", "nodes", "ppn", "switch_levels", "bytes",
-                                         "algorithm", "params", "families", "margin", "comment"}));
+                                        {"call", "comm_size", "nodes", "ppn", "switch_levels", "rated",
+                                         "bytes", "algorithm", "params", "families", "margin", "comment"}));
         AllreduceRule r;
         r.index = index;
         r.line = index_.line_of(dotted_to_pointer(field));
@@ -285,6 +285,11 @@ class Parser {
         GENX_RETURN_IF_ERROR(count_range(j, field, "nodes", &r.nodes));
         GENX_RETURN_IF_ERROR(count_range(j, field, "ppn", &r.ppn));
         GENX_RETURN_IF_ERROR(count_range(j, field, "switch_levels", &r.switch_levels));
+        if (auto rt = j.find("rated"); rt != j.end()) {
+            if (!rt->is_boolean())
+                return error(field + ".rated", "expected true or false, got " + rt->dump());
+            r.rated_only = rt->get<bool>();
+        }
         std::string bytes;
         GENX_RETURN_IF_ERROR(string_field(j, field, "bytes", false, &bytes));
         if (j.contains("bytes")) {
@@ -352,9 +357,13 @@ class Parser {
             for (size_t i = 0; i < fam->size(); ++i) {
                 const std::string f = field + ".families[" + std::to_string(i) + "]";
                 const json& v = (*fam)[i];
+                if (i == 0 && v.is_string() && v.get<std::string>() == kFallbackAlgorithm) {
+                    r.families.push_back(kFallbackAlgorithm);
+                    continue;
+                }
                 if (!v.is_string() || find_generator(v.get<std::string>()) == nullptr)
                     return error(f, "unknown algorithm " + v.dump() + " (known: " +
-                                        algorithm_names() + ")");
+                                        algorithm_names() + "; \"fallback\" only first)");
                 r.families.push_back(v.get<std::string>());
             }
         }
@@ -368,6 +377,9 @@ class Parser {
                              "expected a fraction in [0, 1) such as 0.2, got " + m->dump());
             r.margin = m->get<double>();
         }
+        if (!r.families.empty() && r.families[0] == kFallbackAlgorithm && r.families.size() < 2)
+            return error(field + ".families",
+                         "\"fallback\" is an incumbent: list the families that may replace it");
         *out = std::move(r);
         return Status::ok();
     }
@@ -621,6 +633,7 @@ bool rule_applies(const AllreduceRule& r, const CommShape& shape, bool nonblocki
     if (!r.nodes.any && (shape.nodes <= 0 || !r.nodes.contains(shape.nodes))) return false;
     if (!r.ppn.any && (shape.ppn <= 0 || !r.ppn.contains(shape.ppn))) return false;
     if (!r.switch_levels.any && !r.switch_levels.contains(shape.switch_levels())) return false;
+    if (r.rated_only && !shape.rated()) return false;
     return true;
 }
 
@@ -637,6 +650,17 @@ int CommShape::switch_levels() const {
             return 0;
     }
     return topology->depth();
+}
+
+bool CommShape::rated() const {
+    if (!topology || topology->empty()) return false;
+    if (!topology->direct) return switch_levels() >= 1;
+    if (topology->links.empty()) return false;
+    for (const TopoLink& l : topology->links)
+        if (l.cls < 0 || static_cast<size_t>(l.cls) >= topology->link_classes.size() ||
+            !(topology->link_classes[static_cast<size_t>(l.cls)].rate > 0))
+            return false;
+    return true;
 }
 
 const AllreduceRule* match_rule(const RulesFile& rules, const CommShape& shape, size_t bytes,
@@ -668,6 +692,7 @@ json rules_to_json(const RulesFile& rules) {
         if (!r.nodes.any) o["nodes"] = format_count_range(r.nodes);
         if (!r.ppn.any) o["ppn"] = format_count_range(r.ppn);
         if (!r.switch_levels.any) o["switch_levels"] = format_count_range(r.switch_levels);
+        if (r.rated_only) o["rated"] = true;
         if (r.bytes.lo != 0 || r.bytes.hi != ByteRange::kNoLimit)
             o["bytes"] = format_byte_range(r.bytes);
         o["algorithm"] = r.algorithm;

@@ -110,6 +110,9 @@ struct AllreduceRule {
     // Switch levels between the hosts and the top of the topology file's
     // tree (CommShape::switch_levels: 0 without a topology file).
     CountRange switch_levels;
+    // "rated": true: the rule applies only where the communicator's network
+    // is known with a rate on every link (CommShape::rated()).
+    bool rated_only = false;
     ByteRange bytes;
     std::string algorithm;              // a registered generator, "model" or "fallback"
     std::string params;                 // canonical "k=v,..." (generator + executor keys)
@@ -117,6 +120,10 @@ struct AllreduceRule {
     // "model" only, with families: the first family listed is the incumbent;
     // the model's best candidate of another family replaces the incumbent's
     // best only when predicted at least this fraction faster (0 = any gain).
+    // The incumbent may be "fallback": the displaced component, priced as
+    // the best of Open MPI's ring, recursive doubling and Rabenseifner
+    // (genx's ring, rd and rhd in rank order); where no other family is
+    // that much faster, the size is left to the displaced component.
     double margin = 0;
     std::string comment;
     int index = 0;  // position in the "allreduce" list
@@ -186,6 +193,10 @@ struct CommShape {
     // declared rate (no overlay, or genx's virtual root over several top
     // switches): unpriced levels are not levels to plan for.
     int switch_levels() const;
+    // Whether every link of the communicator's network has a rate: a switch
+    // tree with rated levels (switch_levels() >= 1), or a direct network
+    // (torus, mesh, graph) whose every link class has one.
+    bool rated() const;
 };
 
 // Parses rules text; `source` names it in messages.  Errors:
