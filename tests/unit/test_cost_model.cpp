@@ -1030,6 +1030,23 @@ TEST_CASE("built-in defaults on a topology file: ring or pipelined GenTree, as m
     CHECK_FALSE(plain.lookup(4 << 20).by_model);
 }
 
+TEST_CASE("rules: rated matches only a network with a rate on every link", "[cost_model][tree]") {
+    RulesFile f;
+    REQUIRE(parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [
+        {"rated": true, "algorithm": "model", "families": ["fallback", "gentree"], "margin": 0.2}]})",
+                        "t.json", RulesCheck{}, &f)
+                .is_ok());
+    const AllreduceRule& r = f.allreduce.at(0);
+    CHECK(r.families.front() == "fallback");
+    CHECK(rule_applies(r, CommShape{8, 8, 1, std::make_shared<const TopologyView>(two_dc())}, false));
+    TopologyView unrated = two_dc();
+    unrated.link_classes[0].rate = 0;
+    CHECK_FALSE(rule_applies(r, CommShape{8, 8, 1, std::make_shared<const TopologyView>(unrated)}, false));
+    CHECK_FALSE(rule_applies(r, CommShape{8, 8, 1}, false));
+    // Written back, the key survives.
+    CHECK(rules_to_json(f).dump().find("\"rated\":true") != std::string::npos);
+}
+
 TEST_CASE("rules: switch_levels matches the topology file's depth", "[cost_model][tree]") {
     RulesFile f;
     REQUIRE(parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [

@@ -429,6 +429,13 @@ TEST_CASE("rules errors name file, line, field", "[rules]") {
         {"unknown family", file_with("    {\"algorithm\": \"model\",\n     \"families\": [\"ring\", "
                                      "\"tree\"]}"),
          9, "allreduce[0].families[1]", "unknown algorithm \"tree\""},
+        {"fallback not first", file_with("    {\"algorithm\": \"model\",\n     \"families\": [\"ring\", "
+                                         "\"fallback\"]}"),
+         9, "allreduce[0].families[1]", "\"fallback\" only first"},
+        {"fallback alone", file_with("    {\"algorithm\": \"model\", \"families\": [\"fallback\"]}"),
+         8, "allreduce[0].families", "an incumbent"},
+        {"rated not a boolean", file_with("    {\"rated\": 1, \"algorithm\": \"ring\"}"), 8,
+         "allreduce[0].rated", "expected true or false"},
         {"duplicate key", file_with("    {\"algorithm\": \"ring\",\n     \"algorithm\": \"rhd\"}"),
          9, "allreduce[0].algorithm", "appears twice"},
         {"version mismatch",
