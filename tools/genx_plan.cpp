@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "common/text_util.hpp"
+#include "plan/bound.hpp"
 #include "plan/checker.hpp"
 #include "plan/print.hpp"
 #include "plan/registry.hpp"
@@ -64,6 +66,7 @@ struct Options {
     std::string rank_map;
     bool candidates = false;
     bool decisions = false;
+    bool bound = false;
     bool nonblocking = false;  // --nonblocking: the table of MPI_Iallreduce / persistent calls
     std::string rules;  // --rules FILE for --decisions
     int ppn = 0;        // --ppn K for --decisions
@@ -284,6 +287,8 @@ void add_options(CLI::App& app, Options& o) {
                  "with --decisions: the table MPI_Iallreduce and persistent calls use");
     app.add_option("--ppn", o.ppn,
                    "with --decisions or --topology: ranks per node (default 1)");
+    app.add_flag("--bound", o.bound,
+                 "with --topology: the network's bound on allreduce time at --bytes, and its cut");
     app.add_flag("--candidates", o.candidates,
                  "with --model: rank every candidate plan for --ranks");
 }
@@ -331,6 +336,30 @@ int place_ranks_of(const Options& opt, std::shared_ptr<const TopologyView>* view
     } else if (!opt.hosts.empty() || !opt.overlay.empty()) {
         return bad_input("--hosts and --overlay need --topology FILE");
     }
+    return 0;
+}
+
+// --bound: the network's bound on allreduce time for --ranks placed on
+// `view` at --bytes (plan/bound.hpp), as text or one JSON object.
+int print_bound(const Options& opt, const std::shared_ptr<const TopologyView>& view, size_t bytes) {
+    if (!view) return bad_input("--bound needs --topology (a network with every link rated)");
+    AllreduceBound b;
+    if (Status s = allreduce_bound(*view, static_cast<double>(bytes), &b); !s)
+        return bad_input("--bound: " + s.message());
+    if (opt.json) {
+        nlohmann::json j = {{"bytes", bytes},          {"ranks", opt.ranks},
+                            {"bound_s", b.seconds},    {"allgather_s", b.allgather_s},
+                            {"reduce_scatter_s", b.seconds - b.allgather_s},
+                            {"cut", b.cut},            {"cut_rate_bytes_per_s", b.cut_rate},
+                            {"ranks_outside_cut", b.outside}, {"method", b.method}};
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << "allreduce bound for " << opt.ranks << " ranks on " << opt.topology << " at "
+              << format_bytes(bytes) << " B: " << format_seconds(b.seconds)
+              << " (reduce-scatter + allgather, bandwidth only)\n"
+              << "binding cut: " << b.cut << "\n"
+              << "method: " << b.method << "\n";
     return 0;
 }
 
@@ -395,7 +424,7 @@ int main(int argc, char** argv) {
     }
 
     if (opt.list) return list_algorithms();
-    if (opt.algorithm.empty() && !opt.candidates && !opt.decisions)
+    if (opt.algorithm.empty() && !opt.candidates && !opt.decisions && !opt.bound)
         return bad_input("--algorithm is required (see --list)");
     if (opt.ranks < 1)
         return bad_input("--ranks must be a positive number of ranks, got " +
@@ -416,6 +445,7 @@ int main(int argc, char** argv) {
     std::shared_ptr<const TopologyView> view;
     if (int rc = place_ranks_of(opt, &view); rc != 0) return rc;
     if (opt.decisions) return print_decisions(opt, view);
+    if (opt.bound) return print_bound(opt, view, bytes);
 
     Context ctx(opt, bytes / opt.dtype_size, opt.json ? &std::cerr : &std::cout);
     if (opt.model && opt.model_file == "paper") {

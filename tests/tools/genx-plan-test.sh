@@ -116,6 +116,14 @@ grep -q '16 broadcast tree(s) of 16 blocks' "$svgt" || { echo "FAIL: --svg-trees
 rm -f "$svgt"
 expect 2 'rank 2 cannot be reached' -a multitree -P 3 --topology "$topo_src/graph-split.json"
 
+# The network's bound (plan/bound.hpp): the wire bound on one switch, the
+# uplinks of an oversubscribed tree, a link without a rate named.
+expect 0 'binding cut: the 1 rank under h0 receives the other 7' -P 8 --bound --topology switch:8 --bytes 16M
+expect 0 '"bound_s": 0.0016777216' -P 8 --bound --topology tree:2x4/8 --bytes 1M --json
+expect 0 '"cut": "the 4 ranks under leaf0 receive the other 4' -P 8 --bound --topology tree:2x4/8 --json
+expect 2 'the link above aleaf0 has no rate' -P 8 --bound --topology "$topo_src/twodc.conf"
+expect 2 '--bound needs --topology' -P 8 --bound
+
 # The JSON document alone is on stdout, even with --check.
 "$plan" -a ring -P 5 --json --check 2>/dev/null | head -n 1 | grep -q '^{$' || {
     echo "FAIL: --json --check does not start stdout with the JSON document"
