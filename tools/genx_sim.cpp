@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/bound.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
 #include "sim/op_cost.hpp"
@@ -428,10 +429,16 @@ RankMap model_ranks(const Options& opt, const PlatformOptions& po, const Topolog
     return ranks;
 }
 
+// The network's bound on this run (plan/bound.hpp), or why there is none.
+struct BoundResult {
+    Status status;
+    AllreduceBound bound;
+};
+
 // The run's result: one JSON object (--json) or the text report.
 int report(const Options& opt, const Simulation& sim, const PlatformOptions& po, const std::string& platform,
            const PlanHeader& h, const ExecOptions& exec, size_t bytes, const Simulation::RunResult& res,
-           double model_s, const std::string& model_source) {
+           double model_s, const std::string& model_source, const BoundResult& bound) {
     const int P = sim.ranks();
     const double ratio = model_s > 0 ? res.seconds / model_s : 0;
     if (opt.json) {
@@ -454,6 +461,14 @@ int report(const Options& opt, const Simulation& sim, const PlatformOptions& po,
         j["incast"] = po.incast.enabled();
         j["messages"] = res.messages;
         j["message_bytes"] = res.bytes;
+        if (bound.status) {
+            j["bound_s"] = bound.bound.seconds;
+            j["bound_cut"] = bound.bound.cut;
+            j["fraction_of_bound"] = res.seconds > 0 ? bound.bound.seconds / res.seconds : 0;
+        } else {
+            j["bound_s"] = nullptr;
+            j["bound_cut"] = bound.status.message();
+        }
         std::cout << j.dump(2) << "\n";
         return 0;
     }
@@ -468,6 +483,13 @@ int report(const Options& opt, const Simulation& sim, const PlatformOptions& po,
     char r[64];
     std::snprintf(r, sizeof r, "%.4g", ratio);
     std::cout << "ratio      " << r << " (simulated / model)\n";
+    if (bound.status) {
+        std::snprintf(r, sizeof r, "%.3g", res.seconds > 0 ? bound.bound.seconds / res.seconds : 0);
+        std::cout << "bound      " << seconds(bound.bound.seconds) << " (" << r
+                  << " of it reached; binding cut: " << bound.bound.cut << ")\n";
+    } else {
+        std::cout << "bound      none: " << bound.status.message() << "\n";
+    }
     return 0;
 }
 
@@ -589,5 +611,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "genx-sim: done: simulated %.6g s, %llu messages, %d ranks\n",
                      res.seconds, static_cast<unsigned long long>(res.messages), P);
 
-    return report(opt, *sim, po, platform, gen.header, exec, bytes, res, pred.seconds, model_source);
+    BoundResult bound;
+    bound.status = allreduce_bound(view, static_cast<double>(bytes), &bound.bound);
+    return report(opt, *sim, po, platform, gen.header, exec, bytes, res, pred.seconds, model_source, bound);
 }

@@ -36,6 +36,16 @@ for key in simulated_s model_s ranks algorithm bytes network_model; do
 done
 expect 0 '"ranks": 8' --preset switch:4 -a hcps --ranks-per-host 2 --bytes 1M --json
 expect 0 '"network_model": "LV08"' --preset switch:2 -a ring --bytes 1K --json
+# The network's bound beside every run; no simulated run is faster than it.
+expect 0 '^bound      [0-9.e-]+ s \(0\.[0-9]+ of it reached; binding cut: the 4 ranks under leaf0' \
+    --topology tree:2x4/8 -a gentree --bytes 4M
+for spec in "switch:6 -a ring" "tree:2x4/8 -a rhd" "torus:4x4 -a multitree"; do
+    # shellcheck disable=SC2086
+    frac=$("$sim" --topology $spec --bytes 8M --json 2>/dev/null |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["fraction_of_bound"])')
+    python3 -c "import sys; sys.exit(0 if 0 < float('$frac') <= 1 else 1)" 2>/dev/null ||
+        { echo "FAIL: genx-sim --topology $spec: fraction_of_bound '$frac' not in (0, 1]"; fails=$((fails + 1)); }
+done
 # CM02 without corrections: unsegmented ring on one switch is GenModel's
 # closed form exactly (alpha = 2 x 10 us, beta = 1 / 10 Gbit/s).
 expect 0 '^ratio      1 \(simulated / model\)$' --preset switch:8 -a ring -p segment=0 --bytes 64M \
