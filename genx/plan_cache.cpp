@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "plan/registry.hpp"
+#include "plan/renumber.hpp"
 
 namespace genx {
 
@@ -92,11 +93,12 @@ std::shared_ptr<const RankPlan> rank_plan(const std::string& algorithm, const st
 std::shared_ptr<const RankPlan> rank_plan(const std::string& algorithm, const std::string& params,
                                           int nranks, int rank, const TopologyView* topology) {
     Cache& c = cache();
-    // Only a family that reads the view is keyed (and generated) by it:
+    // Only a plan that reads the view (its family, or order=topo) is keyed
+    // (and generated) by it:
     // the others share their plans across communicators on any network.
     const GeneratorInfo* info = find_generator(algorithm);
-    if (info == nullptr || !info->uses_topology || (topology != nullptr && topology->empty()))
-        topology = nullptr;
+    const bool reads_view = info != nullptr && (info->uses_topology || order_reads_topology(params));
+    if (!reads_view || (topology != nullptr && topology->empty())) topology = nullptr;
     Key key{algorithm, params, nranks, rank, topology != nullptr ? topology->fingerprint() : 0};
     {
         std::lock_guard<std::mutex> lock(c.m);

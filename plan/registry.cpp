@@ -1,6 +1,7 @@
 // Generator registry and the params / size text formats (contracts in
 // registry.hpp).
 #include "plan/registry.hpp"
+#include "plan/renumber.hpp"
 #include "common/text_util.hpp"
 
 #include <algorithm>
@@ -161,12 +162,12 @@ const std::vector<GeneratorInfo>& generators() {
          prepare_cps, cps_candidates},
         {"hcps", "hierarchical co-located PS over orthogonal groups (factors=6x2), 2m steps",
          {"factors"}, prepare_hcps, hcps_candidates},
-        {"rhd", "recursive halving/doubling (Rabenseifner), non-power-of-two P by folding", {},
+        {"rhd", "recursive halving/doubling (Rabenseifner), non-power-of-two P by folding", {"order"},
          prepare_rhd, rhd_candidates},
         {"rd", "recursive doubling of the whole vector, pairwise steps, non-power-of-two P by folding",
-         {}, prepare_rd, rd_candidates},
+         {"order"}, prepare_rd, rd_candidates},
         {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L, group=...)",
-         {"r", "group"}, prepare_butterfly, butterfly_candidates},
+         {"r", "group", "order"}, prepare_butterfly, butterfly_candidates},
         {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",
          {"pipeline", "plans", "rearrange"}, prepare_gentree, gentree_candidates, true},
         {"multitree", "MultiTree: one tree per root, contention-free per step on the network graph",
@@ -240,6 +241,14 @@ Status prepare(const std::string& name, int nranks, const ParamMap& params,
     req.nranks = nranks;
     req.params = params;
     req.topology = topology != nullptr && !topology->empty() ? topology : nullptr;
+    // order= is the registry's: the family builds its own numbering and
+    // the ranks are renamed after (renumber.hpp).
+    std::vector<int> perm;
+    if (auto it = req.params.find(kOrderKey); it != req.params.end() && renumberable_family(name)) {
+        const Status st = rank_numbering(it->second, nranks, req.topology, &perm);
+        if (!st) return Status::invalid("algorithm '" + name + "': " + st.message());
+        req.params.erase(it);
+    }
     GENX_RETURN_IF_ERROR(gen->prepare(req, &g));
     if (g.header.nranks != nranks || g.header.nblocks < 1 || !g.emit)
         return Status::internal("generator '" + name + "' returned a malformed header for P=" +
@@ -249,7 +258,14 @@ Status prepare(const std::string& name, int nranks, const ParamMap& params,
     g.header.algorithm = name;
     // A generator that resolves defaults records them itself; otherwise the
     // user's keys are the canonical form.
-    if (g.header.params.empty()) g.header.params = format_params(params);
+    if (g.header.params.empty()) g.header.params = format_params(req.params);
+    if (!perm.empty()) {
+        renumber(perm, &g);
+        ParamMap all;
+        GENX_RETURN_IF_ERROR(parse_params(g.header.params, &all));
+        all[kOrderKey] = params.at(kOrderKey);
+        g.header.params = format_params(all);
+    }
     *out = std::move(g);
     return Status::ok();
 }

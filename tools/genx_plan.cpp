@@ -32,6 +32,7 @@
 #include "common/text_util.hpp"
 #include "plan/bound.hpp"
 #include "plan/checker.hpp"
+#include "plan/link_traffic.hpp"
 #include "plan/print.hpp"
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
@@ -89,6 +90,7 @@ struct Context {
     std::ostream* text;
     ModelParams model;  // loaded when --model is given
     RankMap ranks;
+    const TopologyView* view = nullptr;  // --topology's placement, when given
 
     // Every rank's program, built only for the outputs that need them all.
     const Plan& plan() {
@@ -134,6 +136,15 @@ int out_stats(Context& c) {
 int out_json(Context& c) {
     nlohmann::json j = stats_json(c.gen.header, c.stats());
     if (c.opt.rank >= 0) j["rank"] = c.opt.rank;
+    if (c.view != nullptr) {
+        // Bytes per link class over every link of the network (link_traffic.hpp).
+        LinkTraffic t;
+        if (Status s = link_traffic(c.gen, c.count, c.opt.dtype_size, *c.view, &t); !s) {
+            std::cerr << "genx-plan: " << s.message() << "\n";
+            return 2;
+        }
+        j["link_class_bytes"] = t.class_bytes;
+    }
     std::cout << j.dump(2) << "\n";
     return 0;
 }
@@ -499,6 +510,7 @@ int main(int argc, char** argv) {
             !s)
             return bad_input(s.message());
     }
+    ctx.view = view.get();
     if (Status s = prepare(opt.algorithm, opt.ranks, params, view.get(), &ctx.gen); !s)
         return bad_input(s.message());
     if (opt.rank >= opt.ranks || opt.rank < -1)

@@ -1,5 +1,7 @@
 // GenModel evaluation of a Plan (definitions and rationale in cost_model.hpp).
 #include "tuning/cost_model.hpp"
+
+#include "plan/renumber.hpp"
 #include "tuning/gentree_choice.hpp"
 
 #include <algorithm>
@@ -1290,6 +1292,18 @@ Prediction predict(const Plan& plan, size_t count, size_t elem_size, const Model
 
 // ------------------------------------------------------------ candidates
 
+namespace {
+
+// Canonical params with key=value added.
+std::string with_param(const std::string& params, const std::string& key, const std::string& value) {
+    ParamMap pm;
+    if (!parse_params(params, &pm)) return params;
+    pm[key] = value;
+    return format_params(pm);
+}
+
+}  // namespace
+
 std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& options) {
     std::vector<Candidate> out;
     if (nranks < 1) return out;
@@ -1312,7 +1326,18 @@ std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& 
         if (!wanted(g.name) || g.candidates == nullptr) continue;
         std::vector<std::string> params;
         g.candidates(ctx, &params);
-        for (std::string& p : params) out.push_back({g.name, std::move(p)});
+        // The pairwise families also in each numbering that may keep their
+        // exchanges off the expensive links (renumber.hpp); butterfly's
+        // xor group only, the one whose digits are the ranks' bits.
+        const std::vector<std::string> orders =
+            renumberable_family(g.name) ? numberings_for(nranks, options.topology) : std::vector<std::string>{};
+        // Identity first: on a tie the family's own numbering stays.
+        for (const std::string& p : params) {
+            out.push_back({g.name, p});
+            for (const std::string& o : orders)
+                if (g.name != "butterfly" || p.find("group=xor") != std::string::npos)
+                    out.push_back({g.name, with_param(p, kOrderKey, o)});
+        }
     }
     return out;
 }
