@@ -1314,8 +1314,13 @@ std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& 
     };
     if (nranks == 1) {
         // Every family is the same empty plan.
-        if (wanted("ring")) out.push_back({"ring", ""});
+        if (wanted("ring") || wanted(kOpenMpiFamilies)) out.push_back({"ring", ""});
         return out;
+    }
+    if (options.families.size() == 1 && options.families[0] == kOpenMpiFamilies) {
+        // What Open MPI's tuned runs, each in rank order: rd for every P
+        // (for 2^k the family list leaves it to butterfly's xor group).
+        return {{"ring", ""}, {"rd", ""}, {"rhd", ""}};
     }
     CandidateContext ctx;
     ctx.nranks = nranks;

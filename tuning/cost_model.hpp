@@ -508,6 +508,11 @@ struct Candidate {
     std::string params;
 };
 
+// A family list of this one name asks enumerate_candidates for Open MPI's
+// own algorithms as genx's plans in rank order: ring, rd and rhd (what a
+// "fallback" incumbent is priced as, docs/rules.md).
+inline constexpr const char* kOpenMpiFamilies = "@openmpi";
+
 struct CandidateOptions {
     // Families to consider; empty = every registered generator.
     std::vector<std::string> families;

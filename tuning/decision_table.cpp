@@ -408,7 +408,7 @@ class IntervalDecider {
         const std::vector<std::string> ours(rule.families.begin() + 1, rule.families.end());
         const std::vector<PricedCandidate>*v = nullptr, *base = nullptr;
         GENX_RETURN_IF_ERROR(prices(ours, &v));
-        GENX_RETURN_IF_ERROR(prices({"ring", "rd", "rhd"}, &base));
+        GENX_RETURN_IF_ERROR(prices({kOpenMpiFamilies}, &base));
         const PricedCandidate *best = nullptr, *second = nullptr, *theirs = nullptr, *unused = nullptr;
         rank_candidates(*v, i, nullptr, &best, &second);
         rank_candidates(*base, i, nullptr, &theirs, &unused);

@@ -72,7 +72,7 @@ const std::string& builtin_rules_text() {
     {"call": "nonblocking", "comm_size": 2, "ppn": 1, "bytes": "0-2K", "algorithm": "rd",
      "comment": "measured: rd 0.56-0.72x libnbc's iallreduce at 8 B-1 KiB on 2 emulated hosts"},
     {"rated": true, "comm_size": "2-10000", "algorithm": "model",
-     "families": ["fallback", "gentree", "mtree", "multitree", "ring2d"], "margin": 0.2,
+     "families": ["fallback", "gentree", "mtree", "multitree", "ring2d", "butterfly", "rhd", "rd"], "margin": 0.2,
      "comment": "every link rated (a site's overlay, or a rated graph): a topology family where the model prices it 20 % ahead of Open MPI's best"},
     {"algorithm": "fallback",
      "comment": "no measured advantage without a fitted rules file (genx-tune)"}
