@@ -2,6 +2,7 @@
 #include "runtime/mpi_native.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <ctime>
@@ -17,6 +18,30 @@ void abort(int code) {
     std::exit(code);
 }
 double wtime() { return MPI_Wtime(); }
+
+std::string library_version() {
+    // The library this process runs ("Open MPI v4.1.4, package: ..."), not
+    // the headers genx was built with; those only when the text is not
+    // Open MPI's.
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int len = 0;
+    MPI_Get_library_version(text, &len);
+    const std::string s(text, static_cast<size_t>(std::max(0, len)));
+    const std::string tag = "Open MPI v";
+    const size_t at = s.find(tag);
+    if (at != std::string::npos) {
+        const size_t b = at + tag.size();
+        size_t e = b;
+        while (e < s.size() && (std::isdigit(static_cast<unsigned char>(s[e])) || s[e] == '.')) ++e;
+        if (e > b) return s.substr(b, e - b);
+    }
+#if defined(OMPI_MAJOR_VERSION) && defined(OMPI_MINOR_VERSION) && defined(OMPI_RELEASE_VERSION)
+    return std::to_string(OMPI_MAJOR_VERSION) + "." + std::to_string(OMPI_MINOR_VERSION) + "." +
+           std::to_string(OMPI_RELEASE_VERSION);
+#else
+    return "unknown";
+#endif
+}
 int error_class(int rc) {
     int cls = MPI_SUCCESS;
     MPI_Error_class(rc, &cls);

@@ -15,6 +15,8 @@ void init(int* argc, char*** argv);  // MPI_Init
 void finalize();
 [[noreturn]] void abort(int code);  // MPI_Abort on MPI_COMM_WORLD
 double wtime();
+// "4.1.4": the running Open MPI's MAJOR.MINOR.RELEASE (MPI_Get_library_version).
+std::string library_version();
 
 // A communicator; a null one (split() on a rank left out) answers only
 // operator bool.  Owned communicators are freed with their Comm.

@@ -33,7 +33,7 @@
 #include "topology/nic_rates.hpp"
 #include "topology/graph.hpp"
 #include "topology/slurm_topology.hpp"
-#include "tools/topo_probe.hpp"
+#include "tune/net_probe.hpp"
 #include "topology/topology.hpp"
 
 namespace {
@@ -54,7 +54,7 @@ struct Options {
     bool no_libfabric = false;
     bool ucx = false;
     bool probe = false;
-    tools::ProbeArgs probe_args;
+    tune::ProbeArgs probe_args;
 };
 
 int bad_input(const std::string& m) {
@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
             o.no_libfabric || o.ucx || !o.host_name.empty())
             return bad_input("--probe measures between hosts; --sysfs-root, --hwloc-xml, "
                              "--binding, --host-name, --no-libfabric and --ucx describe this host");
-        return tools::run_probe(o.probe_args);
+        return tune::run_probe(o.probe_args);
     }
     if (!o.probe_args.out.empty() || !o.probe_args.overlay_out.empty() || app.count("--pings") > 0)
         return bad_input("--out, --overlay-out and --pings need --probe");

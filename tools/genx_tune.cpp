@@ -3,9 +3,11 @@
 //
 //   mpirun -np P genx-tune [-o rules.json] [--max-time 300] [--verify]
 //                          [--comm-sizes 2,4,8 | all] [--export-tuned tuned.rules]
+//   mpirun -np P genx-tune --site DIR [--force]  (probe, fit, verify: a whole site)
 //   mpirun -np P genx-tune --probe-allreduce      (checks an exported tuned file)
 //   genx-tune --print-defaults                    (genx's built-in rules)
 //   genx-tune --check-rules FILE                  (checks a rules file, no MPI)
+//   genx-tune --check-site DIR                    (checks a site directory, no MPI)
 //
 // This file is the command line and the order of the phases; each phase is
 // a function of the tuning library (tune/phases.hpp), and MPI is reached
@@ -24,7 +26,11 @@
 
 #include "runtime/mpi_comm.hpp"
 #include "tune/phases.hpp"
+#include "tune/site.hpp"
+#include "topology/graph.hpp"
+#include "topology/topology.hpp"
 #include "tuning/rules.hpp"
+#include "tuning/site.hpp"
 
 namespace {
 
@@ -36,6 +42,7 @@ struct Cli {
     bool probe = false;
     bool print_defaults = false;
     std::string check_rules;
+    std::string check_site;
 };
 
 void add_verify_options(CLI::App& app, tune::Options& o) {
@@ -95,6 +102,9 @@ void add_options(CLI::App& app, Cli& cli) {
     app.add_option("--svg", o.svg, "SVG of measured vs predicted (default: OUTPUT with .svg)");
     app.add_option("--export-tuned", o.export_tuned,
                    "also write the decisions for Open MPI tuned (4.1 dynamic rules)");
+    app.add_option("--site", o.site,
+                   "tune a site: probe, fit, verify, write DIR/site.json, rules.json, ...");
+    app.add_flag("--force", o.force, "with --site: write into DIR although it holds other files");
     app.add_option("--max-time", o.max_time, "seconds the whole run may take")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
@@ -105,6 +115,8 @@ void add_options(CLI::App& app, Cli& cli) {
     app.add_flag("--print-defaults", cli.print_defaults, "print genx's built-in rules and exit");
     app.add_option("--check-rules", cli.check_rules,
                    "check a rules file as genx would on this host, print what is wrong");
+    app.add_option("--check-site", cli.check_site,
+                   "check a site directory: site.json, its rules and its topology, no MPI");
 }
 
 int check_rules(const std::string& path) {
@@ -118,6 +130,31 @@ int check_rules(const std::string& path) {
     }
     std::cout << path << ": ok, " << f.allreduce.size() << " rules, "
               << (f.has_model ? "with a model" : "no model (genx uses its default model)") << "\n";
+    return 0;
+}
+
+// A site directory as the component reads it: the manifest, the rules
+// file and the tree with its overlay (2 and what is wrong otherwise).
+int check_site(const std::string& dir) {
+    SiteManifest m;
+    if (const Status st = load_site_manifest(dir, &m); !st) {
+        std::cerr << st.message() << "\n";
+        return 2;
+    }
+    if (!m.rules.empty() && check_rules(dir + "/" + m.rules) != 0) return 2;
+    if (!m.topology.empty()) {
+        Topology t;
+        const Status st = load_network(dir + "/" + m.topology,
+                                       m.overlay.empty() ? "" : dir + "/" + m.overlay, &t);
+        if (!st) {
+            std::cerr << st.message() << "\n";
+            return 2;
+        }
+    }
+    std::string hosts;
+    for (const std::string& h : m.hosts) hosts += (hosts.empty() ? "" : ",") + h;
+    std::cout << dir << ": ok, site measured " << m.date << " on " << hosts << " with genx "
+              << m.genx_version << " and Open MPI " << m.mpi_version << "\n";
     return 0;
 }
 
@@ -144,11 +181,36 @@ int probe_allreduce(const tune::Context& ctx) {
     return failures > 0 ? 3 : 0;
 }
 
+#ifndef GENX_SYSCONFDIR
+#define GENX_SYSCONFDIR "/etc"
+#endif
+
+// --site changes what is on by default: --verify, against Open MPI's
+// algorithms (all tuned ones genx-tune can force) unless given; and the
+// outputs, which go to DIR.  2 and a message when the options clash.
+int site_defaults(const CLI::App& app, Cli* cli) {
+    tune::Options& o = cli->tune;
+    if (o.site.empty()) {
+        if (o.force) return std::fprintf(stderr, "genx-tune: --force needs --site\n"), 2;
+        return 0;
+    }
+    for (const char* opt : {"--output", "--csv", "--svg"})
+        if (app.count(opt) > 0)
+            return std::fprintf(stderr, "genx-tune: --site writes DIR/rules.json, .csv and .svg; "
+                                "%s does not apply\n", opt), 2;
+    if (cli->probe)
+        return std::fprintf(stderr, "genx-tune: --site and --probe-allreduce are separate runs\n"), 2;
+    o.verify = true;
+    if (app.count("--ompi-algorithms") == 0) o.ompi_algorithms = "all";
+    return 0;
+}
+
 void write_outputs(const tune::Context& ctx) {
     const RulesFile rules = tune::write_rules(ctx);
     tune::write_measurements(ctx);
     tune::print_summary(ctx, rules);
     tune::export_tuned(ctx, rules);
+    if (!ctx.opt.site.empty()) return;  // site_write() says where the site's files are
     std::printf("\nrules: %s\nmeasurements: %s\nplot: %s\n", ctx.opt.output.c_str(),
                 ctx.opt.csv.c_str(), ctx.opt.svg.c_str());
     if (!ctx.opt.export_tuned.empty()) std::printf("tuned rules: %s\n", ctx.opt.export_tuned.c_str());
@@ -170,15 +232,22 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (!cli.check_rules.empty()) return check_rules(cli.check_rules);
+    if (!cli.check_site.empty()) return check_site(cli.check_site);
+    if (const int rc = site_defaults(app, &cli); rc != 0) return rc;
+    const bool site = !cli.tune.site.empty();
 
     tune::prepare(cli.tune);
     mpi::init(&argc, &argv);
+    tune::SiteRun run;
+    run.install_dir = std::string(GENX_SYSCONFDIR) + "/genx";
+    if (site) tune::site_prepare(&cli.tune, &run);
     tune::Context ctx;
     ctx.opt = cli.tune;
     ctx.command = "genx-tune";
     for (int i = 1; i < argc; ++i) ctx.command += std::string(" ") + argv[i];
     tune::setup(&ctx);
     if (cli.probe) return probe_allreduce(ctx);
+    if (site) tune::site_network(&ctx, &run);
     tune::discover(&ctx);
 
     tune::measure_p2p(&ctx);
@@ -186,13 +255,17 @@ int main(int argc, char** argv) {
     tune::measure_reduction(&ctx);
     tune::measure_ps(&ctx);
     tune::measure_shift(&ctx);
+    if (site) tune::site_progress(ctx, run, "measurements");
     tune::fit(&ctx);
     for (int c : ctx.comm_sizes) {
         tune::Decision d = tune::decide(&ctx, c);
         if (ctx.opt.verify) tune::verify(&ctx, &d);
         ctx.decisions[c] = std::move(d.points);
     }
+    if (site) tune::site_progress(ctx, run, "fit and verify");
     if (ctx.rank == 0) write_outputs(ctx);
+    if (site && ctx.rank == 0) tune::site_write(ctx, run);
+    if (site) tune::site_cleanup(run);
     ctx = tune::Context();  // frees its communicators before MPI_Finalize
     mpi::finalize();
     return 0;

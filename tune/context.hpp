@@ -45,6 +45,8 @@ struct Options {
     double target = 0.2;  // seconds per measurement when time allows
     std::string statistic = "median";
     std::string topology, overlay;  // the job's switch tree (--topology)
+    std::string site;     // --site DIR: write a whole site there (tune/site.hpp)
+    bool force = false;   // --site into a directory holding other files
 };
 
 // One row of the CSV: a measurement or a prediction.
@@ -110,6 +112,7 @@ struct Context {
     int rank = 0, size = 1;
     Timing timing;
     double start = 0;  // MPI_Wtime the budget counts from
+    double launched = 0;  // MPI_Wtime at setup(), the same on every rank
     Shares shares;
 
     // The command line, parsed (setup).

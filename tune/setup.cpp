@@ -86,6 +86,7 @@ void setup(Context* ctx) {
     double t0 = mpi::wtime();
     ctx->world.bcast(&t0, 1);
     set_reporter(ctx->rank, t0);
+    ctx->launched = t0;
     ctx->timing.target = opt.target;
     ctx->timing.use_min = opt.statistic == "min";
 

@@ -1,6 +1,6 @@
-// genx-topo --probe: measure the network under mpirun and write a
-// topology.conf (and its overlay) a user can review (topology/probe.hpp
-// infers the tree; this file only measures).
+// The network probe of genx-topo --probe and genx-tune --site: measure the
+// hosts of an MPI job and write a topology.conf (and its overlay) a user can
+// review (topology/probe.hpp infers the tree; this file only measures).
 //
 // One rank per host takes part (the lowest rank of each host name); the
 // others wait in barriers.  Three measurements, each between hosts only:
@@ -16,7 +16,7 @@
 // Rank 0 prints the topology.conf on stdout (or --out) and the overlay to
 // --overlay-out; a progress line per phase goes to stderr.
 // MPI through runtime/mpi_comm.hpp, as genx-tune.
-#include "tools/topo_probe.hpp"
+#include "tune/net_probe.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,14 +29,15 @@
 #include "topology/probe.hpp"
 #include "topology/topology.hpp"
 
-namespace genx::tools {
+namespace genx::tune {
 
 namespace {
 
 int g_rank = 0;
+std::string g_who = "genx-topo --probe";
 
 void say(const std::string& m) {
-    if (g_rank == 0) std::fprintf(stderr, "genx-topo --probe: %s\n", m.c_str());
+    if (g_rank == 0) std::fprintf(stderr, "%s: %s\n", g_who.c_str(), m.c_str());
 }
 
 // Pairs of round `r` of a round-robin tournament over n players (circle
@@ -167,20 +168,24 @@ void infer_uplink_latency(const std::vector<double>& rtt, int H, ProbeTree* tree
     }
 }
 
-// The topology.conf and overlay (rank 0); 1 when a file cannot be written.
-int write_outputs(const ProbeArgs& a, int H, const ProbeTree& tree) {
+// The topology.conf of an inferred tree, its header saying how it was found.
+std::string probe_conf_text(const ProbeTree& tree, int H, int pings) {
     char line[256];
     std::vector<std::string> comment = {
-        "written by genx-topo --probe from measurements: review before use",
+        "written by " + g_who + " from measurements: review before use",
         std::to_string(H) + " hosts grouped by minimum round-trip time (" +
-            std::to_string(a.pings) + " pings per pair); rates in the overlay"};
+            std::to_string(pings) + " pings per pair); rates in the overlay"};
     for (size_t l = 0; l < tree.level_rtt.size(); ++l) {
         std::snprintf(line, sizeof line, "level %zu: round trips up to %.0f us", l + 1,
                       tree.level_rtt[l] * 1e6);
         comment.push_back(line);
     }
-    std::snprintf(line, sizeof line, "host link: %.0f Mbit/s", tree.host_rate * 8 / 1e6);
-    comment.push_back(line);
+    if (tree.host_rate > 0) {
+        std::snprintf(line, sizeof line, "host link: %.0f Mbit/s", tree.host_rate * 8 / 1e6);
+        comment.push_back(line);
+    } else {
+        comment.push_back("host link: not measured (one host)");
+    }
     for (size_t s = 1; s < tree.switches.size(); ++s) {
         const ProbeSwitch& sw = tree.switches[s];
         std::snprintf(line, sizeof line,
@@ -189,15 +194,20 @@ int write_outputs(const ProbeArgs& a, int H, const ProbeTree& tree) {
                       sw.rate > 0 ? tree.host_rate * sw.senders / sw.rate : 0.0);
         comment.push_back(line);
     }
+    return probe_topology_conf(tree, comment);
+}
+
+// genx-topo --probe's files (rank 0); 1 when a file cannot be written.
+int write_outputs(const ProbeArgs& a, const NetProbe& p) {
     int rc = 0;
-    const std::string conf = probe_topology_conf(tree, comment);
+    const std::string& conf = p.conf;
     if (a.out.empty()) {
         std::cout << conf;
     } else if (!(std::ofstream(a.out) << conf)) {
         say(a.out + ": cannot be written");
         rc = 1;
     }
-    if (!a.overlay_out.empty() && !(std::ofstream(a.overlay_out) << probe_overlay_json(tree))) {
+    if (!a.overlay_out.empty() && !(std::ofstream(a.overlay_out) << p.overlay)) {
         say(a.overlay_out + ": cannot be written");
         rc = 1;
     }
@@ -209,7 +219,7 @@ int write_outputs(const ProbeArgs& a, int H, const ProbeTree& tree) {
 // when the grouping failed.
 bool group_hosts(const mpi::Comm& world, const std::vector<std::string>& hosts,
                  const std::vector<double>& rtt, ProbeTree* tree, std::vector<int>* member,
-                 int* nswitches) {
+                 int* nswitches, std::string* error_out) {
     const int H = static_cast<int>(hosts.size());
     std::string error;
     if (g_rank == 0) {
@@ -220,7 +230,7 @@ bool group_hosts(const mpi::Comm& world, const std::vector<std::string>& hosts,
     int failed = error.empty() ? 0 : 1;
     world.bcast(&failed, 1);
     if (failed) {
-        say(error);
+        *error_out = error;
         return false;
     }
     world.bcast(nswitches, 1);
@@ -233,63 +243,132 @@ bool group_hosts(const mpi::Comm& world, const std::vector<std::string>& hosts,
     return true;
 }
 
-}  // namespace
+// The given tree as the probe measures it: the root, then every switch
+// holding some but not all of the job's hosts (only those have an uplink
+// the job can load), each with the job's hosts below it.
+ProbeTree tree_of(const Topology& t, const std::vector<std::string>& hosts) {
+    ProbeTree tree;
+    tree.hosts = hosts;
+    const int H = static_cast<int>(hosts.size());
+    std::vector<std::vector<int>> below(t.nodes.size());
+    for (int h = 0; h < H; ++h)
+        for (int n = t.find(hosts[static_cast<size_t>(h)]); n >= 0; n = t.nodes[static_cast<size_t>(n)].parent)
+            below[static_cast<size_t>(n)].push_back(h);
+    ProbeSwitch root;
+    root.name = t.nodes.empty() ? "root" : t.nodes[0].name;
+    for (int h = 0; h < H; ++h) root.members.push_back(h);
+    tree.switches.push_back(root);
+    for (size_t n = 1; n < t.nodes.size(); ++n) {
+        const size_t m = below[n].size();
+        if (t.nodes[n].kind != TopoKind::Switch || m == 0 || m == static_cast<size_t>(H)) continue;
+        ProbeSwitch s;
+        s.name = t.nodes[n].name;
+        s.parent = 0;  // only the root is known to hold it among those kept
+        s.members = below[n];
+        tree.switches.push_back(s);
+    }
+    return tree;
+}
 
-int run_probe(const ProbeArgs& a) {
-    mpi::init(nullptr, nullptr);
-    const mpi::Comm world = mpi::Comm::world();
-    g_rank = world.rank();
-    const int size = world.size();
+// The job's hosts in order of their lowest rank, and each rank's.
+std::vector<std::string> job_hosts(const mpi::Comm& world, std::string* mine, bool* is_leader) {
     // Hosts are named as genx names them when it reads the file back
     // (SLURMD_NODENAME, else the host name), not by MPI_Get_processor_name:
     // under Slurm the two can differ, and the topology.conf written here
     // would then place no rank.
-    const std::string name = local_host_name();
-    const std::vector<std::string> names = world.allgather_names(name);
+    *mine = local_host_name();
+    const std::vector<std::string> names = world.allgather_names(*mine);
     std::vector<std::string> hosts;
     std::map<std::string, int> leader;
-    for (int r = 0; r < size; ++r) {
+    for (int r = 0; r < world.size(); ++r) {
         const std::string& h = names[static_cast<size_t>(r)];
         if (leader.emplace(h, r).second) hosts.push_back(h);
     }
+    *is_leader = leader[*mine] == world.rank();
+    return hosts;
+}
+
+// The rates of the tree over H hosts (its member table shared by every
+// rank; the tree itself only rank 0's), as the leaders measure them; they
+// land in rank 0's tree.
+void measure_rates(const mpi::Comm& world, bool is_leader, int H, size_t bytes,
+                   const std::vector<int>& member, int nswitches, ProbeTree* tree) {
+    mpi::Comm hc = world.split(is_leader ? 0 : -1, world.rank());
+    if (!is_leader) return;
+    const int me = hc.rank();  // host index: leaders in rank order = hosts order
+    std::vector<char> buf(bytes);
+    say("host link rate (" + std::to_string(bytes) + " bytes, host 0 to each host)");
+    const double best = measure_host_rate(hc, me, H, buf);
+    measure_uplinks(hc, me, H, nswitches, member, buf, tree);
+    if (me == 0) tree->host_rate = best;
+}
+
+}  // namespace
+
+Status probe_network(const mpi::Comm& world, const ProbeRun& run, NetProbe* out) {
+    g_rank = world.rank();
+    g_who = run.who;
+    std::string name;
+    bool is_leader = false;
+    const std::vector<std::string> hosts = job_hosts(world, &name, &is_leader);
     const int H = static_cast<int>(hosts.size());
-    if (H < 2) {
-        say("all " + std::to_string(size) + " ranks run on one host (" + hosts[0] +
-            "): nothing to probe; run one rank per host (mpirun --map-by node)");
-        mpi::finalize();
-        return 1;
-    }
-    const bool is_leader = leader[name] == g_rank;
-    mpi::Comm hc = world.split(is_leader ? 0 : -1, g_rank);
-    std::vector<double> rtt;
-    const int me = is_leader ? hc.rank() : -1;  // host index: leaders in rank order = hosts order
-    say(std::to_string(H) + " hosts, " + std::to_string(size) + " ranks: round-trip times (" +
-        std::to_string(a.pings) + " pings per pair)");
-    if (is_leader) rtt = measure_rtt(hc, me, H, a.pings);
+    out->hosts = hosts;
+    if (H < 2 && !run.one_host_ok)
+        return Status::invalid("all " + std::to_string(world.size()) + " ranks run on one host (" +
+                               hosts[0] + "): nothing to probe; run one rank per host "
+                               "(mpirun --map-by node)");
+    std::vector<double> rtt(static_cast<size_t>(H) * static_cast<size_t>(H), 0);
     ProbeTree tree;
     std::vector<int> member;
     int nswitches = 0;
-    if (!group_hosts(world, hosts, rtt, &tree, &member, &nswitches)) {
-        hc = mpi::Comm();
-        mpi::finalize();
-        return 1;
+    if (run.given) {
+        tree = tree_of(*run.given, hosts);
+        nswitches = static_cast<int>(tree.switches.size());
+        member.assign(static_cast<size_t>(H) * static_cast<size_t>(nswitches), 0);
+        for (int s = 0; s < nswitches; ++s)
+            for (int h : tree.switches[static_cast<size_t>(s)].members)
+                member[static_cast<size_t>(h) * static_cast<size_t>(nswitches) + static_cast<size_t>(s)] = 1;
+    } else {
+        say(std::to_string(H) + " host(s), " + std::to_string(world.size()) +
+            " ranks: round-trip times (" + std::to_string(run.pings) + " pings per pair)");
+        if (H > 1) {
+            mpi::Comm hc = world.split(is_leader ? 0 : -1, world.rank());
+            if (is_leader) rtt = measure_rtt(hc, hc.rank(), H, run.pings);
+        }
+        std::string error;
+        if (!group_hosts(world, hosts, rtt, &tree, &member, &nswitches, &error))
+            return Status::invalid(error);
     }
-    std::vector<char> buf(a.bytes);
-    if (is_leader) {
-        say("host link rate (" + std::to_string(a.bytes) + " bytes, host 0 to each host)");
-        const double best = measure_host_rate(hc, me, H, buf);
-        measure_uplinks(hc, me, H, nswitches, member, buf, &tree);
-        if (me == 0) tree.host_rate = best;
-        hc = mpi::Comm();
-    }
-    int rc = 0;
+    if (H > 1) measure_rates(world, is_leader, H, run.bytes, member, nswitches, &tree);
     if (g_rank == 0) {
-        infer_uplink_latency(rtt, H, &tree);
-        rc = write_outputs(a, H, tree);
+        if (!run.given) infer_uplink_latency(rtt, H, &tree);
+        out->tree = tree;
+        if (!run.given) out->conf = probe_conf_text(tree, H, run.pings);
+        out->overlay = probe_overlay_json(tree);
     }
-    world.bcast(&rc, 1);
+    return Status::ok();
+}
+
+int run_probe(const ProbeArgs& a) {
+    mpi::init(nullptr, nullptr);
+    int rc = 0;
+    {
+        const mpi::Comm world = mpi::Comm::world();
+        NetProbe probe;
+        ProbeRun run;
+        run.pings = a.pings;
+        run.bytes = a.bytes;
+        const Status st = probe_network(world, run, &probe);
+        if (!st) {
+            say(st.message());
+            rc = 1;
+        } else if (g_rank == 0) {
+            rc = write_outputs(a, probe);
+        }
+        world.bcast(&rc, 1);
+    }
     mpi::finalize();
     return rc;
 }
 
-}  // namespace genx::tools
+}  // namespace genx::tune
