@@ -268,3 +268,30 @@ TEST_CASE("a site directory without site.json: its files by their default names"
                       "overlay.json; link rates: unknown (run genx-tune --site " + site.dir +
                       " to measure them)"));
 }
+
+TEST_CASE("a malformed file inside the site is reported by its reader; the others are used", "[site]") {
+    SECTION("rules.json: file:line, built-in defaults, the network kept") {
+        SiteDir site;
+        write_text(site.dir + "/rules.json", "{\"format\": \"genx-rules\",\n \"version\": 1,\n"
+                                             " \"allreduce\": [{\"algorithm\": \"no-such\"}]}\n");
+        std::vector<std::string> log;
+        Comm c(site_config(site.dir, &log, 0));
+        REQUIRE(c.c != nullptr);
+        CHECK(c.topology() != 0);
+        CHECK(c.digest() == explicit_digest(site.dir + "/topology.conf",
+                                            site.dir + "/overlay.json", ""));
+        CHECK(logged(log, site.dir + "/rules.json:3"));
+        CHECK(logged(log, "uses its built-in defaults"));
+    }
+    SECTION("topology.conf: file:line, hosts grouped by name, the rules kept") {
+        SiteDir site;
+        write_text(site.dir + "/topology.conf", read_text(fixture("bad-both.conf")));
+        std::vector<std::string> log;
+        Comm c(site_config(site.dir, &log, 0));
+        REQUIRE(c.c != nullptr);
+        CHECK(c.topology() == 0);
+        CHECK(c.digest() == explicit_digest("", "", site.dir + "/rules.json"));
+        CHECK(logged(log, site.dir + "/topology.conf:3"));
+        CHECK(logged(log, "genx groups hosts by name instead"));
+    }
+}
