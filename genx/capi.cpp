@@ -29,6 +29,7 @@
 #include "common/hash.hpp"
 #include "genx/comm.hpp"
 #include "genx/comm_stats.hpp"
+#include "genx/site_config.hpp"
 #include "topology/placement.hpp"
 #include "tuning/rules.hpp"
 
@@ -60,20 +61,29 @@ std::string caught(const std::string& name, const char* oom = "out of memory") {
     }
 }
 
-// Places the ranks on genx_config's topology file by their host names; a
-// problem is reported once per process and hosts stay grouped by name.
-void place_on_topology(genx_comm* c, const genx_config* cfg, const char* const* host_of_rank) {
-    const std::string file =
-        cfg != nullptr && cfg->topology_file != nullptr ? cfg->topology_file : "";
+// Each rank's host name, "" where unknown (host_of_rank NULL: all).
+std::vector<std::string> host_names(int size, const char* const* host_of_rank) {
+    std::vector<std::string> hosts(static_cast<size_t>(size));
+    if (host_of_rank == nullptr) return hosts;
+    for (int r = 0; r < size; ++r)
+        if (host_of_rank[r] != nullptr) hosts[static_cast<size_t>(r)] = host_of_rank[r];
+    return hosts;
+}
+
+// Places the ranks on the communicator's topology file (c->topology_file)
+// by their host names; a problem is reported once per process and hosts
+// stay grouped by name.
+void place_on_topology(genx_comm* c, const char* const* host_of_rank,
+                       const std::vector<std::string>& hosts) {
+    const std::string& file = c->topology_file;
     if (file.empty()) return;
-    const std::string overlay = cfg->topology_overlay != nullptr ? cfg->topology_overlay : "";
+    const std::string& overlay = c->topology_overlay;
     const std::string instead = "; genx groups hosts by name instead";
     if (host_of_rank == nullptr) {
         c->log.report_once("topology file " + file + ": the ranks' host names are unknown" +
                            instead);
         return;
     }
-    std::vector<std::string> hosts(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r) {
         if (host_of_rank[r] == nullptr) {
             if (c->rank == 0)
@@ -81,7 +91,6 @@ void place_on_topology(genx_comm* c, const genx_config* cfg, const char* const* 
                                    std::to_string(r) + " is unknown" + instead);
             return;
         }
-        hosts[static_cast<size_t>(r)] = host_of_rank[r];
     }
     std::shared_ptr<const genx::TopologyView> view;
     const genx::Status st = genx::place_ranks(file, overlay, hosts, &view);
@@ -149,9 +158,25 @@ genx_comm* genx_comm_create(int rank, int size, int nodes, int ppn, const char* 
                             static_cast<long>(nodes) * ppn >= size;
         c->selection.init(rank, size,
                           genx::CommShape{size, placed ? nodes : 0, placed ? ppn : 0, nullptr});
-        place_on_topology(c.get(), cfg, host_of_rank);
+        // The paths in effect (explicit settings over the site's files):
+        // everything below reads them, not cfg's.
+        const std::vector<std::string> hosts = host_names(size, host_of_rank);
+        genx::Sources sources;
+        genx::Status st = genx::resolve_sources(cfg, hosts, c->log, &sources);
+        if (!st.is_ok()) {
+            fill(err, errlen, st.message());
+            return nullptr;
+        }
+        genx_config effective{};
+        if (cfg != nullptr) effective = *cfg;
+        c->topology_file = sources.topology;
+        c->topology_overlay = sources.overlay;
+        effective.topology_file = c->topology_file.c_str();
+        effective.topology_overlay = c->topology_overlay.c_str();
+        effective.rules_path = sources.rules.c_str();
+        place_on_topology(c.get(), host_of_rank, hosts);
         attach_device(c.get(), cfg);
-        genx::Status st = c->selection.configure(cfg, c->log);
+        st = c->selection.configure(&effective, c->log);
         if (st.is_ok()) st = configure_reduce_site(c.get(), cfg);
         if (!st.is_ok()) {
             fill(err, errlen, st.message());
@@ -175,7 +200,7 @@ int genx_comm_place_topology_addrs(genx_comm* comm, const char* const* addrs,
     }
     try {
         std::shared_ptr<const genx::TopologyView> view;
-        const std::string ov = overlay != nullptr ? overlay : "";
+        const std::string ov = overlay != nullptr ? overlay : comm->topology_overlay;
         const genx::Status st = genx::place_ranks_by_topology_addrs(a, p, ov, &view);
         if (!st) {
             comm->log.report_once(st.message() + "; genx groups hosts by name instead");
@@ -196,6 +221,10 @@ int genx_comm_place_topology_addrs(genx_comm* comm, const char* const* addrs,
 
 uint64_t genx_comm_topology(const genx_comm* comm) {
     return comm != nullptr ? comm->selection.topology() : 0;
+}
+
+const char* genx_comm_topology_file(const genx_comm* comm) {
+    return comm != nullptr ? comm->topology_file.c_str() : "";
 }
 
 void genx_comm_destroy(genx_comm* comm) { delete comm; }

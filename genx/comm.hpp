@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "genx/comm_log.hpp"
 #include "genx/genx_core.h"
@@ -18,6 +19,10 @@ struct genx_comm {
     int rank = 0;
     int size = 1;
     genx::CommLog log;
+    // The effective topology file and overlay (explicit, else the site's;
+    // genx/site_config.hpp), "" for none.
+    std::string topology_file;
+    std::string topology_overlay;
     genx::Selection selection;
     genx::ScheduleCache schedules;
     // Blocking calls on host memory and device memory (one at a time).

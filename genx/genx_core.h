@@ -65,6 +65,16 @@ typedef struct genx_config {
      * defaults); the host's come from the rules file's model. */
     const char *device_reduce;
     const char *device_rates;
+    /* Appended: the site directory `genx-tune --site DIR` wrote (docs/site.md);
+     * NULL or "" = none.  Its topology.conf, overlay.json and rules.json
+     * are used where topology_file, topology_overlay and rules_path are
+     * NULL or "" (those override the site's file of their kind); its
+     * site.json says what it was measured on.  mpi_version: this job's Open
+     * MPI ("4.1.4"), checked against the site's (a site tuned for other
+     * software keeps its network but not its rules); NULL or "" = unknown,
+     * not checked. */
+    const char *site_dir;
+    const char *mpi_version;
 } genx_config;
 
 typedef struct genx_comm genx_comm;
@@ -76,8 +86,8 @@ typedef struct genx_comm genx_comm;
  * (0 = unknown), which the selector's rules and model use; and each rank's
  * host name (host_of_rank[r] for communicator rank r; NULL, or a NULL
  * entry, = unknown), which places the ranks on cfg->topology_file's switch
- * tree.  Every rank must pass the same values.  cfg NULL = the built-in
- * defaults. */
+ * tree (cfg->topology_file's, or the site directory's topology.conf).
+ * Every rank must pass the same values.  cfg NULL = the built-in defaults. */
 genx_comm *genx_comm_create(int rank, int size, int nodes, int ppn,
                             const char *const *host_of_rank, const genx_config *cfg, char *err,
                             size_t errlen);
@@ -90,8 +100,9 @@ uint64_t genx_comm_topology(const genx_comm *comm);
  * topology/tree sets it for every task): addrs[r] and patterns[r] are
  * communicator rank r's SLURM_TOPOLOGY_ADDR and SLURM_TOPOLOGY_ADDR_PATTERN
  * ("" when unset), gathered from every rank; rank r's host is its address's
- * last component; `overlay` (may be NULL or "") gives link rates as for a
- * topology file.  Call it before the communicator's first call, before or
+ * last component; `overlay` ("" for none) gives link rates as for a
+ * topology file; NULL = the communicator's own (cfg->topology_overlay, else
+ * the site directory's overlay.json).  Call it before the communicator's first call, before or
  * after genx_comm_prepare (the decision table and a forced plan are then
  * built again, for the next genx_comm_prepare).  Every rank must
  * pass the same lists, so every rank gets the same result: 1 placed, 0
@@ -100,6 +111,11 @@ uint64_t genx_comm_topology(const genx_comm *comm);
  * hosts stay grouped by name). */
 int genx_comm_place_topology_addrs(genx_comm *comm, const char *const *addrs,
                                    const char *const *patterns, const char *overlay);
+/* The topology file the communicator was configured with
+ * (cfg->topology_file, else the site directory's topology.conf), "" for
+ * none; valid while the communicator lives.  The glue places ranks by
+ * Slurm's addresses only where there is none. */
+const char *genx_comm_topology_file(const genx_comm *comm);
 void genx_comm_destroy(genx_comm *comm);
 
 /* Builds what the communicator decides with (the decision table of the

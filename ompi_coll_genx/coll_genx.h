@@ -48,6 +48,9 @@ typedef struct mca_coll_genx_component_t {
      * (docs/topology.md); empty = hosts grouped by name. */
     char *topology_file;
     char *topology_overlay;
+    /* The site directory genx-tune --site wrote (docs/site.md): its files
+     * serve where the three settings above are empty; empty = no site. */
+    char *site;
     /* Without a topology file: place the ranks by Slurm's per-task
      * SLURM_TOPOLOGY_ADDR when every rank has one (gathered at the first
      * call). */

@@ -240,7 +240,6 @@ static int genx_start_addresses(mca_coll_genx_module_t *module, ompi_communicato
  * which phase 3 catches. */
 static void genx_place_by_addresses(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
 {
-    mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     const int size = ompi_comm_size(comm);
     const char **addrs = malloc((size_t) size * sizeof(*addrs));
     const char **patterns = malloc((size_t) size * sizeof(*patterns));
@@ -250,9 +249,8 @@ static void genx_place_by_addresses(mca_coll_genx_module_t *module, ompi_communi
             addrs[r] = (const char *) (module->agree.acc + (size_t) r * GENX_TOPO_RECORD_WORDS);
             patterns[r] = addrs[r] + GENX_TOPO_ADDR_BYTES;
         }
-        (void) genx_comm_place_topology_addrs(module->core, addrs, patterns,
-                                              (NULL != cs->topology_overlay)
-                                                  ? cs->topology_overlay : "");
+        /* NULL overlay: the communicator's (explicit, else the site's). */
+        (void) genx_comm_place_topology_addrs(module->core, addrs, patterns, NULL);
     }
     free(addrs);
     free(patterns);
@@ -313,9 +311,10 @@ void mca_coll_genx_agreement_start(mca_coll_genx_module_t *module, ompi_communic
         return;
     }
     /* Whether this rank could place the communicator by Slurm's addresses:
-     * no topology file, the feature on, and an address of its own. */
+     * no topology file (explicit or the site's), the feature on, and an
+     * address of its own. */
     ag->slurm = cs->slurm_topology && 0 == genx_comm_topology(module->core) &&
-                (NULL == cs->topology_file || '\0' == cs->topology_file[0]);
+                '\0' == genx_comm_topology_file(module->core)[0];
     if (ag->slurm) {
         genx_topology_addr_record(ag->rec);
         ag->slurm = '\0' != ag->rec[0];

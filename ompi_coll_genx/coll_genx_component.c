@@ -18,6 +18,11 @@
 
 #include "coll_genx.h"
 
+/* coll_genx_site's default, SYSCONFDIR/genx (Makefile.am). */
+#ifndef GENX_SITE_DIR
+#error "GENX_SITE_DIR (the default site directory) is set by Makefile.am"
+#endif
+
 static int genx_register(void);
 static int genx_open(void);
 static int genx_close(void);
@@ -119,12 +124,24 @@ static int genx_register(void)
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->topology_overlay);
 
+    cs->site = GENX_SITE_DIR;
+    (void) mca_base_component_var_register(c, "site",
+        "Site directory written once per cluster by genx-tune --site DIR (docs/site.md): "
+        "its topology.conf, overlay.json and rules.json serve where coll_genx_topology_file, "
+        "coll_genx_topology_overlay and coll_genx_rules are empty; its site.json says what "
+        "was measured, and a site tuned with another genx or Open MPI keeps its network but "
+        "not its rules.  A directory that does not exist is ignored silently; empty for no site",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->site);
+
     cs->slurm_topology = true;
     (void) mca_base_component_var_register(c, "slurm_topology",
-        "Without coll_genx_topology_file: if every rank of a communicator has Slurm's "
+        "Without a topology file (coll_genx_topology_file, or the coll_genx_site directory's "
+        "topology.conf): if every rank of a communicator has Slurm's "
         "SLURM_TOPOLOGY_ADDR (set for each task where the site runs topology/tree), gather "
         "the addresses at the communicator's first MPI_Allreduce and place the ranks on "
-        "the switch tree they describe (coll_genx_topology_overlay gives its link rates). "
+        "the switch tree they describe (coll_genx_topology_overlay, else the site's overlay.json, "
+        "gives its link rates). "
         "False: hosts are grouped by name only",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->slurm_topology);

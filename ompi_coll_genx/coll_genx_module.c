@@ -228,6 +228,7 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     mca_coll_genx_module_t *module;
     genx_config cfg;
     char err[1024];
+    char mpi_version[32];
     int size = ompi_comm_size(comm);
     int nodes, ppn;
 
@@ -278,8 +279,14 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     cfg.device_library = (NULL != cs->cuda_library) ? cs->cuda_library : "";
     cfg.device_reduce = (NULL != cs->cuda_reduce) ? cs->cuda_reduce : "";
     cfg.device_rates = (NULL != cs->cuda_rates) ? cs->cuda_rates : "";
+    cfg.site_dir = (NULL != cs->site) ? cs->site : "";
+    snprintf(mpi_version, sizeof(mpi_version), "%d.%d.%d", OMPI_MAJOR_VERSION,
+             OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION);
+    cfg.mpi_version = mpi_version;
     err[0] = '\0';
-    if ('\0' != cfg.topology_file[0]) {
+    /* Host names place the ranks on a topology file, the explicit one or
+     * the site's, and tell the site which hosts it never measured. */
+    if ('\0' != cfg.topology_file[0] || '\0' != cfg.site_dir[0]) {
         /* NULL where a host name is unknown (genx_host_names). */
         char **hosts = genx_host_names(comm, size);
 
