@@ -65,6 +65,15 @@ ok = ok and m["command"].startswith("genx-tune --site site ")
 print(m)
 sys.exit(0 if ok else 1)
 PY
+# Shapes nothing was measured on defer unless the model prices a plan ahead
+# of Open MPI's best by its margin (the last rule).
+python3 - site/rules.json <<'PY' || fail "rules.json's last rule is not a fallback-incumbent model rule"
+import json, sys
+last = json.load(open(sys.argv[1]))["allreduce"][-1]
+ok = last["algorithm"] == "model" and last["families"][0] == "fallback"
+ok = ok and len(last["families"]) > 2 and 0.1 <= last["margin"] <= 0.5
+sys.exit(0 if ok else 1)
+PY
 date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["date"])' site/site.json)
 grep -qF "$date" site/README || fail "README lacks the date $date"
 grep -qF "$host" site/README || fail "README lacks the host $host"
