@@ -20,14 +20,15 @@ namespace {
 // barrier of an isolated call); {0, 0} when not even one call fits.
 std::array<int, 2> plan_batches(const mpi::Comm& comm, const std::function<void()>& op,
                                 const Budget& budget, double target, int remaining,
-                                double per_call) {
+                                double per_call, int sharing) {
     comm.barrier();
     double t = mpi::wtime();
     op();
     t = comm.max(mpi::wtime() - t);
     std::array<int, 2> plan = {0, 0};  // batches, calls per batch
     if (comm.rank() == 0) {
-        const double left = budget.left();
+        // `sharing` ops are sized against the same time left: each gets its share.
+        const double left = budget.left() / std::max(sharing, 1);
         const double one = std::max(t + per_call, 1e-7);
         target = std::min(target, left / std::max(remaining, 1));
         if (one < left) {
@@ -58,7 +59,7 @@ double summarize(std::vector<double>* v, const Timing& timing) {
 
 double measure(const mpi::Comm& comm, const std::function<void()>& op, const Budget& budget,
                const Timing& timing, int remaining) {
-    const std::array<int, 2> plan = plan_batches(comm, op, budget, timing.target, remaining, 0);
+    const std::array<int, 2> plan = plan_batches(comm, op, budget, timing.target, remaining, 0, 1);
     if (plan[0] == 0) return -1;
     std::vector<double> means;
     for (int b = 0; b < plan[0]; ++b) {
@@ -86,8 +87,10 @@ std::vector<double> measure_isolated(const mpi::Comm& comm,
     std::vector<std::array<int, 2>> plans;
     int batches = 0;
     for (size_t k = 0; k < ops.size(); ++k) {
-        // Every op sized against the same `left`, before any batch runs.
-        plans.push_back(plan_batches(comm, ops[k], budget, timing.target, remaining, bar));
+        // Every op sized against its share of the same `left`, before any
+        // batch runs, so that the point fits in the budget as a whole.
+        plans.push_back(plan_batches(comm, ops[k], budget, timing.target, remaining, bar,
+                                     static_cast<int>(ops.size())));
         if (plans.back()[0] > 0) batches = batches == 0 ? plans.back()[0] : std::min(batches, plans.back()[0]);
     }
     std::vector<std::vector<double>> means(ops.size());
