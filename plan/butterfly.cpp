@@ -175,11 +175,14 @@ int classify(const Group& g, const std::vector<std::vector<int>>& S, const std::
              std::vector<int>* cls) {
     std::map<std::vector<int>, int> ids;
     cls->assign(static_cast<size_t>(g.order), -1);
+    std::vector<int> norm;
     for (int a : live) {
-        std::vector<int> norm;
+        norm.clear();
         for (int s : S[static_cast<size_t>(a)]) norm.push_back(g.sub(s, a));
-        std::sort(norm.begin(), norm.end());
-        auto it = ids.emplace(std::move(norm), static_cast<int>(ids.size())).first;
+        // S(a) is sorted, so in the cyclic group S(a) - a is one rotation
+        // of a sorted list: linear instead of a sort, which dominated at 10⁵.
+        if (g.radix.size() != 1 || !sorted_by_rotation(&norm)) std::sort(norm.begin(), norm.end());
+        auto it = ids.emplace(norm, static_cast<int>(ids.size())).first;
         (*cls)[static_cast<size_t>(a)] = it->second;
     }
     return static_cast<int>(ids.size());
@@ -313,10 +316,11 @@ class Reduction {
         for (int a : next_live) {
             std::vector<int> s = S_[static_cast<size_t>(a)];
             const int src = from[static_cast<size_t>(a)];
-            if (src >= 0) {
+            if (src >= 0) {  // both sorted: merge in linear time
                 const auto& more = S_[static_cast<size_t>(src)];
+                const auto mid = static_cast<long>(s.size());
                 s.insert(s.end(), more.begin(), more.end());
-                std::sort(s.begin(), s.end());
+                std::inplace_merge(s.begin(), s.begin() + mid, s.end());
             }
             next_S[static_cast<size_t>(a)] = std::move(s);
         }

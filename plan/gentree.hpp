@@ -97,8 +97,11 @@
 // tree, every node's owner of every block and its factors: 2·P integers
 // per switch and per multi-rank host, e.g. 67 MB for 4096 ranks two per
 // host); emit(rank) walks only the rank's path to the root, O(P · depth).
-// That memory is why the selector is offered GenTree only up to
-// kGenTreeMaxOfferedRanks; forcing it beyond works but costs it.
+// That memory, and the decision table pricing GenTree from every rank's
+// program (outside kFullModelBudget from about 2,048 ranks on a two-level
+// tree), are why the selector is offered GenTree only up to
+// kGenTreeMaxOfferedRanks; forcing it beyond works (one rank's program at
+// 10⁴ ranks: 0.34 s, bench/RESULTS.md "Scale limits").
 #pragma once
 
 #include <string>

@@ -32,6 +32,13 @@ struct RankGroup {
     int add(int a, int b) const {
         if (binary) return a ^ b;
         if (radix.size() == 1) return a + b < order ? a + b : a + b - order;
+        if (radix.size() == 2) {  // e.g. ppn x nodes: two divisions, not one per digit and term
+            const int n0 = radix[0], n1 = radix[1];
+            int lo = a % n0 + b % n0, hi = a / n0 + b / n0;
+            if (lo >= n0) lo -= n0;
+            if (hi >= n1) hi -= n1;
+            return lo + n0 * hi;
+        }
         int out = 0;
         for (size_t k = 0; k < radix.size(); ++k)
             out += ((digit(a, k) + digit(b, k)) % radix[k]) * stride[k];
@@ -40,6 +47,10 @@ struct RankGroup {
     int neg(int a) const {
         if (binary) return a;
         if (radix.size() == 1) return (order - a) % order;
+        if (radix.size() == 2) {
+            const int n0 = radix[0], n1 = radix[1], lo = a % n0, hi = a / n0;
+            return (lo == 0 ? 0 : n0 - lo) + n0 * (hi == 0 ? 0 : n1 - hi);
+        }
         int out = 0;
         for (size_t k = 0; k < radix.size(); ++k)
             out += ((radix[k] - digit(a, k)) % radix[k]) * stride[k];
@@ -56,6 +67,10 @@ struct RankGroup {
     int block_of(int x) const {
         if (radix.size() <= 1) return x;
         int out = 0;
+        if (binary) {  // bit reversal: shifts, not a division per digit
+            for (size_t k = 0; k < radix.size(); ++k) out = (out << 1) | ((x >> k) & 1);
+            return out;
+        }
         for (size_t k = 0; k < radix.size(); ++k) out = out * radix[k] + digit(x, k);
         return out;
     }

@@ -26,6 +26,7 @@
 #include "plan/checker.hpp"
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
+#include "plan/symmetry.hpp"
 #include "runtime/executor.hpp"
 #include "tests/support/loopback.hpp"
 #include "typed_data.hpp"
@@ -535,5 +536,33 @@ TEST_CASE("butterfly runs bit-exact with real data on the loopback", "[butterfly
                 INFO("P=" << P << " group=" << g << " r=" << r << ": " << st.message());
                 CHECK(st.is_ok());
             }
+    }
+}
+
+// RankGroup's shortcuts (two factors, all factors 2) against the digit-wise
+// definitions: a + b and -a per digit, block_of = the digits reversed.
+TEST_CASE("RankGroup shortcuts agree with digit-wise arithmetic", "[butterfly][group]") {
+    for (const std::vector<int>& radix :
+         std::vector<std::vector<int>>{{3, 5}, {8, 3}, {2, 2}, {7, 1}, {2, 2, 2, 2}, {2, 2, 2}}) {
+        const RankGroup g(radix);
+        auto digitwise = [&](int a, int b, bool negate_b) {
+            int out = 0;
+            for (size_t k = 0; k < radix.size(); ++k) {
+                const int db = negate_b ? (radix[k] - g.digit(b, k)) % radix[k] : g.digit(b, k);
+                out += ((g.digit(a, k) + db) % radix[k]) * g.stride[k];
+            }
+            return out;
+        };
+        for (int a = 0; a < g.order; ++a) {
+            int rev = 0;
+            for (size_t k = 0; k < radix.size(); ++k) rev = rev * radix[k] + g.digit(a, k);
+            INFO("radix size " << radix.size() << " order " << g.order << " a=" << a);
+            CHECK(g.block_of(a) == rev);
+            CHECK(g.neg(a) == digitwise(0, a, true));
+            for (int b = 0; b < g.order; ++b) {
+                CHECK(g.add(a, b) == digitwise(a, b, false));
+                CHECK(g.sub(a, b) == digitwise(a, b, true));
+            }
+        }
     }
 }

@@ -29,7 +29,11 @@ std::vector<std::pair<std::string, std::string>> variants(int P) {
     if (L >= 1) v.push_back({"butterfly", "r=1"});
     if (L >= 2) v.push_back({"butterfly", "r=" + std::to_string(L)});
     if ((P & (P - 1)) == 0 && P > 1) v.push_back({"butterfly", "group=xor,r=1"});
+    if ((P & (P - 1)) == 0 && L >= 2)  // block_of's bit-reversal shortcut, all steps
+        v.push_back({"butterfly", "group=xor,r=" + std::to_string(L)});
     if (P % 3 == 0 && P > 3) v.push_back({"butterfly", "group=3x" + std::to_string(P / 3)});
+    if (P % 4 == 0 && P > 4)  // RankGroup's two-factor shortcut with translates
+        v.push_back({"butterfly", "group=4x" + std::to_string(P / 4) + ",r=1"});
     if (P % 2 == 0 && P > 2) v.push_back({"hcps", "factors=2x" + std::to_string(P / 2)});
     if (P > 1) v.push_back({"rb", "root=" + std::to_string(P - 1)});
     int Y = 1;  // ring2d on the squarest X x Y = P, X >= Y
