@@ -278,6 +278,9 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     cfg.device_library = (NULL != cs->cuda_library) ? cs->cuda_library : "";
     cfg.device_reduce = (NULL != cs->cuda_reduce) ? cs->cuda_reduce : "";
     cfg.device_rates = (NULL != cs->cuda_rates) ? cs->cuda_rates : "";
+    if (cs->discover) {
+        mca_coll_genx_locality_probe();
+    }
     err[0] = '\0';
     if ('\0' != cfg.topology_file[0]) {
         /* NULL where a host name is unknown (genx_host_names). */
