@@ -168,7 +168,7 @@ const std::vector<GeneratorInfo>& generators() {
         {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L, group=...)",
          {"r", "group"}, prepare_butterfly, butterfly_candidates},
         {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",
-         {"pipeline", "plans", "rearrange"}, prepare_gentree, gentree_candidates, true},
+         {"pipeline", "plans", "rearrange"}, prepare_gentree, gentree_candidates, true, true},
         {"multitree", "MultiTree: one tree per root, contention-free per step on the network graph",
          {"order"}, prepare_multitree, multitree_candidates, true},
         {"ring2d", "2D-ring (Ying et al.): rings along x and y of a torus or mesh, both orders at once, 2(X+Y-2) steps",
@@ -206,6 +206,11 @@ Program RankGenerator::program(int rank) const {
     return prog;
 }
 
+const TopologyView* view_for_family(const GeneratorInfo& family, const TopologyView* topology) {
+    if (topology == nullptr || family.inner_levels || !topology->network) return topology;
+    return topology->network.get();
+}
+
 Status prepare(const std::string& name, int nranks, const ParamMap& params, RankGenerator* out) {
     return prepare(name, nranks, params, nullptr, out);
 }
@@ -239,7 +244,7 @@ Status prepare(const std::string& name, int nranks, const ParamMap& params,
     GenRequest req;
     req.nranks = nranks;
     req.params = params;
-    req.topology = topology != nullptr && !topology->empty() ? topology : nullptr;
+    req.topology = topology != nullptr && !topology->empty() ? view_for_family(*gen, topology) : nullptr;
     GENX_RETURN_IF_ERROR(gen->prepare(req, &g));
     if (g.header.nranks != nranks || g.header.nblocks < 1 || !g.emit)
         return Status::internal("generator '" + name + "' returned a malformed header for P=" +

@@ -36,6 +36,7 @@ bool TopologyView::has_inner() const {
 
 TopologyView TopologyView::without_inner() const {
     TopologyView out = *this;
+    out.network = nullptr;
     if (!has_inner()) return out;
     std::vector<int> index(nodes.size(), -1);
     out.nodes.clear();

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,11 @@ struct TopologyView {
     std::vector<int> grid;
     bool grid_wrap = false;       // torus (true) or mesh
     std::vector<int> grid_host;   // node index of each grid index
+    // The same view without the levels inside hosts (without_inner()), for
+    // the families that read hosts as leaves (GeneratorInfo::inner_levels
+    // false); set by add_rank_locality, null when there are none.  Not part
+    // of the fingerprint (it follows from the rest).
+    std::shared_ptr<const TopologyView> network;
 
     bool empty() const { return nodes.empty(); }
     int nranks() const;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 
 #include "common/hash.hpp"
 
@@ -174,6 +175,7 @@ Status add_rank_locality(const std::vector<RankLocality>& loc, TopologyView* vie
     }
     const std::string bad = view->validate();
     if (!bad.empty()) return Status::internal("the view with the hosts' inner levels is not well formed: " + bad);
+    view->network = view->has_inner() ? std::make_shared<const TopologyView>(view->without_inner()) : nullptr;
     return Status::ok();
 }
 

@@ -1311,7 +1311,9 @@ std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& 
     for (const GeneratorInfo& g : generators()) {
         if (!wanted(g.name) || g.candidates == nullptr) continue;
         std::vector<std::string> params;
-        g.candidates(ctx, &params);
+        CandidateContext own = ctx;
+        own.topology = view_for_family(g, ctx.topology);
+        g.candidates(own, &params);
         for (std::string& p : params) out.push_back({g.name, std::move(p)});
     }
     return out;

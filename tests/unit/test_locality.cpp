@@ -9,6 +9,8 @@
 #include <string>
 
 #include "genx/genx_core.h"
+#include "plan/checker.hpp"
+#include "plan/registry.hpp"
 #include "topology/locality.hpp"
 #include "tuning/decision_table.hpp"
 #include "tuning/rules.hpp"
@@ -246,4 +248,29 @@ TEST_CASE("[locality] the C API places the records once, and says where a host i
     CHECK(genx_comm_place_locality(c, one.data()) == 0);
     CHECK(genx_comm_topology(c) == 0);
     genx_comm_destroy(c);
+}
+
+TEST_CASE("[locality] GenTree follows the inner levels, the other families see hosts", "[locality]") {
+    // 2 hosts x 4 ranks, one on each NUMA node.
+    std::vector<RankLocality> loc;
+    for (const char* h : {"a", "b"})
+        for (const char* cpu : {"0", "2", "4", "6"}) loc.push_back(rank_on(h, cpu));
+    TopologyView v;
+    std::vector<std::string> notes;
+    REQUIRE(add_rank_locality(loc, &v, &notes).is_ok());
+    REQUIRE(v.network != nullptr);
+    CHECK_FALSE(v.network->has_inner());
+    CHECK(v.network->nodes.size() == 3);
+    const GeneratorInfo* gentree = find_generator("gentree");
+    const GeneratorInfo* mtree = find_generator("mtree");
+    REQUIRE(gentree != nullptr);
+    REQUIRE(mtree != nullptr);
+    CHECK(view_for_family(*gentree, &v) == &v);
+    CHECK(view_for_family(*mtree, &v) == v.network.get());
+    for (const char* family : {"gentree", "mtree", "multitree", "ring"}) {
+        INFO(family);
+        Plan plan;
+        REQUIRE(generate(family, 8, {}, &v, &plan).is_ok());
+        CHECK(check_plan(plan).ok);
+    }
 }
