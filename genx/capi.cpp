@@ -30,6 +30,7 @@
 #include "genx/comm.hpp"
 #include "genx/comm_stats.hpp"
 #include "genx/site_config.hpp"
+#include "topology/locality.hpp"
 #include "topology/placement.hpp"
 #include "tuning/rules.hpp"
 
@@ -215,6 +216,80 @@ int genx_comm_place_topology_addrs(genx_comm* comm, const char* const* addrs,
     } catch (...) {
         comm->log.report_once(caught("SLURM_TOPOLOGY_ADDR") +
                               "; genx groups hosts by name instead");
+        return -1;
+    }
+}
+
+int genx_locality_probe(const char* host_name, void* hwloc_topology, const char* sysfs_root,
+                        int libfabric, uint64_t* words, char* note, size_t notelen) {
+    genx::pack_locality(genx::RankLocality(), words);
+    try {
+        genx::HostHardware hw;
+        std::string said;
+        if (hwloc_topology != nullptr) {
+            genx::HwlocLoadedSource src(static_cast<struct hwloc_topology*>(hwloc_topology), true);
+            const genx::Status st = src.load(&hw);
+            if (!st) said = "hwloc: " + st.message() + "; ";
+        } else {
+            said = "no hwloc topology; ";
+        }
+        std::vector<std::vector<genx::NicInfo>> by_source(2);
+        std::vector<std::string> notes;
+        genx::SysfsNicSource sysfs(sysfs_root != nullptr ? sysfs_root : "/sys");
+        if (!sysfs.list(&by_source[0])) by_source[0].clear();
+        genx::LibfabricNicSource fabric;
+        if (libfabric != 0 && !fabric.list(&by_source[1])) by_source[1].clear();
+        const std::vector<genx::NicInfo> nics = genx::merge_nic_rates(by_source, &notes);
+        const genx::RankLocality r =
+            genx::locality_of(host_name != nullptr ? host_name : "", hw, nics);
+        genx::pack_locality(r, words);
+        std::string nic_list;
+        for (const genx::NicInfo& n : nics)
+            nic_list += (nic_list.empty() ? "" : ", ") + n.name + " " +
+                        (n.rate > 0 ? genx::format_rate(n.rate) + " (" + n.source + ")"
+                                    : std::string("rate unknown"));
+        fill(note, notelen,
+             said + std::to_string(hw.packages) + " package(s), " + std::to_string(hw.numa_nodes) +
+                 " NUMA node(s), bound to package " + std::to_string(r.package) + " NUMA node " +
+                 std::to_string(r.numa) + " (" + hw.binding + "); " + std::to_string(r.nics) +
+                 " NIC(s)" + (nic_list.empty() ? "" : ": " + nic_list));
+        return GENX_OK;
+    } catch (...) {
+        fill(note, notelen, caught("genx_locality_probe"));
+        return GENX_ERROR;
+    }
+}
+
+int genx_comm_place_locality(genx_comm* comm, const uint64_t* words) {
+    if (comm == nullptr || words == nullptr) return 0;
+    try {
+        std::vector<genx::RankLocality> loc(static_cast<size_t>(comm->size));
+        for (int r = 0; r < comm->size; ++r)
+            loc[static_cast<size_t>(r)] =
+                genx::unpack_locality(words + static_cast<size_t>(r) * GENX_LOCALITY_WORDS);
+        const auto& old = comm->selection.topology_view();
+        if (old && old->has_inner()) return 0;  // placed before
+        auto view = std::make_shared<genx::TopologyView>(old ? *old : genx::TopologyView());
+        std::vector<std::string> notes;
+        const genx::Status st = genx::add_rank_locality(loc, view.get(), &notes);
+        if (comm->rank == 0)
+            for (const std::string& n : notes) comm->log.say(1, "genx: locality: " + n);
+        if (!st) {
+            comm->log.report_once("the ranks' locality: " + st.message() +
+                                  "; genx leaves the hosts as they were");
+            return -1;
+        }
+        // Nothing found inside the hosts: the placement stays as it was (no
+        // view where there was none).
+        if (!view->has_inner()) return 0;
+        comm->selection.use_topology(
+            view, old ? "as placed + the ranks' locality" : "the ranks' locality (no topology file)",
+            comm->log);
+        comm->selection.placed_again(comm->log);
+        comm->schedules.clear();
+        return 1;
+    } catch (...) {
+        comm->log.report_once(caught("the ranks' locality") + "; genx leaves the hosts as they were");
         return -1;
     }
 }

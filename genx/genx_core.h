@@ -117,6 +117,33 @@ int genx_comm_place_topology_addrs(genx_comm *comm, const char *const *addrs,
  * Slurm's addresses only where there is none. */
 const char *genx_comm_topology_file(const genx_comm *comm);
 void genx_comm_destroy(genx_comm *comm);
+/* Locality inside a node (docs/design.md §6.5, topology/locality.hpp): each
+ * rank's record is GENX_LOCALITY_WORDS 64-bit words, word 0 never 0.
+ * genx_locality_probe fills this process's record: its host (host_name,
+ * hashed alike on every rank), the package and NUMA node of its binding
+ * read from hwloc_topology (a loaded hwloc 2 hwloc_topology_t of this
+ * machine, such as Open MPI's; NULL: none, so the binding is unknown), -1
+ * where unbound or spanning several, and the host's packages, NUMA nodes
+ * and NICs (sysfs under sysfs_root, NULL = "/sys"; with libfabric = 1
+ * also fi_getinfo, for the rates of NICs sysfs does not rate: it costs
+ * about 0.2 s, and the rates are only reported).  note gets one line
+ * saying what was found.  Asks no other process.  GENX_OK, or GENX_ERROR
+ * with the reason in note (words then hold a record with nothing known). */
+#define GENX_LOCALITY_WORDS 4
+int genx_locality_probe(const char *host_name, void *hwloc_topology, const char *sysfs_root,
+                        int libfabric, uint64_t *words, char *note, size_t notelen);
+/* Adds the levels inside each host (host -> package -> NUMA node -> ranks,
+ * where the ranks are bound) to the communicator's topology view, from
+ * words[r * GENX_LOCALITY_WORDS ...], communicator rank r's record; without
+ * a topology the hosts go under one unrated root.  Unbound ranks keep
+ * their host one level (said at verbose 1).  Call it before the first
+ * call, like genx_comm_place_topology_addrs (tables and a forced plan are
+ * built again for the next genx_comm_prepare).  Every rank must pass the
+ * same records: 1 levels placed, 0 nothing done (no host has ranks on
+ * several packages or NUMA nodes: the placement is left as it was), -1 an
+ * error (said once). */
+int genx_comm_place_locality(genx_comm *comm, const uint64_t *words);
+
 
 /* Builds what the communicator decides with (the decision table of the
  * rules or the built-in defaults for its shape; shared per process by

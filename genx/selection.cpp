@@ -35,7 +35,8 @@ void Selection::use_topology(std::shared_ptr<const TopologyView> view, const std
     std::snprintf(fp, sizeof(fp), "%016llx",
                   static_cast<unsigned long long>(shape_.topology->fingerprint()));
     size_t hosts_used = 0;
-    for (const TopoNode& n : shape_.topology->nodes) hosts_used += n.is_host() ? 1 : 0;
+    for (size_t n = 0; n < shape_.topology->nodes.size(); ++n)
+        hosts_used += shape_.topology->is_machine(static_cast<int>(n)) ? 1 : 0;
     log.say(1, "genx: topology " + source + ": " + std::to_string(size_) + " ranks on " +
                    std::to_string(hosts_used) + " hosts, " +
                    std::to_string(shape_.topology->depth()) + " switch level(s) (fingerprint " +

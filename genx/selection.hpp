@@ -75,6 +75,8 @@ class Selection {
     uint64_t digest() const;
     uint64_t topology() const;
     bool placed_on_topology() const { return shape_.topology != nullptr; }
+    // The view the ranks were placed on; null when hosts are grouped by name.
+    const std::shared_ptr<const TopologyView>& topology_view() const { return shape_.topology; }
     // The host's reduction rates the rules' model has (built-in: the
     // defaults'), for the device path's estimate.
     const ModelParams& model() const;

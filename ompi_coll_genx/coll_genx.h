@@ -55,6 +55,10 @@ typedef struct mca_coll_genx_component_t {
      * SLURM_TOPOLOGY_ADDR when every rank has one (gathered at the first
      * call). */
     bool slurm_topology;
+    /* Gather each rank's locality inside its node (hwloc binding, packages,
+     * NUMA nodes, NICs) at a communicator's first call, once per job, and
+     * give the plans the levels inside each host (coll_genx_agree.c). */
+    bool discover;
     /* Device memory (docs/device.md): look for device buffers where a CUDA
      * driver is present, and the libgenx-cuda.so to stage them with. */
     bool cuda;
@@ -133,7 +137,7 @@ typedef struct mca_coll_genx_agreement_t {
     volatile int state;        /* mca_coll_genx_agree_state_t */
     int result;                /* once DONE: 1 every rank decides alike, -1 not */
     int error;                 /* a failed post (OMPI error), OMPI_SUCCESS otherwise */
-    int phase;                 /* 1 digests and Slurm flags, 2 addresses, 3 digests again */
+    int phase;                 /* 1 digests and flags, 2 addresses, 4 locality, 3 digests again */
     int tag;                   /* drawn from the non-blocking tag space at the start */
     int round, rounds;         /* the dissemination exchange's rounds */
     size_t words, capacity;    /* the exchange's length and its buffers' */
@@ -142,6 +146,9 @@ typedef struct mca_coll_genx_agreement_t {
     ompi_communicator_t *comm;
     int slurm;                 /* this rank has a Slurm address to place by */
     char rec[512];             /* that address and its pattern */
+    int discover;              /* this rank gathers locality (coll_genx_discover) */
+    int locality;              /* after phase 1: every rank does, so the core gets it */
+    int gather;                /* after phase 1: some rank lacks a record in its cache */
     struct mca_coll_genx_module_t *next; /* in the component's list in flight */
 } mca_coll_genx_agreement_t;
 
@@ -275,6 +282,10 @@ mca_coll_genx_shape_t *mca_coll_genx_call_shape(mca_coll_genx_shape_t *last,
 void mca_coll_genx_agreement_start(mca_coll_genx_module_t *module, ompi_communicator_t *comm);
 int mca_coll_genx_agreement_advance(mca_coll_genx_module_t *module);
 void mca_coll_genx_agreement_fini(mca_coll_genx_agreement_t *ag);
+/* Probes this process's locality record once (hwloc, sysfs, fi_getinfo:
+ * milliseconds), called where a communicator is created, so that the
+ * agreement's start, inside an MPI_Iallreduce, does not pay for it. */
+void mca_coll_genx_locality_probe(void);
 /* Puts a module whose agreement is in flight on the progress callback's
  * list (coll_genx_iallreduce.c). */
 void mca_coll_genx_nb_watch(mca_coll_genx_module_t *module);

@@ -7,7 +7,9 @@
  * missing on one node or a placement one rank sees differently would make
  * ranks run different plans and hang.  The check is one exchange of a few
  * words (and, when every rank has a Slurm address, a gather of the
- * addresses and a second exchange), started at genx's first call on the
+ * addresses; when a rank lacks a locality record of another, a gather of
+ * the records, once per job (the cache below); then a second exchange of
+ * digests), started at genx's first call on the
  * communicator and advanced by the component's progress callback; nothing
  * here waits.  Blocking MPI_Allreduce and persistent initialisation wait
  * for the result where they need it (mca_coll_genx_check_agreement); an
@@ -30,10 +32,13 @@
  */
 #include "ompi_config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "opal/mca/hwloc/base/base.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 #include "ompi/constants.h"
@@ -68,6 +73,127 @@ static void genx_topology_addr_record(char *rec)
     if (0 < p) {
         memcpy(rec + GENX_TOPO_ADDR_BYTES, pattern, p);
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Locality records and the per-job cache.                             */
+
+/* Every record this process has seen, GENX_LOCALITY_WORDS words per vpid
+ * of its own job (word 0 == 0: none yet): a record is what its rank
+ * probed once, so every process holds the same words for a vpid, and a
+ * communicator whose ranks are all here needs no gather.  Processes of
+ * another job (spawned) are never cached.  The lock: under
+ * MPI_THREAD_MULTIPLE agreements of several communicators may run at once. */
+static pthread_mutex_t genx_loc_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *genx_loc_cache;
+static size_t genx_loc_vpids;
+static int genx_loc_gathers;
+
+/* Puts vpid's record in the cache (caller holds the lock); out of memory,
+ * it is left out, and a later communicator gathers again. */
+static void genx_loc_store(size_t vpid, const uint64_t *words)
+{
+    if (vpid >= genx_loc_vpids) {
+        uint64_t *c = realloc(genx_loc_cache, (vpid + 1) * GENX_LOCALITY_WORDS * sizeof(uint64_t));
+        if (NULL == c) {
+            return;
+        }
+        memset(c + genx_loc_vpids * GENX_LOCALITY_WORDS, 0,
+               (vpid + 1 - genx_loc_vpids) * GENX_LOCALITY_WORDS * sizeof(uint64_t));
+        genx_loc_cache = c;
+        genx_loc_vpids = vpid + 1;
+    }
+    memcpy(genx_loc_cache + vpid * GENX_LOCALITY_WORDS, words,
+           GENX_LOCALITY_WORDS * sizeof(uint64_t));
+}
+
+/* This process's record, probed once (hwloc, sysfs, libfabric: local work,
+ * nothing waits on another process), and put in the cache.  Caller holds
+ * the lock. */
+static void genx_loc_probe_once(void)
+{
+    static int probed;
+    uint64_t words[GENX_LOCALITY_WORDS];
+    char note[1024];
+    char *host;
+    struct timespec t0, t1;
+    if (probed) {
+        return;
+    }
+    probed = 1;
+    if (NULL == opal_hwloc_topology) {
+        (void) opal_hwloc_base_get_topology();
+    }
+    host = mca_coll_genx_proc_hostname(ompi_proc_local());
+    if (NULL == host) {
+        /* A host of its own: grouping it with others would be a guess. */
+        char own[64];
+        snprintf(own, sizeof(own), "unknown host of vpid %u", (unsigned) OPAL_PROC_MY_NAME.vpid);
+        host = strdup(own);
+        if (NULL == host) {
+            return;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* fi_getinfo costs about 0.2 s and gives NIC rates that are only
+     * reported: asked where they are (verbose 2). */
+    (void) genx_locality_probe(host, opal_hwloc_topology, NULL,
+                               2 <= mca_coll_genx_component.verbose, words, note, sizeof(note));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    opal_output_verbose(2, mca_coll_genx_component.output,
+                        "genx: locality of this rank (%s): %s; probed in %.1f ms", host, note,
+                        (double) (t1.tv_sec - t0.tv_sec) * 1e3 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    free(host);
+    genx_loc_store(OPAL_PROC_MY_NAME.vpid, words);
+}
+
+void mca_coll_genx_locality_probe(void)
+{
+    pthread_mutex_lock(&genx_loc_lock);
+    genx_loc_probe_once();
+    pthread_mutex_unlock(&genx_loc_lock);
+}
+
+/* The cached record of communicator rank r, or NULL. */
+static const uint64_t *genx_loc_cached(ompi_communicator_t *comm, int r)
+{
+    const opal_process_name_t *name = &ompi_comm_peer_lookup(comm, r)->super.proc_name;
+    size_t vpid = name->vpid;
+
+    if (name->jobid != OPAL_PROC_MY_NAME.jobid || vpid >= genx_loc_vpids ||
+        0 == genx_loc_cache[vpid * GENX_LOCALITY_WORDS]) {
+        return NULL;
+    }
+    return genx_loc_cache + vpid * GENX_LOCALITY_WORDS;
+}
+
+/* Whether this rank lacks the record of some rank of the communicator
+ * (probing its own first). */
+static int genx_loc_needs_gather(ompi_communicator_t *comm)
+{
+    int need = 0;
+
+    pthread_mutex_lock(&genx_loc_lock);
+    genx_loc_probe_once();
+    for (int r = 0; r < ompi_comm_size(comm) && !need; ++r) {
+        need = (NULL == genx_loc_cached(comm, r));
+    }
+    pthread_mutex_unlock(&genx_loc_lock);
+    return need;
+}
+
+/* After the gather (phase 4): keeps the records of this job's ranks. */
+static void genx_loc_keep(ompi_communicator_t *comm, const uint64_t *words)
+{
+    pthread_mutex_lock(&genx_loc_lock);
+    ++genx_loc_gathers;
+    for (int r = 0; r < ompi_comm_size(comm); ++r) {
+        const opal_process_name_t *name = &ompi_comm_peer_lookup(comm, r)->super.proc_name;
+        if (name->jobid == OPAL_PROC_MY_NAME.jobid && 0 != words[r * GENX_LOCALITY_WORDS]) {
+            genx_loc_store(name->vpid, words + r * GENX_LOCALITY_WORDS);
+        }
+    }
+    pthread_mutex_unlock(&genx_loc_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -256,13 +382,83 @@ static void genx_place_by_addresses(mca_coll_genx_module_t *module, ompi_communi
     free(patterns);
 }
 
+/* Phase 4: every rank's locality record, each rank filling its own slot
+ * (this process's, probed at the start). */
+static int genx_start_locality(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
+{
+    mca_coll_genx_agreement_t *ag = &module->agree;
+    const size_t size = (size_t) ompi_comm_size(comm);
+    const uint64_t *mine;
+    int rc = genx_exchange_buffers(ag, size * GENX_LOCALITY_WORDS);
+
+    if (OMPI_SUCCESS != rc) {
+        opal_output(0, "genx: comm %u (%d ranks): no memory for the %d ranks' locality "
+                    "records; aborting", mca_coll_genx_comm_id(comm), (int) size, (int) size);
+        ompi_mpi_abort(comm, 1);
+    }
+    pthread_mutex_lock(&genx_loc_lock);
+    mine = genx_loc_cached(comm, ompi_comm_rank(comm));
+    if (NULL != mine) {
+        memcpy(ag->acc + (size_t) ompi_comm_rank(comm) * GENX_LOCALITY_WORDS, mine,
+               GENX_LOCALITY_WORDS * sizeof(uint64_t));
+    }
+    pthread_mutex_unlock(&genx_loc_lock);
+    ag->phase = 4;
+    return genx_exchange_start(ag, comm, size * GENX_LOCALITY_WORDS);
+}
+
+/* Hands the ranks' records to the core: the gathered ones after phase 4,
+ * else this process's cache, which holds every rank's (phase 1 said so on
+ * every rank).  Every rank passes the same words. */
+static void genx_apply_locality(mca_coll_genx_module_t *module, ompi_communicator_t *comm)
+{
+    const int size = ompi_comm_size(comm);
+    const uint64_t *words = module->agree.acc;
+    uint64_t *copy = NULL;
+
+    if (4 == module->agree.phase) {
+        genx_loc_keep(comm, words);
+        opal_output_verbose(2, mca_coll_genx_component.output,
+                            "genx: comm %u (%d ranks): gathered locality (gather %d of this "
+                            "process)", mca_coll_genx_comm_id(comm), size, genx_loc_gathers);
+    } else {
+        copy = malloc((size_t) size * GENX_LOCALITY_WORDS * sizeof(uint64_t));
+        if (NULL == copy) {
+            /* Every other rank places by the records: this one cannot, and
+             * the digests (phase 3) will say they disagree. */
+            return;
+        }
+        pthread_mutex_lock(&genx_loc_lock);
+        for (int r = 0; r < size; ++r) {
+            const uint64_t *rec = genx_loc_cached(comm, r);
+            if (NULL == rec) { /* not reached: phase 1 said every rank has every record */
+                pthread_mutex_unlock(&genx_loc_lock);
+                free(copy);
+                return;
+            }
+            memcpy(copy + (size_t) r * GENX_LOCALITY_WORDS, rec,
+                   GENX_LOCALITY_WORDS * sizeof(uint64_t));
+        }
+        pthread_mutex_unlock(&genx_loc_lock);
+        words = copy;
+        opal_output_verbose(2, mca_coll_genx_component.output,
+                            "genx: comm %u (%d ranks): locality from this process's cache, no "
+                            "gather", mca_coll_genx_comm_id(comm), size);
+    }
+    (void) genx_comm_place_locality(module->core, words);
+    free(copy);
+}
+
 /* One phase's exchange is complete: decide what comes next.  Phase 1
  * carries (max digest, ~min digest, some rank lacks a Slurm address, some
- * rank has one).  Where some rank has an address, the ranks that have all
- * of them place the communicator by them (phase 2), the ranks that waited
- * build their tables, and all compare digests again (phase 3).  Every rank
- * takes the same branch, from the same words.  Returns 1 when the
- * agreement is complete. */
+ * rank has one, some rank lacks a locality record, some rank does not
+ * discover, some rank does).  Where some rank has an address, the ranks
+ * that have all of them place the communicator by them (phase 2); where
+ * every rank discovers and some rank lacks a record, the records are
+ * gathered (phase 4) and every rank places by them; then the ranks that
+ * waited build their tables, and all compare digests again (phase 3).
+ * Every rank takes the same branch, from the same words.  Returns 1 when
+ * the agreement is complete. */
 static int genx_phase_done(mca_coll_genx_module_t *module, ompi_communicator_t *comm, int *rc)
 {
     mca_coll_genx_agreement_t *ag = &module->agree;
@@ -270,20 +466,29 @@ static int genx_phase_done(mca_coll_genx_module_t *module, ompi_communicator_t *
     *rc = OMPI_SUCCESS;
     if (1 == ag->phase) {
         ag->result = (ag->acc[0] == ~ag->acc[1]) ? 1 : -1;
-        if (0 == ag->acc[3]) {
+        ag->locality = (0 != ag->acc[6] && 0 == ag->acc[5]);
+        ag->gather = ag->locality && 0 != ag->acc[4];
+        if (0 == ag->acc[3] && 0 == ag->acc[6]) {
             return 1;
         }
-        if (0 == ag->acc[2]) {
+        if (0 == ag->acc[2] && 0 != ag->acc[3]) {
             *rc = genx_start_addresses(module, comm);
             return 0;
         }
     } else if (2 == ag->phase) {
         genx_place_by_addresses(module, comm);
-    } else {
+    } else if (3 == ag->phase) {
         ag->result = (ag->acc[0] == ~ag->acc[1]) ? 1 : -1;
         return 1;
     }
-    if (ag->slurm) {
+    if (ag->gather && 4 != ag->phase) {
+        *rc = genx_start_locality(module, comm);
+        return 0;
+    }
+    if (ag->locality) {
+        genx_apply_locality(module, comm);
+    }
+    if (ag->slurm || ag->discover) {
         genx_prepare_or_say(module, comm);
     }
     *rc = genx_start_digest(module, comm);
@@ -324,21 +529,27 @@ void mca_coll_genx_agreement_start(mca_coll_genx_module_t *module, ompi_communic
      * nothing.  A rank that cannot build it digests to 0 and so disagrees
      * with any rank that could.  A rank with a Slurm address builds it
      * only once it knows whether every rank has one (phase 1). */
-    if (!ag->slurm) {
+    /* Likewise a rank that discovers locality: the records may change the
+     * placement, so it builds its table once they are known. */
+    ag->discover = cs->discover;
+    if (!ag->slurm && !ag->discover) {
         genx_prepare_or_say(module, comm);
     }
     ag->comm = comm;
     ag->result = -1;
     ag->tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     ag->phase = 1;
-    rc = genx_exchange_buffers(ag, 4);
+    rc = genx_exchange_buffers(ag, 7);
     if (OMPI_SUCCESS == rc) {
-        uint64_t mine = ag->slurm ? 0 : genx_agreement_digest(module);
+        uint64_t mine = (ag->slurm || ag->discover) ? 0 : genx_agreement_digest(module);
         ag->acc[0] = mine;
         ag->acc[1] = ~mine;
         ag->acc[2] = ag->slurm ? 0 : 1;
         ag->acc[3] = ag->slurm ? 1 : 0;
-        rc = genx_exchange_start(ag, comm, 4);
+        ag->acc[4] = ag->discover ? (uint64_t) genx_loc_needs_gather(comm) : 0;
+        ag->acc[5] = ag->discover ? 0 : 1;
+        ag->acc[6] = ag->discover ? 1 : 0;
+        rc = genx_exchange_start(ag, comm, 7);
     }
     ag->state = MCA_COLL_GENX_AGREE_RUNNING;
     if (OMPI_SUCCESS != rc) {

@@ -146,6 +146,17 @@ static int genx_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->slurm_topology);
 
+    cs->discover = true;
+    (void) mca_base_component_var_register(c, "discover",
+        "Gather each rank's locality inside its node (the package and NUMA node of its "
+        "binding from Open MPI's hwloc topology; the host's packages, NUMA nodes and NICs "
+        "from hwloc and sysfs, and at coll_genx_verbose 2 libfabric for NIC rates, which "
+        "are only reported) at a communicator's first MPI_Allreduce, once per job, and give "
+        "genx's plans the levels inside each host where ranks are bound. False: each host "
+        "is one level",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->discover);
+
     cs->cuda = true;
     (void) mca_base_component_var_register(c, "cuda",
         "Accept CUDA device (and managed) memory in MPI_Allreduce: where a CUDA driver with a "

@@ -283,6 +283,9 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     snprintf(mpi_version, sizeof(mpi_version), "%d.%d.%d", OMPI_MAJOR_VERSION,
              OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION);
     cfg.mpi_version = mpi_version;
+    if (cs->discover) {
+        mca_coll_genx_locality_probe();
+    }
     err[0] = '\0';
     /* Host names place the ranks on a topology file, the explicit one or
      * the site's, and tell the site which hosts it never measured. */

@@ -169,7 +169,7 @@ const std::vector<GeneratorInfo>& generators() {
         {"butterfly", "Kolmakov-Zhang butterfly, any P, 2L-r steps (r=0..L, group=...)",
          {"r", "group", "order"}, prepare_butterfly, butterfly_candidates},
         {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",
-         {"pipeline", "plans", "rearrange"}, prepare_gentree, gentree_candidates, true},
+         {"pipeline", "plans", "rearrange"}, prepare_gentree, gentree_candidates, true, true},
         {"multitree", "MultiTree: one tree per root, contention-free per step on the network graph",
          {"order"}, prepare_multitree, multitree_candidates, true},
         {"ring2d", "2D-ring (Ying et al.): rings along x and y of a torus or mesh, both orders at once, 2(X+Y-2) steps",
@@ -207,6 +207,11 @@ Program RankGenerator::program(int rank) const {
     return prog;
 }
 
+const TopologyView* view_for_family(const GeneratorInfo& family, const TopologyView* topology) {
+    if (topology == nullptr || family.inner_levels || !topology->network) return topology;
+    return topology->network.get();
+}
+
 Status prepare(const std::string& name, int nranks, const ParamMap& params, RankGenerator* out) {
     return prepare(name, nranks, params, nullptr, out);
 }
@@ -240,7 +245,7 @@ Status prepare(const std::string& name, int nranks, const ParamMap& params,
     GenRequest req;
     req.nranks = nranks;
     req.params = params;
-    req.topology = topology != nullptr && !topology->empty() ? topology : nullptr;
+    req.topology = topology != nullptr && !topology->empty() ? view_for_family(*gen, topology) : nullptr;
     // order= is the registry's: the family builds its own numbering and
     // the ranks are renamed after (renumber.hpp).
     std::vector<int> perm;

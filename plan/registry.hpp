@@ -108,7 +108,15 @@ struct GeneratorInfo {
     // The family reads GenRequest::topology: its plans depend on the view,
     // so caches key them by the view's fingerprint too.
     bool uses_topology = false;
+    // The family follows levels inside hosts (packages, NUMA nodes:
+    // topology/locality.hpp); the others are given the view without them
+    // (TopologyView::network), their hosts as leaves.
+    bool inner_levels = false;
 };
+
+// The view `family` reads of `topology`: the view itself, or its network
+// without levels inside hosts for a family that does not follow them.
+const TopologyView* view_for_family(const GeneratorInfo& family, const TopologyView* topology);
 
 // Keys a family no longer accepts get an error naming what replaced them
 // rather than "unknown key": "algorithm 'NAME': KEY= is gone: ..." for a

@@ -20,6 +20,48 @@ std::vector<int> TopologyView::host_of_rank() const {
     return host;
 }
 
+bool TopologyView::is_machine(int n) const {
+    if (n < 0 || n >= static_cast<int>(nodes.size())) return false;
+    const TopoNode& tn = nodes[static_cast<size_t>(n)];
+    if (tn.in_host > 0) return false;
+    if (tn.is_host()) return n != 0 || tn.ranks.size() > 0;
+    return nodes[static_cast<size_t>(tn.children[0])].in_host > 0;
+}
+
+bool TopologyView::has_inner() const {
+    for (const TopoNode& n : nodes)
+        if (n.in_host > 0) return true;
+    return false;
+}
+
+TopologyView TopologyView::without_inner() const {
+    TopologyView out = *this;
+    out.network = nullptr;
+    if (!has_inner()) return out;
+    std::vector<int> index(nodes.size(), -1);
+    out.nodes.clear();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i].in_host > 0) continue;
+        index[i] = static_cast<int>(out.nodes.size());
+        out.nodes.push_back(nodes[i]);
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        if (index[i] < 0) continue;
+        TopoNode& n = out.nodes[static_cast<size_t>(index[i])];
+        if (n.parent >= 0) n.parent = index[static_cast<size_t>(n.parent)];
+        std::vector<int> kids;
+        for (int c : nodes[i].children)
+            if (index[static_cast<size_t>(c)] >= 0) kids.push_back(index[static_cast<size_t>(c)]);
+        n.children = kids;
+        if (is_machine(static_cast<int>(i)) && !nodes[i].children.empty()) {
+            n.ranks = ranks_under(static_cast<int>(i));
+            std::sort(n.ranks.begin(), n.ranks.end());
+        }
+    }
+    for (int& h : out.grid_host) h = index[static_cast<size_t>(h)];
+    return out;
+}
+
 std::vector<int> TopologyView::ranks_under(int node) const {
     std::vector<int> out;
     for (int n : preorder(nodes, node)) {
@@ -37,7 +79,7 @@ int TopologyView::depth() const {
         auto [n, d] = stack.back();
         stack.pop_back();
         const TopoNode& tn = nodes[static_cast<size_t>(n)];
-        if (tn.is_host()) {
+        if (is_machine(n)) {
             best = std::max(best, d);
             continue;
         }
@@ -174,6 +216,13 @@ uint64_t TopologyView::fingerprint() const {
         for (int c : n.children) f.i64(c);
         f.i64(static_cast<int64_t>(n.ranks.size()));
         for (int r : n.ranks) f.i64(r);
+    }
+    // Levels inside hosts only when present, for the same reason.
+    bool inner = false;
+    for (const TopoNode& n : nodes) inner = inner || n.in_host > 0;
+    if (inner) {
+        f.str("in_host");
+        for (const TopoNode& n : nodes) f.i64(n.in_host);
     }
     // Graph fields only when present, so that a switch tree's fingerprint
     // is what it was before graphs existed.

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct TopoNode {
     double oversubscription = 0;
     // NICs of a host (several NICs add their rates); 0 = unknown, taken as 1.
     int nics = 0;
+    // A level inside a host (topology/locality.hpp): 1 a package, 2 a NUMA
+    // node; 0 for switches and hosts.  Such a node's host has children, so
+    // it is no leaf, but depth() and switch levels count the network only.
+    int in_host = 0;
 
     bool is_host() const { return children.empty(); }
 };
@@ -124,6 +129,11 @@ struct TopologyView {
     std::vector<int> grid;
     bool grid_wrap = false;       // torus (true) or mesh
     std::vector<int> grid_host;   // node index of each grid index
+    // The same view without the levels inside hosts (without_inner()), for
+    // the families that read hosts as leaves (GeneratorInfo::inner_levels
+    // false); set by add_rank_locality, null when there are none.  Not part
+    // of the fingerprint (it follows from the rest).
+    std::shared_ptr<const TopologyView> network;
 
     bool empty() const { return nodes.empty(); }
     int nranks() const;
@@ -133,8 +143,17 @@ struct TopologyView {
     // ranks in their listed order).
     std::vector<int> ranks_under(int node) const;
     // Number of switch levels above the hosts on the deepest path (a single
-    // switch over its hosts is 1).
+    // switch over its hosts is 1); levels inside hosts do not count.
     int depth() const;
+    // Whether node n is a host of the network: a leaf, or a node whose
+    // children are levels inside it (in_host).
+    bool is_machine(int n) const;
+    // Whether any node is a level inside a host.
+    bool has_inner() const;
+    // The view without the levels inside hosts: each host holds its ranks
+    // again (ascending).  What the model's rank map reads, so that ranks
+    // of one host are priced as one host whatever their package.
+    TopologyView without_inner() const;
     // Empty when the view is well formed (validate_shape, no node with both
     // children and ranks, every rank 0..nranks()-1 on exactly one host).
     // Otherwise what is wrong.

@@ -1330,12 +1330,14 @@ std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& 
     for (const GeneratorInfo& g : generators()) {
         if (!wanted(g.name) || g.candidates == nullptr) continue;
         std::vector<std::string> params;
-        g.candidates(ctx, &params);
+        CandidateContext own = ctx;
+        own.topology = view_for_family(g, ctx.topology);
+        g.candidates(own, &params);
         // The pairwise families also in each numbering that may keep their
         // exchanges off the expensive links (renumber.hpp); butterfly's
         // xor group only, the one whose digits are the ranks' bits.
         const std::vector<std::string> orders =
-            renumberable_family(g.name) ? numberings_for(nranks, options.topology) : std::vector<std::string>{};
+            renumberable_family(g.name) ? numberings_for(nranks, own.topology) : std::vector<std::string>{};
         // Identity first: on a tie the family's own numbering stays.
         for (const std::string& p : params) {
             out.push_back({g.name, p});

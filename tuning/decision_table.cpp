@@ -21,12 +21,15 @@ RankMap rank_map_for(const CommShape& shape) {
     // A topology file says where each rank is: same host = intra-node,
     // whatever the order of the ranks (a round-robin placement included).
     if (shape.topology && shape.topology->nranks() == shape.size) {
+        // Levels inside hosts (discovered, unrated) are not network: ranks
+        // of one host are priced with the model's intra class.
+        const TopologyView net = shape.topology->without_inner();
         RankMap m;
-        m.node = shape.topology->host_of_rank();
+        m.node = net.host_of_rank();
         // A direct network's hosts talk over links of their own; a switch
         // tree's uplinks are shared by the transfers crossing them.
-        m.direct = direct_network(*shape.topology);
-        m.tree = switch_tree(*shape.topology);
+        m.direct = direct_network(net);
+        m.tree = switch_tree(net);
         return m;
     }
     if (shape.ppn > 1) return RankMap::by_slot(shape.size, shape.ppn);

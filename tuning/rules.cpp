@@ -643,8 +643,10 @@ int CommShape::switch_levels() const {
     // a declared rate (an overlay), else the file counts as no levels (a
     // topology.conf alone, or the virtual root genx adds over several
     // top switches, says nothing about the links).
+    // Levels inside a host (discovered, never rated by genx) are no switch
+    // levels: they neither count nor make the network's levels count 0.
     for (const TopoNode& n : topology->nodes) {
-        if (n.parent < 0) continue;
+        if (n.parent < 0 || n.in_host > 0) continue;
         if (n.up_class < 0 || static_cast<size_t>(n.up_class) >= topology->link_classes.size() ||
             !(topology->link_classes[static_cast<size_t>(n.up_class)].rate > 0))
             return 0;
