@@ -231,7 +231,10 @@ int genx_locality_probe(const char* host_name, void* hwloc_topology, const char*
             const genx::Status st = src.load(&hw);
             if (!st) said = "hwloc: " + st.message() + "; ";
         } else {
-            said = "no hwloc topology; ";
+            // Not loaded by the caller yet: this machine's, without I/O devices.
+            genx::HwlocHostSource src("", "", false);
+            const genx::Status st = src.load(&hw);
+            if (!st) said = "hwloc: " + st.message() + "; ";
         }
         std::vector<std::vector<genx::NicInfo>> by_source(2);
         std::vector<std::string> notes;

@@ -122,7 +122,8 @@ void genx_comm_destroy(genx_comm *comm);
  * genx_locality_probe fills this process's record: its host (host_name,
  * hashed alike on every rank), the package and NUMA node of its binding
  * read from hwloc_topology (a loaded hwloc 2 hwloc_topology_t of this
- * machine, such as Open MPI's; NULL: none, so the binding is unknown), -1
+ * machine, such as Open MPI's; NULL: genx loads this machine's itself,
+ * without I/O devices), -1
  * where unbound or spanning several, and the host's packages, NUMA nodes
  * and NICs (sysfs under sysfs_root, NULL = "/sys"; with libfabric = 1
  * also fi_getinfo, for the rates of NICs sysfs does not rate: it costs

@@ -121,9 +121,10 @@ static void genx_loc_probe_once(void)
         return;
     }
     probed = 1;
-    if (NULL == opal_hwloc_topology) {
-        (void) opal_hwloc_base_get_topology();
-    }
+    /* Open MPI's topology as Open MPI loaded it; genx does not load one
+     * itself (a load costs time at MPI_Init and, through hwloc's PCI
+     * plugin, memory valgrind reports lost): without it the binding is
+     * unknown and the host stays one level. */
     host = mca_coll_genx_proc_hostname(ompi_proc_local());
     if (NULL == host) {
         /* A host of its own: grouping it with others would be a guess. */

@@ -162,7 +162,7 @@ Status HwlocHostSource::load(HostHardware* out) {
     *out = HostHardware();
     TopoHandle h;
     if (hwloc_topology_init(&h.t) != 0) return Status::internal("hwloc_topology_init failed");
-    hwloc_topology_set_io_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (io_) hwloc_topology_set_io_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (!xml_.empty() && hwloc_topology_set_xml(h.t, xml_.c_str()) != 0)
         return Status::io_error(xml_ + ": hwloc cannot read it as an XML topology");
     if (hwloc_topology_load(h.t) != 0)

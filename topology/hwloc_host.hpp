@@ -64,13 +64,16 @@ class HwlocHostSource : public HostSource {
   public:
     // Empty `xml_path`: this machine.  Non-empty `binding_cpus` (a cpu
     // list, "0-1,4"): the binding to report instead of asking hwloc.
-    HwlocHostSource(std::string xml_path, std::string binding_cpus)
-        : xml_(std::move(xml_path)), binding_(std::move(binding_cpus)) {}
+    // `io` false: no I/O devices (hwloc's PCI plugin is not run: faster,
+    // and inside MPI processes it leaves no libpciaccess allocations).
+    HwlocHostSource(std::string xml_path, std::string binding_cpus, bool io = true)
+        : xml_(std::move(xml_path)), binding_(std::move(binding_cpus)), io_(io) {}
     Status load(HostHardware* out) override;
 
   private:
     std::string xml_;
     std::string binding_;
+    bool io_;
 };
 
 // A topology someone else loaded and keeps (inside the component, Open
