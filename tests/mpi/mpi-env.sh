@@ -43,3 +43,18 @@ logdir=$builddir/tests/mpi/logs
 mkdir -p "$logdir"
 component_path="$builddir/.libs:$ompi_dir"
 base=(--oversubscribe --mca mca_base_component_path "$component_path")
+
+# run LOG NP MPIRUN-ARGS...: the test program on NP ranks, bounded by the
+# timeout, its command line first in LOG (results.sh's fail shows it).
+run() {
+    local log=$1 np=$2
+    shift 2
+    echo "+ $mpirun -np $np ${base[*]} $* $prog" > "$log"
+    timeout -k 10 "$limit" "$mpirun" -np "$np" "${base[@]}" "$@" "$prog" >> "$log" 2>&1
+}
+
+# genx_lines LOG: genx's own output lines, without opal_output's
+# "[host:pid] " prefix and without the command line at the top of LOG.
+genx_lines() {
+    tail -n +2 "$1" | sed -n 's/^\[[^]]*\] //; /^genx: /p'
+}

@@ -23,17 +23,9 @@ PROG_NAME=locality_check
 # shellcheck source=tests/mpi/results.sh
 . "$(dirname "$0")/results.sh"
 
-# run LOG NP MPIRUN-ARGS...: bounded mpirun of locality_check.
-run() {
-    local log=$1 np=$2
-    shift 2
-    echo "+ $mpirun -np $np ${base[*]} $* $prog" > "$log"
-    timeout -k 10 "$limit" "$mpirun" -np "$np" "${base[@]}" "$@" "$prog" >> "$log" 2>&1
-}
-
 # count LOG REGEX: genx lines of LOG matching REGEX.
 count() {
-    tail -n +2 "$1" | sed -n 's/^\[[^]]*\] //; /^genx: /p' | grep -cE "$2"
+    genx_lines "$1" | grep -cE "$2"
 }
 
 # expect NAME LOG RC WHAT REGEX N: passes when LOG's genx lines match REGEX

@@ -45,20 +45,6 @@ unset SLURM_TOPOLOGY_ADDR SLURM_TOPOLOGY_ADDR_PATTERN
 # shellcheck source=tests/mpi/results.sh
 . "$(dirname "$0")/results.sh"
 
-# run NAME LOG NP MPIRUN-ARGS... : runs allreduce_check, bounded.
-run() {
-    local log=$1 np=$2
-    shift 2
-    echo "+ $mpirun -np $np ${base[*]} $* $prog" > "$log"
-    timeout -k 10 "$limit" "$mpirun" -np "$np" "${base[@]}" "$@" "$prog" >> "$log" 2>&1
-}
-
-# genx's own output lines, without opal_output's "[host:pid] " prefix and
-# without the command line echoed at the top of the log.
-genx_lines() {
-    tail -n +2 "$1" | sed -n 's/^\[[^]]*\] //; /^genx: /p'
-}
-
 # Checks common to every run that should compute correct results.
 check_passed() {
     local name=$1 log=$2 rc=$3

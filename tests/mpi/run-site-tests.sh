@@ -25,18 +25,6 @@ unset SLURM_TOPOLOGY_ADDR SLURM_TOPOLOGY_ADDR_PATTERN
 # shellcheck source=tests/mpi/results.sh
 . "$(dirname "$0")/results.sh"
 
-run() {
-    local log=$1 np=$2
-    shift 2
-    echo "+ $mpirun -np $np ${base[*]} $* $prog" > "$log"
-    timeout -k 10 "$limit" "$mpirun" -np "$np" "${base[@]}" "$@" "$prog" >> "$log" 2>&1
-}
-
-# genx's own lines, without opal_output's "[host:pid] " prefix.
-genx_lines() {
-    tail -n +2 "$1" | sed -n 's/^\[[^]]*\] //; /^genx: /p'
-}
-
 # check NAME LOG RC [present REGEX WHY | absent REGEX WHY]...: the run
 # passed allreduce_check, and genx's lines hold (or lack) each REGEX.
 check() {
