@@ -11,6 +11,15 @@
 
 namespace genx {
 
+// The 1-based line of the byte before offset `byte` (a JSON parser's
+// error position: it reports the byte after the one it stopped at).
+inline int line_before_byte(const std::string& text, size_t byte) {
+    const size_t upto = byte < text.size() ? byte : text.size();
+    int line = 1;
+    for (size_t i = 0; i + 1 < upto; ++i) line += text[i] == '\n';
+    return line;
+}
+
 inline std::string trim(const std::string& s) {
     size_t b = 0, e = s.size();
     while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;

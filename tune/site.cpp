@@ -17,6 +17,7 @@
 
 #include "runtime/mpi_comm.hpp"
 #include "topology/graph.hpp"
+#include "topology/slurm_topology.hpp"
 #include "topology/topology.hpp"
 #include "tune/net_probe.hpp"
 #include "tune/report.hpp"
@@ -65,13 +66,6 @@ std::string check_dir(const std::string& dir, bool force) {
            " file(s) a site run did not write (" + list +
            "); nothing written. Give a new or empty directory, or --force to write the site "
            "among them";
-}
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 bool write_text(const std::string& path, const std::string& text) {
@@ -247,9 +241,12 @@ void site_network(Context* ctx, SiteRun* site) {
     std::sort(site->hosts.begin(), site->hosts.end());
     site->hosts.erase(std::unique(site->hosts.begin(), site->hosts.end()), site->hosts.end());
     if (ctx->rank == 0) {
-        site->conf = has_tree ? read_text(ctx->opt.topology) : probe.conf;
+        if (has_tree)
+            check(read_text_file(ctx->opt.topology, &site->conf), "--site: --topology");
+        else
+            site->conf = probe.conf;
         if (has_tree && !ctx->opt.overlay.empty())
-            site->overlay = read_text(ctx->opt.overlay);
+            check(read_text_file(ctx->opt.overlay, &site->overlay), "--site: --overlay");
         else if (site->hosts.size() > 1 || !has_tree)
             site->overlay = probe.overlay;
         check_texts(*ctx, site);

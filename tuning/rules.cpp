@@ -545,11 +545,7 @@ Status parse_rules(const std::string& text, const std::string& source, const Rul
     try {
         j = json::parse(text);
     } catch (const json::parse_error& e) {
-        // Line of the byte nlohmann stopped at.
-        const size_t upto = std::min(e.byte, text.size());
-        const int line = 1 + static_cast<int>(std::count(text.begin(),
-                                                         text.begin() + static_cast<long>(upto > 0 ? upto - 1 : 0),
-                                                         '\n'));
+        const int line = line_before_byte(text, e.byte);
         std::string what = e.what();
         const size_t at = what.find("syntax error");
         if (at != std::string::npos) what = what.substr(at);

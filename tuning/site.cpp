@@ -1,6 +1,8 @@
 // Site manifests: parsing with file:line errors, writing, and the fit test.
 #include "tuning/site.hpp"
 
+#include "common/text_util.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -54,11 +56,8 @@ Status parse_site_manifest(const std::string& text, const std::string& source, S
     try {
         j = json::parse(text);
     } catch (const json::parse_error& e) {
-        const size_t upto = std::min(e.byte, text.size());
-        const int line = 1 + static_cast<int>(std::count(
-                                 text.begin(), text.begin() + static_cast<long>(upto > 0 ? upto - 1 : 0),
-                                 '\n'));
-        return Status::parse_error(source + ":" + std::to_string(line) + ": (JSON syntax)");
+        return Status::parse_error(source + ":" + std::to_string(line_before_byte(text, e.byte)) +
+                                   ": (JSON syntax)");
     }
     if (!j.is_object()) return Status::invalid(source + ":1: a site manifest is a JSON object");
     SiteManifest m;
