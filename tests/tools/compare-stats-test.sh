@@ -13,6 +13,11 @@
 # verdicts: the order statistics the sign test gives, a coverage of at
 # least 90 % on simulated noise, "missed" where a configuration is 20 %
 # slower than the reference and almost never where it is not.
+#
+# The oracle (oracle_analysis): parity where every configuration shares one
+# distribution; a forced plan 20 % faster is chosen at every size and
+# genx-site reads 1.25, missed; the subject and the A/A control are never
+# candidates; with Open MPI's configurations only it is held_out_best.
 set -u
 src=${GENX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed"; exit 77; }
@@ -129,6 +134,65 @@ for needle in ("genx-tuned: median", "ompi-default-again: median", "Geometric me
 # Fewer than 3 rounds: nothing to hold out, no table.
 two = {n: v[:2] for n, v in runs(1.0, 5).items()}
 check("2 rounds: no table", compare.held_out_best(configs, two, SIZES) == "", 0.0)
+# The oracle (oracle_analysis): the fastest of every other configuration,
+# genx's forced plans and Open MPI's alike, chosen on held-out rounds.
+OCONF = ([compare.Config("genx-site", "ompi", (), "genx"),
+          compare.Config("ompi-default-again", "ompi", (), "control")]
+         + [compare.Config("genx-" + n, "ompi", (), "genx", forced=n) for n in ("ring", "rd", "rhd")]
+         + [compare.Config(n, "ompi", (), "baseline") for n in BASE])
+
+
+def oracle_runs(seed, site=1.0, fast=None, noise=0.1, rounds=ROUNDS):
+    """Rounds where every configuration shares one distribution, but genx-site
+    runs `site` times it and `fast` (NAME, FACTOR) that configuration FACTOR times."""
+    rng = random.Random(seed)
+    res = {c.name: [] for c in OCONF}
+    for r in range(rounds):
+        drift = {s: rng.lognormvariate(0, 0.2) for s in SIZES}
+        for c in OCONF:
+            f = site if c.name == "genx-site" else (fast[1] if fast and c.name == fast[0] else 1.0)
+            res[c.name].append({"rc": 0, "rows": {str(s): 100.0 * f * drift[s] * rng.lognormvariate(0, noise)
+                                                  for s in SIZES}})
+    return res
+
+
+for seed in (1, 2):
+    a = compare.oracle_analysis(OCONF, oracle_runs(seed), SIZES, "genx-site")
+    check("seed %d, one distribution: the oracle held out reads parity over 11 candidates" % seed,
+          0.97 < a["geomean"] < 1.03, a["geomean"])
+    chosen = set(b for r in a["sizes"] for b in r["oracle"])
+    check("seed %d: neither genx-site itself nor the A/A control is ever the oracle" % seed,
+          not chosen & {"genx-site", "ompi-default-again"}, float(len(chosen)))
+    check("seed %d: genx's forced plans and Open MPI's both serve as the oracle" % seed,
+          any(b.startswith("genx-") for b in chosen) and any(b in BASE for b in chosen), float(len(chosen)))
+# A forced genx plan 20 % faster than everything: it is the oracle at every
+# size, and genx-site at parity with the rest reads 1/0.8 and is resolved
+# above 1.10 everywhere (2 % noise); missed and verdicts agree.
+a = compare.oracle_analysis(OCONF, oracle_runs(3, fast=("genx-rd", 0.8), noise=0.02), SIZES, "genx-site")
+check("a plan 20 % faster is the oracle in every round of every size",
+      all(r["oracle"] == {"genx-rd": ROUNDS} for r in a["sizes"]), float(len(a["sizes"])))
+check("against it, genx-site reads 1.25", 1.22 < a["geomean"] < 1.28, a["geomean"])
+check("... missed (resolved above 1.10) at every size",
+      a["missed"] == SIZES and all(r["verdict"] == "missed" for r in a["sizes"]), float(len(a["missed"])))
+a = compare.oracle_analysis(OCONF, oracle_runs(4, site=0.8, noise=0.02), SIZES, "genx-site", bar=1.10)
+check("genx-site 20 % faster than all: met at every size, nothing missed or unresolved",
+      not a["missed"] and not a["not_resolved"] and a["geomean"] < 0.85, a["geomean"])
+md = compare.oracle_section(a)
+for needle in ("### Against the oracle: genx-site", "| vs 1.10 |", "Geometric mean of the median ratios over %d sizes"
+               % len(SIZES), "Resolved above 1.10 (missed): none"):
+    check("the oracle section has %r" % needle, needle in md, 1.0)
+# The held-out choice is the one held_out_best makes: with only Open MPI's
+# configurations as candidates, the oracle's ratios are its table's.
+res = oracle_runs(5)
+base_only = [c for c in OCONF if c.family != "genx" or c.name == "genx-site"]
+a = compare.oracle_analysis(base_only, res, SIZES, "genx-site")
+t = compare.held_out_ratios(base_only, res, SIZES)
+check("with Open MPI's configurations only, the oracle is held_out_best's best",
+      all(abs(r["median"] - statistics.median(t[("genx-site", r["size"])][0])) < 1e-12 for r in a["sizes"]),
+      float(len(a["sizes"])))
+a = compare.oracle_analysis(OCONF, oracle_runs(6, rounds=2), SIZES, "genx-site")
+check("2 rounds: no oracle, and the section says why",
+      a["geomean"] is None and "No oracle" in compare.oracle_section(a), 0.0)
 print("%s: %d failure(s)" % ("FAIL" if failures else "PASS", len(failures)))
 sys.exit(1 if failures else 0)
 PY
