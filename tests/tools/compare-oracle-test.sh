@@ -11,9 +11,10 @@
 #    --from-results without --oracle-for writes the same files again, and
 #    one on results without an oracle adds none; an unknown configuration
 #    is refused.
-# 2. check-results, in a copy of bench/ holding one of those results: the
-#    oracle table is OK as rendered; an "oracle" in results.json that is
-#    not what compare computes DIFFERS.
+# 2. check-results, in a copy of bench/ with a site-subcomm run made of
+#    those two results: the oracle table and summary.md are OK as rendered;
+#    a changed summary row, or an "oracle" in results.json that is not what
+#    compare computes, DIFFERS.
 set -u
 src=${GENX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed"; exit 77; }
@@ -100,18 +101,43 @@ python3 "$src/bench/compare" --from-results "$tmp/site-2dc" --oracle-for genx-no
 grep -q "genx-nope: no such configuration" "$tmp/err" || fail "--oracle-for genx-nope: $(cat "$tmp/err")"
 echo "ok: --oracle-for a configuration not in the run is refused"
 
-# 2. check-results on a copy of bench/ holding a run with an oracle.
+# 2. check-results on a copy of bench/ holding a site-subcomm run.
 root=$tmp/root
-mkdir -p "$root/bench/results/sub/n3"
-for f in compare check-results genx-cluster; do cp "$src/bench/$f" "$root/bench/"; done
-cp "$tmp/site-2dc/results.json" "$tmp/site-2dc/table.md" "$tmp/site-2dc/plot.svg" "$root/bench/results/sub/n3/"
+mkdir -p "$root/bench/results/sub"
+for f in compare check-results site-subcomm genx-cluster; do cp "$src/bench/$f" "$root/bench/"; done
+k=3
+for run in site-2dc site-tree2x4-rr; do
+    mkdir "$root/bench/results/sub/n$k"
+    cp "$tmp/$run/results.json" "$tmp/$run/table.md" "$tmp/$run/plot.svg" "$root/bench/results/sub/n$k/"
+    k=5
+done
+cat >"$root/bench/results/sub/subcomm.json" <<'EOF'
+{"topology": "2dc", "up_args": "", "placement": "spread", "ppn": 1, "site": "bench/results/site-2dc/site",
+ "site_hosts": ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"],
+ "configs": ["genx-site", "ompi-default"],
+ "runs": [{"k": 3, "hosts": ["h0", "h2", "h4"], "dir": "n3", "site_fit": "fits"},
+          {"k": 5, "hosts": ["h0", "h2", "h4", "h6", "h1"], "dir": "n5", "site_fit": "fits"}]}
+EOF
+bash "$root/bench/site-subcomm" --summary "$root/bench/results/sub" >/dev/null || fail "site-subcomm --summary failed"
+grep -q "^| 3 | h0,h2,h4 | fits | 8 | " "$root/bench/results/sub/summary.md" ||
+    fail "summary.md has no row for K=3: $(cat "$root/bench/results/sub/summary.md")"
 {
     echo "<!-- table: bench/results/sub/n3/table.md; render: compare; section: Against the oracle -->"
     sed -n '/^### Against the oracle/,$p' "$root/bench/results/sub/n3/table.md" | grep '^|'
+    echo
+    echo "<!-- table: bench/results/sub/summary.md; render: site-subcomm --summary -->"
+    grep '^|' "$root/bench/results/sub/summary.md"
 } >"$tmp/doc.md"
 python3 "$root/bench/check-results" "$tmp/doc.md" >"$tmp/out" 2>&1 || fail "check-results: $(cat "$tmp/out")"
-[ "$(grep -c '^OK ' "$tmp/out")" -eq 1 ] || fail "check-results: $(cat "$tmp/out")"
-echo "ok: check-results: the oracle table is what compare renders"
+[ "$(grep -c '^OK ' "$tmp/out")" -eq 2 ] || fail "check-results: $(cat "$tmp/out")"
+echo "ok: check-results: the oracle table and site-subcomm's summary.md are what the renderers write"
+summary=$root/bench/results/sub/summary.md
+cp "$summary" "$tmp/summary.bak"
+sed -i 's/^| 5 | \([^|]*\) | fits |/| 5 | \1 | moved |/' "$summary"
+python3 "$root/bench/check-results" "$tmp/doc.md" >"$tmp/out" 2>&1 && fail "a changed summary.md passed"
+grep -q "DIFFERS .*summary.md is not what bench/site-subcomm --summary writes" "$tmp/out" ||
+    fail "a changed summary.md: $(cat "$tmp/out")"
+cp "$tmp/summary.bak" "$summary"
 python3 - "$root/bench/results/sub/n3/results.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -119,6 +145,6 @@ doc["oracle"]["geomean"] *= 0.9
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 PY
 python3 "$root/bench/check-results" "$tmp/doc.md" >"$tmp/out" 2>&1 && fail "a changed oracle in results.json passed"
-grep -q "DIFFERS .*results.json's \"oracle\" is not what bench/compare computes" "$tmp/out" ||
+[ "$(grep -c "DIFFERS .*results.json's \"oracle\" is not what bench/compare computes" "$tmp/out")" -eq 2 ] ||
     fail "a changed oracle in results.json: $(cat "$tmp/out")"
-echo "ok: check-results: an oracle in results.json that is not what compare computes DIFFERS"
+echo "ok: check-results: a changed summary row or results.json oracle DIFFERS"
