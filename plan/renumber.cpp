@@ -62,12 +62,19 @@ int bine_nu(int r, int P) {
     return static_cast<int>(reverse_bits(nb & ((1u << bits) - 1), bits));
 }
 
-// The ranks in the network's order (renumber.hpp, "topo").
+// The ranks in the network's order (renumber.hpp, "topo").  On a grid of
+// power-of-two sides, cells are sorted by their coordinates' bits
+// interleaved (Z-order), so that each bit of a number moves along one
+// dimension; on a torus each coordinate is first read in reflected Gray
+// code, so that on a ring of n numbers differing in a coordinate's top bit
+// sit n/4 apart instead of n/2 and every other bit keeps its distance.
 Status network_order(const TopologyView& v, std::vector<int>* out) {
     out->clear();
     if (!v.grid.empty() && !v.grid_host.empty()) {
         bool morton = true;
-        for (int d : v.grid) morton = morton && power_of_two(d);
+        int levels = 0;  // bits of the largest side
+        for (int d : v.grid) morton = morton && power_of_two(d), levels = std::max(levels, log2_exact(d));
+        morton = morton && levels * static_cast<int>(v.grid.size()) <= 64;
         std::vector<std::pair<uint64_t, int>> cells;  // (Z-order key, grid index)
         const int n = static_cast<int>(v.grid_host.size());
         for (int g = 0; g < n; ++g) {
@@ -77,7 +84,9 @@ Status network_order(const TopologyView& v, std::vector<int>* out) {
                 int rest = g, bit = 0;
                 std::vector<int> coord;
                 for (int d : v.grid) coord.push_back(rest % d), rest /= d;
-                for (int level = 0; level < 20; ++level)
+                if (v.grid_wrap)
+                    for (int& c : coord) c ^= c >> 1;
+                for (int level = 0; level < levels; ++level)
                     for (size_t dim = 0; dim < coord.size(); ++dim, ++bit)
                         key |= static_cast<uint64_t>((coord[dim] >> level) & 1) << bit;
             }

@@ -15,8 +15,9 @@
 //  * identity: the family's own;
 //  * topo: the ranks in the network's order: the tree's hosts in preorder
 //    (each host's ranks in turn), a grid's hosts along a Z-order curve
-//    (powers of two per dimension), so that numbers differing in a low bit
-//    sit close;
+//    (powers of two per dimension; on a torus each coordinate in reflected
+//    Gray code), so that numbers differing in a low bit sit close; other
+//    grids, and tori the ranks do not fill, in row-major order;
 //  * topo-rev: topo with its position's bits reversed (power-of-two P), so
 //    that numbers differing in a high bit sit close: for families whose
 //    first and largest exchange pairs numbers P/2 apart (rhd);
