@@ -32,6 +32,7 @@
 #include "genx/site_config.hpp"
 #include "topology/locality.hpp"
 #include "topology/placement.hpp"
+#include "tuning/displaced.hpp"
 #include "tuning/rules.hpp"
 
 namespace {
@@ -170,6 +171,7 @@ genx_comm* genx_comm_create(int rank, int size, int nodes, int ppn, const char* 
         }
         genx_config effective{};
         if (cfg != nullptr) effective = *cfg;
+        if (cfg != nullptr && cfg->mpi_version != nullptr) c->mpi_version = cfg->mpi_version;
         c->topology_file = sources.topology;
         c->topology_overlay = sources.overlay;
         effective.topology_file = c->topology_file.c_str();
@@ -299,6 +301,24 @@ int genx_comm_place_locality(genx_comm* comm, const uint64_t* words) {
 
 uint64_t genx_comm_topology(const genx_comm* comm) {
     return comm != nullptr ? comm->selection.topology() : 0;
+}
+
+int genx_comm_set_displaced(genx_comm* comm, const char* component, int tuned_dynamic,
+                            const char** note) {
+    static const char* const kNoComm = "no communicator";
+    if (note != nullptr) *note = kNoComm;
+    if (comm == nullptr) return 0;
+    try {
+        const genx::Displaced d = genx::displaced_for(component != nullptr ? component : "",
+                                                      tuned_dynamic != 0, comm->mpi_version,
+                                                      &comm->displaced_note);
+        comm->selection.set_displaced(d, comm->log);
+        if (note != nullptr) *note = comm->displaced_note.c_str();
+        return d == genx::Displaced::TunedFixed41 ? 1 : 0;
+    } catch (...) {
+        // Left as it was: the table prices an unknown component.
+        return 0;
+    }
 }
 
 const char* genx_comm_topology_file(const genx_comm* comm) {

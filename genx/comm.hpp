@@ -23,6 +23,10 @@ struct genx_comm {
     // genx/site_config.hpp), "" for none.
     std::string topology_file;
     std::string topology_overlay;
+    // genx_config's mpi_version ("" unknown), for genx_comm_set_displaced.
+    std::string mpi_version;
+    // What genx_comm_set_displaced said.
+    std::string displaced_note;
     genx::Selection selection;
     genx::ScheduleCache schedules;
     // Blocking calls on host memory and device memory (one at a time).

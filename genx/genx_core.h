@@ -111,6 +111,21 @@ uint64_t genx_comm_topology(const genx_comm *comm);
  * hosts stay grouped by name). */
 int genx_comm_place_topology_addrs(genx_comm *comm, const char *const *addrs,
                                    const char *const *patterns, const char *overlay);
+/* The allreduce genx displaced on this communicator, which prices a rules
+ * file's "fallback" incumbent in the blocking table (docs/rules.md):
+ * component, the coll component whose allreduce genx saved ("tuned",
+ * "han", ...; NULL or "" unknown), and tuned_dynamic, 1 where
+ * coll_tuned_use_dynamic_rules is set.  Tuned without dynamic rules on Open
+ * MPI 4.1 (genx_config's mpi_version) decides by its fixed table, and the
+ * incumbent is priced as its choice at each size; anything else, and a
+ * communicator this is never called on, as the cheapest of Open MPI's
+ * modelled algorithms.  Call it before genx_comm_prepare (after it, the
+ * tables are built again at the next one).  Every rank must pass the same
+ * values.  Returns 1 for tuned's fixed decision, else 0; *note (may be
+ * NULL) gets one line saying which and why, valid while the communicator
+ * lives. */
+int genx_comm_set_displaced(genx_comm *comm, const char *component, int tuned_dynamic,
+                            const char **note);
 /* The topology file the communicator was configured with
  * (cfg->topology_file, else the site directory's topology.conf), "" for
  * none; valid while the communicator lives.  The glue places ranks by

@@ -130,6 +130,12 @@ void Selection::placed_again(const CommLog& log) {
     if (forced_) plan_forced(log);
 }
 
+void Selection::set_displaced(Displaced displaced, const CommLog& log) {
+    if (displaced == table_options_.displaced) return;
+    table_options_.displaced = displaced;
+    if (prepared_ && !forced_) placed_again(log);
+}
+
 // Every plan `table` names, now rather than during a call (none for a
 // decision that defers to the displaced component).  A plan that does not
 // generate is kept with its status: calls in its interval decline with the

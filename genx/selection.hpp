@@ -57,6 +57,10 @@ class Selection {
     // After use_topology() on a configured communicator: what was built for
     // the old placement is built again (tables at the next prepare()).
     void placed_again(const CommLog& log);
+    // What the blocking table prices a "fallback" incumbent as
+    // (tuning/displaced.hpp); a table already built is built again at the
+    // next prepare().
+    void set_displaced(Displaced displaced, const CommLog& log);
     // Builds the decision tables and their plans (auto) once; later calls
     // return the first result.  Forced algorithms were prepared at
     // configure().

@@ -208,6 +208,17 @@ static void genx_placement(ompi_communicator_t *comm, int *nodes, int *ppn)
     genx_free_host_names(hosts, size);
 }
 
+/* Whether coll_tuned_use_dynamic_rules is set: tuned then follows its rules
+ * file or a forced algorithm where one applies, not only its fixed table. */
+static int genx_tuned_dynamic_rules(void)
+{
+    const bool *value = NULL;
+    int idx = mca_base_var_find("ompi", "coll", "tuned", "use_dynamic_rules");
+
+    return (0 <= idx && OPAL_SUCCESS == mca_base_var_get_value(idx, &value, NULL, NULL) &&
+            NULL != value && *value) ? 1 : 0;
+}
+
 /* A priority above coll/self's (read from its MCA variable, 75 if absent). */
 static int genx_above_self(int mine)
 {
@@ -343,6 +354,7 @@ static int genx_module_enable(mca_coll_base_module_t *base_module, ompi_communic
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
     const char *name;
+    const char *note = "";
 
     if (NULL == comm->c_coll->coll_allreduce || NULL == comm->c_coll->coll_allreduce_module) {
         opal_output_verbose(1, cs->output,
@@ -363,11 +375,13 @@ static int genx_module_enable(mca_coll_base_module_t *base_module, ompi_communic
     module->pml.comm = comm;
     module->pml.tag = MCA_COLL_BASE_TAG_ALLREDUCE;
     mca_coll_genx_pml_transport(&module->pml, &module->transport);
+    /* The core prices a "fallback" incumbent as what this component runs. */
+    genx_comm_set_displaced(module->core, name, genx_tuned_dynamic_rules(), &note);
 
     opal_output_verbose(2, cs->output,
-                        "genx: comm %u (%d ranks): enabled (priority %d), fallback is %s",
+                        "genx: comm %u (%d ranks): enabled (priority %d), fallback is %s; %s",
                         mca_coll_genx_comm_id(comm), ompi_comm_size(comm), cs->priority,
-                        module->fallback_name);
+                        module->fallback_name, note);
 
     /* MPI_Iallreduce too, where a component below genx provides one to
      * fall back to (libnbc normally). */

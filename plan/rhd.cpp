@@ -3,6 +3,7 @@
 
 #include "plan/fold.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,14 @@ Status prepare_rhd(const GenRequest& req, RankGenerator* out) {
     const int P = req.nranks;
     if (P < 1)
         return Status::invalid("rhd: number of ranks must be >= 1, got " + std::to_string(P));
+    bool doubling = false;
+    if (auto it = req.params.find(kRhdDistanceKey); it != req.params.end()) {
+        doubling = it->second == "doubling";
+        if (!doubling && it->second != "halving")
+            return Status::invalid("rhd: distance '" + it->second +
+                                   "' is neither halving (the largest exchange p'/2 apart) nor "
+                                   "doubling (1 apart, Open MPI's rabenseifner)");
+    }
     const Fold fold(P);
     const int p2 = fold.p2;
     RankGenerator g;
@@ -30,7 +39,7 @@ Status prepare_rhd(const GenRequest& req, RankGenerator* out) {
     g.header.nranks = P;
     g.header.nblocks = p2;
     fold.describe(&g.header);
-    g.emit = [fold, p2](int x, Program* prog) {
+    g.emit = [fold, p2, doubling](int x, Program* prog) {
         if (fold.P == 1) return;
         std::vector<Step>& steps = prog->steps;
         const std::vector<int> all = run(0, p2);
@@ -40,8 +49,13 @@ Status prepare_rhd(const GenRequest& req, RankGenerator* out) {
         }
         if (fold.folds(x)) fold.emit_fold_in(x, all, &steps);
         const int n = fold.new_rank(x);
+        // The reduce-scatter's distances, in order; the allgather takes
+        // them in reverse.  Step k halves the run by bit d_k of n.
+        std::vector<int> dist;
+        for (int d = 1; d < p2; d *= 2) dist.push_back(d);
+        if (!doubling) std::reverse(dist.begin(), dist.end());
         int lo = 0, len = p2;
-        for (int d = p2 / 2; d >= 1; d /= 2) {
+        for (const int d : dist) {
             const int peer = fold.old_rank(n ^ d);
             const int half = len / 2;
             const bool upper = (n & d) != 0;
@@ -55,14 +69,15 @@ Status prepare_rhd(const GenRequest& req, RankGenerator* out) {
             lo = keep_lo;
             len = half;
         }
-        for (int d = 1; d < p2; d *= 2) {
-            const int peer = fold.old_rank(n ^ d);
-            const int peer_lo = lo ^ d;  // runs of length d are d-aligned
+        for (auto it = dist.rbegin(); it != dist.rend(); ++it) {
+            const int peer = fold.old_rank(n ^ *it);
+            const int peer_lo = lo ^ len;  // runs of length len are len-aligned
             Step st;
-            st.recvs.push_back(Transfer{peer, run(peer_lo, d), kResult});
-            st.sends.push_back(Transfer{peer, run(lo, d), kResult});
+            st.recvs.push_back(Transfer{peer, run(peer_lo, len), kResult});
+            st.sends.push_back(Transfer{peer, run(lo, len), kResult});
             steps.push_back(std::move(st));
             lo = lo < peer_lo ? lo : peer_lo;
+            len *= 2;
         }
         if (fold.folds(x)) fold.emit_unfold(x, all, &steps);
     };

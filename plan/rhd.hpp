@@ -37,7 +37,15 @@
 
 namespace genx {
 
-// Accepts no params.
+// distance=halving (default) or doubling: the reduce-scatter's partner
+// distances, p'/2 first (the layout above) or 1 first, as Open MPI's
+// rabenseifner (tuned's algorithm 6) runs them: there the largest exchange
+// pairs neighbours and new rank n ends with block bitreverse(n).  Same
+// steps, bytes and reductions; on a network, which links carry the halves
+// differs.  (Open MPI also folds otherwise: a pair swaps halves and the
+// even rank goes on, two steps of S/2 where genx sends S once; the same
+// bytes.  genx keeps its own fold for both orders.)
+inline constexpr const char* kRhdDistanceKey = "distance";
 Status prepare_rhd(const GenRequest& req, RankGenerator* out);
 // The family's parameter space for the selector (registry.hpp).
 void rhd_candidates(const CandidateContext& ctx, std::vector<std::string>* out);

@@ -39,6 +39,7 @@
 #include "plan/svg.hpp"
 #include "topology/placement.hpp"
 #include "tuning/cost_model.hpp"
+#include "tuning/displaced.hpp"
 #include "tuning/gentree_choice.hpp"
 #include "tuning/rules.hpp"
 #include "tuning/selector.hpp"
@@ -70,6 +71,7 @@ struct Options {
     bool bound = false;
     bool nonblocking = false;  // --nonblocking: the table of MPI_Iallreduce / persistent calls
     std::string rules;  // --rules FILE for --decisions
+    std::string displaced = "tuned-4.1";  // --displaced for --decisions (tuning/displaced.hpp)
     int ppn = 0;        // --ppn K for --decisions
     std::string topology;  // --topology FILE: a Slurm topology.conf
     std::string overlay;   // --overlay JSON
@@ -296,6 +298,12 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--rules", o.rules, "with --decisions: a rules file (docs/rules.md)");
     app.add_flag("--nonblocking", o.nonblocking,
                  "with --decisions: the table MPI_Iallreduce and persistent calls use");
+    app.add_option("--displaced", o.displaced,
+                   "with --decisions: what a \"fallback\" incumbent is priced as: tuned-4.1 "
+                   "(Open MPI 4.1 tuned's fixed decision, what the installed component sees with "
+                   "tuned below it) or unknown (Open MPI's best modelled algorithm)")
+        ->check(CLI::IsMember({"tuned-4.1", "unknown"}))
+        ->capture_default_str();
     app.add_option("--ppn", o.ppn,
                    "with --decisions or --topology: ranks per node (default 1)");
     app.add_flag("--bound", o.bound,
@@ -399,6 +407,7 @@ int print_decisions(const Options& opt, const std::shared_ptr<const TopologyView
     std::vector<std::string> warnings;
     TableOptions topt;
     topt.nonblocking = opt.nonblocking;
+    parse_displaced(opt.displaced, &topt.displaced);
     if (Status s = selector_table(rules, shape, topt, &table, &warnings); !s)
         return bad_input(s.message());
     for (const std::string& w : warnings) std::cerr << "genx-plan: " << w << "\n";
@@ -409,6 +418,8 @@ int print_decisions(const Options& opt, const std::shared_ptr<const TopologyView
                              opt.topology + ")"
                        : std::string())
               << ", " << (opt.rules.empty() ? "built-in defaults" : opt.rules)
+              << ", displaced component "
+              << (opt.nonblocking ? "libnbc (unknown)" : displaced_name(topt.displaced))
               << (table->unpriced() > 0
                       ? "; " + std::to_string(table->unpriced()) +
                             " candidates not priced (only every rank's program could price "

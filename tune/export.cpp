@@ -191,7 +191,8 @@ RulesFile write_rules(const Context& ctx) {
     rules.model = ctx.model;
     for (const auto& kv : ctx.decisions) add_rules(ctx.cluster.shape_of_first(kv.first), kv.second, &rules);
     // Shapes nothing was measured on: a plan only where the model prices it
-    // ahead of Open MPI's best by more than the model's own measured error
+    // ahead of the displaced component (docs/rules.md, "The fallback
+    // incumbent") by more than the model's own measured error
     // (the median |error| of --verify, between 10 and 50 %; 20 % without
     // --verify), else the displaced component, which is never slower.
     AllreduceRule rest;
@@ -203,7 +204,7 @@ RulesFile write_rules(const Context& ctx) {
     char why[200];
     std::snprintf(why, sizeof why,
                   "other communicator shapes: the fitted model's best plan where it is %.0f %% "
-                  "ahead of Open MPI's best (the model's median error), else fallback",
+                  "ahead of the displaced component (the model's median error), else fallback",
                   100 * rest.margin);
     rest.comment = why;
     rest.index = static_cast<int>(rules.allreduce.size());

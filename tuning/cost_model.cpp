@@ -3,6 +3,7 @@
 
 #include "plan/renumber.hpp"
 #include "tuning/gentree_choice.hpp"
+#include "tuning/displaced.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -1314,14 +1315,15 @@ std::vector<Candidate> enumerate_candidates(int nranks, const CandidateOptions& 
     };
     if (nranks == 1) {
         // Every family is the same empty plan.
-        if (wanted("ring") || wanted(kOpenMpiFamilies)) out.push_back({"ring", ""});
+        if (wanted("ring") || wanted(kOpenMpiFamilies) || wanted(kTunedFamilies))
+            out.push_back({"ring", ""});
         return out;
     }
-    if (options.families.size() == 1 && options.families[0] == kOpenMpiFamilies) {
-        // What Open MPI's tuned runs, each in rank order: rd for every P
-        // (for 2^k the family list leaves it to butterfly's xor group).
-        return {{"ring", ""}, {"rd", ""}, {"rhd", ""}};
-    }
+    // What Open MPI runs, each in rank order (displaced.hpp).
+    if (options.families.size() == 1 && options.families[0] == kOpenMpiFamilies)
+        return openmpi_candidates();
+    if (options.families.size() == 1 && options.families[0] == kTunedFamilies)
+        return tuned_candidates();
     CandidateContext ctx;
     ctx.nranks = nranks;
     ctx.ranks_per_node = options.ranks_per_node;

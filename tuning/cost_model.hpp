@@ -509,8 +509,9 @@ struct Candidate {
 };
 
 // A family list of this one name asks enumerate_candidates for Open MPI's
-// own algorithms as genx's plans in rank order: ring, rd and rhd (what a
-// "fallback" incumbent is priced as, docs/rules.md).
+// own algorithms as genx's plans in rank order (tuning/displaced.hpp's
+// openmpi_candidates: what a "fallback" incumbent is priced as where the
+// displaced component is unknown, docs/rules.md).
 inline constexpr const char* kOpenMpiFamilies = "@openmpi";
 
 struct CandidateOptions {

@@ -403,24 +403,18 @@ class IntervalDecider {
 
     // A "model" rule whose incumbent is "fallback": the best plan of the
     // other families runs only where the model prices it `margin` ahead of
-    // the displaced component, priced as the best of Open MPI's ring,
-    // recursive doubling and Rabenseifner (an optimistic stand-in for
-    // whichever of them it picks); elsewhere the size defers.
+    // the displaced component (incumbent()); elsewhere the size defers.
     Status against_fallback(const AllreduceRule& rule, size_t i, const std::string& where,
                             Decision* d) {
         const std::vector<std::string> ours(rule.families.begin() + 1, rule.families.end());
-        const std::vector<PricedCandidate>*v = nullptr, *base = nullptr;
+        const std::vector<PricedCandidate>* v = nullptr;
         GENX_RETURN_IF_ERROR(prices(ours, &v));
-        GENX_RETURN_IF_ERROR(prices({kOpenMpiFamilies}, &base));
-        const PricedCandidate *best = nullptr, *second = nullptr, *theirs = nullptr, *unused = nullptr;
+        const PricedCandidate *best = nullptr, *second = nullptr, *theirs = nullptr;
+        std::string vs;
+        GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs));
         rank_candidates(*v, i, nullptr, &best, &second);
-        rank_candidates(*base, i, nullptr, &theirs, &unused);
         char pct[32];
         std::snprintf(pct, sizeof pct, "%g", rule.margin * 100);
-        const std::string vs =
-            theirs != nullptr ? "Open MPI's best modelled (" + describe(theirs->candidate.algorithm, "") +
-                                    ") " + format_seconds(theirs->seconds[i])
-                              : std::string("Open MPI (not priced)");
         d->by_model = true;
         if (best == nullptr || theirs == nullptr ||
             best->seconds[i] > (1 - rule.margin) * theirs->seconds[i]) {
@@ -437,9 +431,59 @@ class IntervalDecider {
         d->params = best->candidate.params;
         d->predicted = best->seconds[i];
         d->runner_up = theirs->candidate.algorithm;
+        d->runner_up_params = theirs->candidate.params;
         d->runner_up_predicted = theirs->seconds[i];
         d->why = where + "; model predicts " + format_seconds(d->predicted) + " at " +
                  format_bytes(at_[i]) + " B against " + vs;
+        return Status::ok();
+    }
+
+    // The displaced component's price at interval i and how *vs names it:
+    // Open MPI 4.1 tuned's fixed choice as genx's plan of the same schedule
+    // (the cheapest of the plans it may run there, displaced.hpp) where the
+    // blocking table knows tuned decides, else the cheapest of Open MPI's
+    // modelled algorithms.  *theirs stays null when nothing was priced.
+    Status incumbent(size_t i, const PricedCandidate** theirs, std::string* vs) {
+        *theirs = nullptr;
+        const bool tuned = options_.displaced == Displaced::TunedFixed41 && !options_.nonblocking;
+        const std::vector<PricedCandidate>* base = nullptr;
+        GENX_RETURN_IF_ERROR(prices({tuned ? kTunedFamilies : kOpenMpiFamilies}, &base));
+        if (!tuned) {
+            const PricedCandidate* unused = nullptr;
+            rank_candidates(*base, i, nullptr, theirs, &unused);
+            *vs = *theirs != nullptr
+                      ? "Open MPI's best modelled (" +
+                            describe((*theirs)->candidate.algorithm, (*theirs)->candidate.params) +
+                            ") " + format_seconds((*theirs)->seconds[i])
+                      : std::string("Open MPI (not priced)");
+            return Status::ok();
+        }
+        const DisplacedPlans dp = ompi41_tuned_plans(shape_.size, at_[i]);
+        std::vector<const PricedCandidate*> found(dp.plans.size(), nullptr);
+        for (size_t k = 0; k < dp.plans.size(); ++k)
+            for (const PricedCandidate& c : *base)
+                if (c.candidate.algorithm == dp.plans[k].algorithm &&
+                    c.candidate.params == dp.plans[k].params)
+                    found[k] = &c;
+        // The plan of tuned's schedule must be priced (budgets leave some
+        // unpriced at scale): the others only lower its price.
+        size_t which = 0;
+        if (dp.stand_in || found[0] != nullptr)
+            for (size_t k = 0; k < found.size(); ++k)
+                if (found[k] != nullptr &&
+                    (*theirs == nullptr || found[k]->seconds[i] < (*theirs)->seconds[i])) {
+                    *theirs = found[k];
+                    which = k;
+                }
+        const std::string name = tuned_allreduce_name(dp.tuned_id);
+        if (*theirs == nullptr) {
+            *vs = "Open MPI tuned's fixed choice (" + name + ", not priced)";
+            return Status::ok();
+        }
+        *vs = "Open MPI tuned's fixed choice (" + name + " → " +
+              describe((*theirs)->candidate.algorithm, (*theirs)->candidate.params) +
+              (dp.why[which].empty() ? "" : ", " + dp.why[which]) + ") " +
+              format_seconds((*theirs)->seconds[i]);
         return Status::ok();
     }
 

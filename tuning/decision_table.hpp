@@ -31,6 +31,7 @@
 
 #include "common/status.hpp"
 #include "tuning/cost_model.hpp"
+#include "tuning/displaced.hpp"
 #include "tuning/rules.hpp"
 
 namespace genx {
@@ -57,6 +58,11 @@ struct TableOptions {
     // is "blocking" are left out (and "nonblocking" ones kept), and the
     // other way round when false.
     bool nonblocking = false;
+    // The component a blocking call's "fallback" incumbent is priced as
+    // (displaced.hpp): its own choice where known, else the cheapest of
+    // Open MPI's modelled algorithms.  Non-blocking tables displace libnbc,
+    // whose choice is not modelled: always the latter.
+    Displaced displaced = Displaced::Unknown;
 };
 
 struct Decision {

@@ -40,14 +40,16 @@ Status selector_rules(const std::string& path, bool strict,
 Status selector_table(const std::shared_ptr<const RulesFile>& rules, const CommShape& shape,
                       const TableOptions& options, std::shared_ptr<const DecisionTable>* out,
                       std::vector<std::string>* warnings) {
-    using Key = std::tuple<const RulesFile*, int, int, int, int, int, bool, bool, bool, bool, uint64_t>;
+    using Key = std::tuple<const RulesFile*, int, int, int, int, int, bool, bool, bool, bool, uint64_t,
+                           int>;
     static std::map<Key, std::shared_ptr<const DecisionTable>> cache;
     // Keyed by the topology's fingerprint too: the same size and placement
     // on another network (or other hosts of it) is another table.
     const uint64_t topo = shape.topology ? shape.topology->fingerprint() : 0;
     const Key key{rules.get(),     shape.size,   shape.nodes,   shape.ppn,
                   options.max_hcps_levels, options.max_class_log2, options.exact,
-                  options.explain, options.strict, options.nonblocking, topo};
+                  options.explain, options.strict, options.nonblocking, topo,
+                  static_cast<int>(options.displaced)};
     std::lock_guard<std::mutex> lock(cache_mutex());
     auto it = cache.find(key);
     if (it != cache.end()) {

@@ -14,7 +14,9 @@
 #     cited by file:line, sizes without a rule fall through to the model; a bad
 #     file is reported by file:line (defaults used) or aborts the job with
 #     coll_genx_rules_strict=1; ranks whose decisions differ (a file on
-#     half of them) make genx step aside;
+#     half of them) make genx step aside; a "fallback" incumbent is priced
+#     as tuned's fixed choice, or with tuned's dynamic rules on as Open
+#     MPI's best modelled algorithm;
 #   - an explicit component list naming genx works the same way (with small
 #     segments, so that many messages per pair are in flight);
 #   - the reference communicator of allreduce_check (info key
@@ -277,6 +279,48 @@ JSON
             "$nb_aside" "MPI_Iallreduce, which never runs Open MPI's $alg, was not handed back to libnbc" ;;
     esac
 done
+
+# A "fallback" incumbent is priced as what the displaced component runs
+# (docs/rules.md, "The fallback incumbent"): on Open MPI 4.1 with tuned
+# below genx, tuned's fixed choice at each size (recursive doubling below
+# 8 KiB on 4 ranks, rabenseifner from 8 KiB); with tuned's dynamic rules on,
+# or on another Open MPI, Open MPI's best modelled algorithm.  A 50 % margin
+# over a ring leaves every size the test calls to tuned, and each decline
+# says why (the ring beyond 1 GiB keeps genx on the communicator).
+cat > "$rules_dir/displaced.json" <<'JSON'
+{"format": "genx-rules", "version": 1,
+ "allreduce": [
+  {"bytes": "0-1G", "algorithm": "model", "families": ["fallback", "ring"], "margin": 0.5},
+  {"algorithm": "ring"}
+ ]}
+JSON
+ompi_version=$("$ompi_info" --parsable | sed -n 's/^ompi:version:full://p')
+declined="(4 ranks): fallback to tuned: rule .*displaced\\.json:3.*left to the component genx displaced; .* is not 50 % faster than"
+name="P=4 a fallback incumbent is priced as tuned's fixed choice"
+log=$logdir/displaced-tuned.log
+run "$log" 4 --mca coll_genx_rules "$rules_dir/displaced.json" --mca coll_genx_verbose 1
+case $ompi_version in
+4.1.*)
+    require_lines "$name" "$log" $? \
+        "$declined Open MPI tuned's fixed choice (recursive_doubling → rd) " \
+        "no small size was priced as tuned's recursive doubling" \
+        "$declined Open MPI tuned's fixed choice (rabenseifner → rhd (distance=doubling)) " \
+        "no large size was priced as tuned's rabenseifner" ;;
+*)
+    require_lines "$name (Open MPI $ompi_version: not known)" "$log" $? \
+        "$declined Open MPI's best modelled (" "the incumbent was not priced as Open MPI's best modelled" ;;
+esac
+name="P=4 tuned's dynamic rules: the incumbent is Open MPI's best modelled"
+log=$logdir/displaced-dynamic.log
+run "$log" 4 --mca coll_genx_rules "$rules_dir/displaced.json" --mca coll_genx_verbose 1 \
+    --mca coll_tuned_use_dynamic_rules 1
+rc=$?
+if [ "$rc" -eq 0 ] && genx_lines "$log" | grep -q "tuned's fixed choice"; then
+    fail "$name" "a size was priced as tuned's fixed choice although its dynamic rules are on" "$log"
+else
+    require_lines "$name" "$log" $rc \
+        "$declined Open MPI's best modelled (" "the incumbent was not priced as Open MPI's best modelled"
+fi
 
 # ------------------------------------------------------------ topology file
 # coll_genx_topology_file places the ranks on a Slurm topology.conf by host

@@ -83,6 +83,14 @@ expect 2 'cannot open' -P 8 --decisions --rules "$dir/missing.json"
 expect 0 '^# non-blocking decisions for 6 ranks, 1 per node' -P 6 --ppn 1 --decisions --nonblocking
 expect 0 '^4K-8K +rd +\[rule built-in defaults' -P 6 --ppn 1 --decisions --nonblocking
 expect 0 '^4K-8K +fallback ' -P 6 --ppn 1 --decisions
+# What a "fallback" incumbent is priced as: tuned's fixed choice by default
+# (96 ranks: rabenseifner from 256 KiB), or, unknown, Open MPI's best.
+expect 0 '^16M-32M +gentree .*against Open MPI tuned.s fixed choice \(rabenseifner → rhd \(distance=doubling\)\)' \
+    -P 96 --topology tree:8x12 --decisions
+expect 0 '^16M-32M +fallback .*not 20 % faster than Open MPI.s best modelled \(ring\)' \
+    -P 96 --topology tree:8x12 --decisions --displaced unknown
+expect 0 'displaced component tuned-4.1$' -P 96 --topology tree:8x12 --decisions
+expect 2 'displaced: tuned not in' -P 8 --decisions --displaced tuned
 
 # --topology FILE: a Slurm topology.conf the ranks sit on (one per host in
 # the file's order, --ppn K per host, or --hosts); errors name file and line,

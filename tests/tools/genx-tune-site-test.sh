@@ -66,7 +66,7 @@ print(m)
 sys.exit(0 if ok else 1)
 PY
 # Shapes nothing was measured on defer unless the model prices a plan ahead
-# of Open MPI's best by its margin (the last rule).
+# of the displaced component by its margin (the last rule).
 python3 - site/rules.json <<'PY' || fail "rules.json's last rule is not a fallback-incumbent model rule"
 import json, sys
 last = json.load(open(sys.argv[1]))["allreduce"][-1]

@@ -1134,6 +1134,62 @@ TEST_CASE("a fallback rule naming an Open MPI algorithm: blocking calls get its 
     genx_comm_destroy(comm);
 }
 
+TEST_CASE("genx_comm_set_displaced: tuned's fixed choice prices the fallback incumbent", "[capi][displaced]") {
+    // A 50 % margin over a "fallback" incumbent defers every size of 4
+    // ranks; the explanation names what the incumbent was priced as.
+    const std::string path = "genx-test-capi-displaced.json";
+    {
+        std::ofstream out(path);
+        out << "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [\n"
+               "  {\"algorithm\": \"model\", \"families\": [\"fallback\", \"ring\"], "
+               "\"margin\": 0.5}]}\n";
+    }
+    const RemoveAtExit remove_rules{path};
+    genx_config cfg = config("auto", "", 0, nullptr);
+    cfg.rules_path = path.c_str();
+    cfg.mpi_version = "4.1.4";
+    struct Case {
+        const char* component;
+        int dynamic;
+        int tuned;
+        const char* reason_small;  // at 64 B
+    };
+    for (const Case& c : {Case{"tuned", 0, 1, "tuned's fixed choice (recursive_doubling → rd) "},
+                          Case{"tuned", 1, 0, "Open MPI's best modelled ("},
+                          Case{"han", 0, 0, "Open MPI's best modelled ("},
+                          Case{nullptr, 0, 0, "Open MPI's best modelled ("}}) {
+        INFO((c.component != nullptr ? c.component : "(null)") << " dynamic " << c.dynamic);
+        genx_comm* comm = genx_comm_create(0, 4, 4, 1, nullptr, &cfg, nullptr, 0);
+        REQUIRE(comm != nullptr);
+        const char* note = nullptr;
+        CHECK(genx_comm_set_displaced(comm, c.component, c.dynamic, &note) == c.tuned);
+        REQUIRE(note != nullptr);
+        CHECK(std::string(note).find(c.tuned ? "tuned's fixed decision" : "best modelled") !=
+              std::string::npos);
+        char err[256] = "";
+        REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
+        const char* reason = nullptr;
+        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, &reason) == GENX_DEFERS);
+        REQUIRE(reason != nullptr);
+        CHECK(std::string(reason).find(c.reason_small) != std::string::npos);
+        // Told again after the table was built: the next prepare builds it
+        // for the new component.
+        const std::string before = reason;
+        genx_comm_set_displaced(comm, c.tuned ? "han" : "tuned", 0, nullptr);
+        REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
+        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, &reason) == GENX_DEFERS);
+        CHECK(std::string(reason) != before);
+        genx_comm_destroy(comm);
+    }
+    // Open MPI 5.0: tuned decides by a table genx does not encode.
+    cfg.mpi_version = "5.0.3";
+    genx_comm* comm = genx_comm_create(0, 4, 4, 1, nullptr, &cfg, nullptr, 0);
+    REQUIRE(comm != nullptr);
+    CHECK(genx_comm_set_displaced(comm, "tuned", 0, nullptr) == 0);
+    genx_comm_destroy(comm);
+    CHECK(genx_comm_set_displaced(nullptr, "tuned", 0, nullptr) == 0);
+}
+
 TEST_CASE("[capi] a forced gentree without plans= gets each size class's plans from the cost model",
           "[capi][gentree]") {
     // 16 hosts on one switch; under the built-in model the switch's

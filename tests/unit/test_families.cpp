@@ -133,6 +133,42 @@ TEST_CASE("rhd folds non-powers of two into adjacent partners", "[families]") {
     CHECK(make_plan("rhd", 1).max_steps() == 0);
 }
 
+TEST_CASE("rhd distance=doubling: Open MPI's rabenseifner order, the same steps and bytes",
+          "[families]") {
+    for (int P = 1; P <= 40; ++P) {
+        const Plan up = make_plan("rhd", P, "distance=doubling");
+        const Plan down = make_plan("rhd", P);
+        const CheckResult res = check_plan(up);
+        INFO("P=" << P << ": " << res.message);
+        REQUIRE(res.ok);
+        CHECK(up.max_steps() == down.max_steps());
+        for (int r = 0; r < P; ++r) {
+            const Program& a = up.programs[static_cast<size_t>(r)];
+            const Program& b = down.programs[static_cast<size_t>(r)];
+            REQUIRE(a.steps.size() == b.steps.size());
+            for (size_t k = 0; k < a.steps.size(); ++k)
+                for (size_t t = 0; t < a.steps[k].sends.size(); ++t)
+                    CHECK(a.steps[k].sends[t].blocks.size() == b.steps[k].sends.at(t).blocks.size());
+        }
+    }
+    // P = 8: tuned's first and largest exchange pairs neighbours, genx's
+    // default pairs ranks 4 apart; the allgather's last step reverses both.
+    const Plan up = make_plan("rhd", 8, "distance=doubling");
+    const Plan down = make_plan("rhd", 8);
+    CHECK(up.programs[0].steps[0].sends.at(0).peer == 1);
+    CHECK(up.programs[0].steps[0].sends.at(0).blocks.size() == 4);
+    CHECK(down.programs[0].steps[0].sends.at(0).peer == 4);
+    CHECK(up.programs[0].steps.back().sends.at(0).peer == 1);
+    CHECK(up.programs[0].steps.back().sends.at(0).blocks.size() == 4);
+    // Folding as tuned's rd does: rank 0 gives its vector to rank 1.
+    CHECK(make_plan("rhd", 6, "distance=doubling").programs[0].steps[0].sends.at(0).peer == 1);
+    ParamMap bad{{"distance", "sideways"}};
+    RankGenerator g;
+    const Status st = prepare("rhd", 8, bad, &g);
+    CHECK_FALSE(st.is_ok());
+    CHECK(st.message().find("sideways") != std::string::npos);
+}
+
 TEST_CASE("rd passes the checker for P = 1..64 and 2^k-1, 2^k+1 and primes to 1025", "[families]") {
     std::vector<int> Ps;
     for (int P = 1; P <= 64; ++P) Ps.push_back(P);

@@ -1,0 +1,244 @@
+// The displaced component as the cost model prices it (tuning/displaced.hpp):
+// Open MPI 4.1 tuned's fixed allreduce table at its edges, its algorithms as
+// genx's plans (rhd distance=doubling for rabenseifner), and decision tables
+// whose "fallback" incumbent is tuned's choice or, unknown, Open MPI's best.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plan/registry.hpp"
+#include "topology/placement.hpp"
+#include "tuning/decision_table.hpp"
+#include "tuning/displaced.hpp"
+#include "tuning/rules.hpp"
+
+using namespace genx;
+
+namespace {
+
+std::shared_ptr<const TopologyView> tree_view(const std::string& preset, int hosts) {
+    std::vector<std::string> names;
+    for (int i = 0; i < hosts; ++i) names.push_back("h" + std::to_string(i));
+    std::shared_ptr<const TopologyView> v;
+    const Status st = place_ranks(preset, "", names, &v);
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    return v;
+}
+
+DecisionTable builtin_table(const std::shared_ptr<const TopologyView>& view, Displaced displaced) {
+    TableOptions opt;
+    opt.displaced = displaced;
+    DecisionTable t;
+    std::vector<std::string> warnings;
+    REQUIRE(DecisionTable::build(builtin_rules(), CommShape{view->nranks(), view->nranks(), 1, view},
+                                 opt, &t, &warnings)
+                .is_ok());
+    CHECK(warnings.empty());
+    return t;
+}
+
+constexpr size_t KiB = 1024, MiB = 1024 * 1024;
+
+}  // namespace
+
+TEST_CASE("Open MPI 4.1 tuned's fixed allreduce decision at its edges", "[displaced]") {
+    // (ranks, bytes, algorithm) on both sides of every threshold of the
+    // commutative branch of ompi_coll_tuned_allreduce_intra_dec_fixed in
+    // Open MPI 4.1.4's coll_tuned_decision_fixed.c: 1 basic_linear,
+    // 2 nonoverlapping, 3 recursive_doubling, 4 ring, 5 segmented_ring,
+    // 6 rabenseifner.
+    struct Point {
+        int ranks;
+        size_t bytes;
+        int alg;
+    };
+    const std::vector<Point> points = {
+        // fewer than 4 ranks
+        {2, 0, 4}, {2, 7, 4}, {2, 8, 3}, {3, 4095, 3}, {3, 4096, 4}, {2, 8191, 4}, {2, 8192, 3},
+        {3, 16383, 3}, {3, 16384, 4}, {2, 65535, 4}, {2, 65536, 5}, {3, 262143, 5}, {3, 262144, 6},
+        // 4-7
+        {4, 15, 4}, {4, 16, 3}, {7, 8191, 3}, {7, 8192, 6},
+        // 8-15: no ring at all
+        {8, 0, 3}, {8, 8191, 3}, {15, 8192, 6},
+        // 16-31
+        {16, 63, 5}, {16, 64, 3}, {31, 4095, 3}, {31, 4096, 6},
+        // 32-63
+        {32, 127, 5}, {63, 128, 6},
+        // 64-127 (96 ranks: tree:8x12)
+        {64, 262143, 3}, {96, 262144, 6}, {127, 256 * MiB, 6},
+        // 128-255
+        {128, 131071, 2}, {128, 131072, 3}, {255, 262143, 3}, {255, 262144, 6},
+        // 256-511
+        {256, 4095, 2}, {511, 4096, 6},
+        // 512-2047
+        {512, 2047, 2}, {512, 2048, 3}, {2047, 16383, 3}, {2047, 16384, 6},
+        // 2048-4095
+        {2048, 2047, 2}, {2048, 2048, 5}, {4095, 4095, 5}, {4095, 4096, 3}, {2048, 16383, 3},
+        {2048, 16384, 6},
+        // 4096 and more
+        {4096, 2047, 2}, {4096, 2048, 5}, {10000, 16383, 5}, {10000, 16384, 3}, {4096, 32767, 3},
+        {4096, 32768, 6},
+    };
+    for (const Point& p : points) {
+        INFO(p.ranks << " ranks, " << p.bytes << " bytes");
+        CHECK(ompi41_tuned_allreduce(p.ranks, p.bytes) == p.alg);
+    }
+    CHECK(std::string(tuned_allreduce_name(6)) == "rabenseifner");
+    CHECK(std::string(tuned_allreduce_name(5)) == "segmented_ring");
+    CHECK(std::string(tuned_allreduce_name(0)).empty());
+}
+
+TEST_CASE("tuned's algorithms as genx's plans, with what tuned runs for few elements",
+          "[displaced]") {
+    auto first = [](int P, size_t bytes) { return ompi41_tuned_plans(P, bytes).plans.at(0); };
+    // rabenseifner: vector halving with distance doubling; basic_linear for
+    // fewer elements than 2^floor(log2 P).
+    DisplacedPlans d = ompi41_tuned_plans(96, 16 * MiB);
+    CHECK(d.tuned_id == 6);
+    REQUIRE(d.plans.size() == 2);
+    CHECK(d.plans[0].algorithm == "rhd");
+    CHECK(d.plans[0].params == "distance=doubling");
+    CHECK(d.plans[1].algorithm == "rb");
+    CHECK(d.plans[1].params == "root=0");
+    CHECK(d.why[0].empty());
+    // ring and segmented_ring (no segment size: the plain ring), rd for
+    // fewer elements than ranks.
+    for (size_t bytes : {size_t{4096}, size_t{65536}}) {
+        d = ompi41_tuned_plans(3, bytes);
+        REQUIRE(d.plans.size() == 2);
+        CHECK(d.plans[0].algorithm == "ring");
+        CHECK(d.plans[1].algorithm == "rd");
+    }
+    CHECK(first(8, 100).algorithm == "rd");
+    CHECK(first(8, 100).params.empty());
+    // nonoverlapping: rb root=0 and Open MPI's modelled algorithms stand in
+    // for tuned's reduce and bcast trees.
+    d = ompi41_tuned_plans(200, 64 * KiB);
+    CHECK(d.tuned_id == 2);
+    CHECK(d.stand_in);
+    CHECK(d.plans.at(0).algorithm == "rb");
+    CHECK(d.plans.size() == 4);
+    CHECK_FALSE(ompi41_tuned_plans(96, 16 * MiB).stand_in);
+    // Every plan named is one the table prices, and generates on P ranks.
+    const std::vector<Candidate> priced = tuned_candidates();
+    for (int P : {2, 3, 7, 96, 200, 5000})
+        for (size_t bytes : {size_t{0}, size_t{100}, size_t{3000}, 100 * KiB, 16 * MiB})
+            for (const Candidate& c : ompi41_tuned_plans(P, bytes).plans) {
+                INFO(P << " ranks, " << bytes << " bytes: " << c.algorithm << " " << c.params);
+                bool found = false;
+                for (const Candidate& q : priced)
+                    found = found || (q.algorithm == c.algorithm && q.params == c.params);
+                CHECK(found);
+                if (P <= 200) {
+                    ParamMap pm;
+                    REQUIRE(parse_params(c.params, &pm).is_ok());
+                    RankGenerator g;
+                    CHECK(prepare(c.algorithm, P, pm, &g).is_ok());
+                }
+            }
+}
+
+TEST_CASE("which component a communicator's table prices", "[displaced]") {
+    std::string why;
+    CHECK(displaced_for("tuned", false, "4.1.4", &why) == Displaced::TunedFixed41);
+    CHECK(why.find("Open MPI 4.1 tuned's fixed decision") != std::string::npos);
+    CHECK(displaced_for("tuned", true, "4.1.4", &why) == Displaced::Unknown);
+    CHECK(why.find("coll_tuned_use_dynamic_rules") != std::string::npos);
+    CHECK(displaced_for("han", false, "4.1.4", &why) == Displaced::Unknown);
+    CHECK(why.find("han's") != std::string::npos);
+    CHECK(displaced_for("", false, "4.1.4", &why) == Displaced::Unknown);
+    CHECK(displaced_for("tuned", false, "5.0.3", &why) == Displaced::Unknown);
+    CHECK(why.find("5.0.3") != std::string::npos);
+    CHECK(displaced_for("tuned", false, "", &why) == Displaced::Unknown);
+    Displaced d = Displaced::Unknown;
+    CHECK(parse_displaced("tuned-4.1", &d));
+    CHECK(d == Displaced::TunedFixed41);
+    CHECK(std::string(displaced_name(d)) == "tuned-4.1");
+    CHECK_FALSE(parse_displaced("tuned", &d));
+}
+
+TEST_CASE("tree:8x12: priced as tuned's rabenseifner, gentree takes 16 MiB", "[displaced][tree]") {
+    const auto view = tree_view("tree:8x12", 96);
+    const DecisionTable t = builtin_table(view, Displaced::TunedFixed41);
+    const Decision& d = t.lookup(16 * MiB);
+    INFO(d.why);
+    CHECK(d.algorithm == "gentree");
+    CHECK(d.why.find("against Open MPI tuned's fixed choice (rabenseifner → rhd (distance=doubling)) ") !=
+          std::string::npos);
+    CHECK(d.runner_up == "rhd");
+    CHECK(d.runner_up_params == "distance=doubling");
+    CHECK(d.predicted <= 0.8 * d.runner_up_predicted);
+    // The built-in rule still defers below 128 KiB, whatever the pricing.
+    for (size_t bytes : {size_t{8}, 4 * KiB, 64 * KiB, 128 * KiB - 1}) {
+        INFO(bytes << " bytes: " << t.lookup(bytes).why);
+        CHECK(t.lookup(bytes).defers());
+    }
+    // Every size the rule runs a plan at is priced 20 % ahead of tuned's own
+    // choice there, and says so.
+    for (size_t i = 0; i < t.intervals(); ++i) {
+        const Decision& e = t.decision(i);
+        if (e.defers() || !e.by_model) continue;
+        INFO(t.interval_start(i) << ": " << e.why);
+        CHECK(e.why.find("Open MPI tuned's fixed choice (") != std::string::npos);
+        CHECK(e.predicted <= 0.8 * e.runner_up_predicted);
+    }
+}
+
+TEST_CASE("an unknown displaced component keeps Open MPI's best modelled as the incumbent",
+          "[displaced][tree]") {
+    const auto view = tree_view("tree:8x12", 96);
+    const DecisionTable t = builtin_table(view, Displaced::Unknown);
+    const Decision& d = t.lookup(16 * MiB);
+    INFO(d.why);
+    CHECK(d.defers());
+    CHECK(d.why.find("is not 20 % faster than Open MPI's best modelled (ring) ") != std::string::npos);
+    // A non-blocking table displaces libnbc: tuned's table never applies.
+    TableOptions nb;
+    nb.displaced = Displaced::TunedFixed41;
+    nb.nonblocking = true;
+    RulesFile rules;
+    REQUIRE(parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [
+        {"algorithm": "model", "families": ["fallback", "ring"], "margin": 0.5}]})",
+                        "test.json", RulesCheck{}, &rules)
+                .is_ok());
+    rules.model = builtin_rules().model;
+    DecisionTable n;
+    REQUIRE(DecisionTable::build(rules, CommShape{6, 6, 1}, nb, &n, nullptr).is_ok());
+    for (size_t bytes : {size_t{64}, 1 * MiB}) {
+        INFO(n.lookup(bytes).why);
+        CHECK(n.lookup(bytes).why.find("Open MPI's best modelled") != std::string::npos);
+    }
+    DecisionTable b;
+    nb.nonblocking = false;
+    REQUIRE(DecisionTable::build(rules, CommShape{6, 6, 1}, nb, &b, nullptr).is_ok());
+    INFO(b.lookup(64).why);
+    CHECK(b.lookup(64).why.find("Open MPI tuned's fixed choice (recursive_doubling → rd) ") !=
+          std::string::npos);
+    CHECK(b.lookup(1 * MiB).why.find("Open MPI tuned's fixed choice (rabenseifner → rhd (distance=doubling)) ") !=
+          std::string::npos);
+}
+
+TEST_CASE("at scale the incumbent is tuned's own plan or not priced, never a cheaper reading alone",
+          "[displaced][tree]") {
+    // 4096 ranks on tree:64x64: no one-node quotient, so plans are priced
+    // from every rank's program within a budget.  rb root=0 (what tuned's
+    // rabenseifner runs for a handful of elements) is cheap to price and
+    // slow; it may only lower the price of rhd distance=doubling, never
+    // stand for it.
+    const auto view = tree_view("tree:64x64", 4096);
+    const DecisionTable t = builtin_table(view, Displaced::TunedFixed41);
+    int against_tuned = 0;
+    for (size_t i = 0; i < t.intervals(); ++i) {
+        const Decision& e = t.decision(i);
+        INFO(t.interval_start(i) << ": " << e.why);
+        CHECK(e.why.find("rb (root=0)") == std::string::npos);
+        if (e.why.find("tuned's fixed choice (rabenseifner → rhd (distance=doubling)) ") !=
+            std::string::npos)
+            ++against_tuned;
+        if (!e.defers() && e.by_model) CHECK(e.predicted <= 0.8 * e.runner_up_predicted);
+    }
+    CHECK(against_tuned > 0);
+}
