@@ -92,15 +92,26 @@ void Comm::bcast(std::string* s, int root) const {
 // spinners take the cores the measured ranks need (on a 7-host emulated
 // cluster on 2 cores they doubled the 2-rank co-located PS times;
 // bench/RESULTS.md).
-void Comm::bcast_asleep(double* v) const {
+namespace {
+void ibcast_asleep(void* v, int n, MPI_Datatype type, MPI_Comm comm) {
     MPI_Request req = MPI_REQUEST_NULL;
-    MPI_Ibcast(v, 1, MPI_DOUBLE, 0, impl_->comm, &req);
+    MPI_Ibcast(v, n, type, 0, comm, &req);
     for (int done = 0;;) {
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (done) break;
         const struct timespec nap = {0, 200 * 1000};
         nanosleep(&nap, nullptr);
     }
+}
+}  // namespace
+
+void Comm::bcast_asleep(double* v) const { ibcast_asleep(v, 1, MPI_DOUBLE, impl_->comm); }
+
+void Comm::bcast_asleep(std::vector<double>* v) const {
+    int n = static_cast<int>(v->size());
+    ibcast_asleep(&n, 1, MPI_INT, impl_->comm);
+    v->resize(static_cast<size_t>(n));
+    if (n > 0) ibcast_asleep(v->data(), n, MPI_DOUBLE, impl_->comm);
 }
 
 int Comm::max(int v) const {

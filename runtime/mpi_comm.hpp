@@ -39,6 +39,8 @@ class Comm {
     void bcast(std::string* s, int root = 0) const;
     // Rank 0's value to every rank, waiting asleep (see mpi_comm.cpp).
     void bcast_asleep(double* v) const;
+    // Rank 0's vector (any length) to every rank, the same way.
+    void bcast_asleep(std::vector<double>* v) const;
     int max(int v) const;
     double max(double v) const;
     double sum(double v) const;

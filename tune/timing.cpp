@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "runtime/mpi_transport.hpp"
 #include "tune/report.hpp"
@@ -50,9 +51,9 @@ std::array<int, 2> plan_batches(const mpi::Comm& comm, const std::function<void(
 }
 
 // The median or the minimum of `v` (not empty).
-double summarize(std::vector<double>* v, const Timing& timing) {
-    std::sort(v->begin(), v->end());
-    return timing.use_min ? v->front() : (*v)[v->size() / 2];
+double summarize(std::vector<double> v, const Timing& timing) {
+    std::sort(v.begin(), v.end());
+    return timing.use_min ? v.front() : v[v.size() / 2];
 }
 
 }  // namespace
@@ -68,17 +69,18 @@ double measure(const mpi::Comm& comm, const std::function<void()>& op, const Bud
         for (int i = 0; i < plan[1]; ++i) op();
         means.push_back(comm.max((mpi::wtime() - t0) / plan[1]));
     }
-    return summarize(&means, timing);
+    return summarize(std::move(means), timing);
 }
 
 // Batches alternate (batch b of every op, then b + 1, the order rotated
 // each time), as bench/compare alternates its configurations: a drift of
 // the machine hits every op alike (docs/genx-tune.md, "Decisions").
-std::vector<double> measure_isolated(const mpi::Comm& comm,
-                                     const std::vector<std::function<void()>>& ops,
-                                     const Budget& budget, const Timing& timing, int remaining) {
+std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
+                                            const std::vector<std::function<void()>>& ops,
+                                            const Budget& budget, const Timing& timing,
+                                            int remaining) {
     const int size = comm.size();
-    std::vector<double> out(ops.size(), -1);
+    std::vector<IsolatedTimes> out(ops.size());
     // A barrier's cost, for sizing the batches.
     comm.barrier();
     double bar = mpi::wtime();
@@ -108,7 +110,10 @@ std::vector<double> measure_isolated(const mpi::Comm& comm,
             means[k].push_back(comm.sum(sum / plans[k][1]) / size);
         }
     for (size_t k = 0; k < ops.size(); ++k)
-        if (!means[k].empty()) out[k] = summarize(&means[k], timing);
+        if (!means[k].empty()) {
+            out[k].summary = summarize(means[k], timing);
+            out[k].batches = std::move(means[k]);
+        }
     return out;
 }
 

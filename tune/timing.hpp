@@ -35,14 +35,22 @@ struct Timing {
 double measure(const mpi::Comm& comm, const std::function<void()>& op, const Budget& budget,
                const Timing& timing, int remaining);
 
+// One op's isolated timing: the statistic over its batches and every
+// batch's time, in the order run (batch b of every op ran together, so
+// two ops' batches pair by index: tune/paired.hpp).
+struct IsolatedTimes {
+    double summary = -1;          // seconds per call; -1: the budget had no room
+    std::vector<double> batches;  // seconds per call of each batch; empty when not timed
+};
+
 // Seconds per call of each of `ops` as OSU's osu_allreduce times
 // MPI_Allreduce: every call alone after a barrier, each rank's mean over a
 // batch, the batch's value the mean over ranks; the ops' batches
-// alternate.  -1 for an op the budget had no room for.  --verify decides
-// with this.
-std::vector<double> measure_isolated(const mpi::Comm& comm,
-                                     const std::vector<std::function<void()>>& ops,
-                                     const Budget& budget, const Timing& timing, int remaining);
+// alternate.  --verify decides with this.
+std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
+                                            const std::vector<std::function<void()>>& ops,
+                                            const Budget& budget, const Timing& timing,
+                                            int remaining);
 
 // The vector and scratch plans run on, zeros; several PlanRuns measured
 // together share one (they run one at a time).

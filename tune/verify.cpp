@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <string>
 
 #include "runtime/mpi_tuned.hpp"
 #include "tune/bench.hpp"
+#include "tune/paired.hpp"
 #include "tune/phases.hpp"
 #include "tune/report.hpp"
 
@@ -16,12 +18,16 @@ namespace genx::tune {
 
 namespace {
 
-// One point's times, the same on every rank (rank 0's).
+// One point's times, the same on every rank (rank 0's): each op's
+// summary and its batches, which pair by index (tune/paired.hpp).
 struct PointTimes {
     std::vector<double> plans;  // per entry of the point's measured list
-    double displaced = -1;      // MPI_Allreduce; -1: not timed
+    std::vector<std::vector<double>> plan_batches;
+    double displaced = -1;  // MPI_Allreduce; -1: not timed
+    std::vector<double> displaced_batches;
     bool time_displaced = false;
     std::vector<double> ompi;  // per Context::ompi_algs; -1: not timed
+    std::vector<std::vector<double>> ompi_batches;
 };
 
 bool is(const Candidate& c, const std::string& alg, const std::string& params) {
@@ -37,16 +43,16 @@ class Verifier {
   private:
     void plan_measurements();
     void add_carried(size_t k);
-    std::vector<double> time_point(const Point& p, const std::vector<size_t>& m,
-                                   const std::vector<std::shared_ptr<Plan>>& plans,
-                                   const std::vector<size_t>& timed_b, bool time_displaced);
+    std::vector<IsolatedTimes> time_point(const Point& p, const std::vector<size_t>& m,
+                                          const std::vector<std::shared_ptr<Plan>>& plans,
+                                          const std::vector<size_t>& timed_b, bool time_displaced);
     PointTimes share(const Point& p, const std::vector<size_t>& m,
                      const std::vector<std::shared_ptr<Plan>>& plans,
                      const std::vector<size_t>& timed_b, bool time_displaced,
-                     const std::vector<double>& times);
+                     const std::vector<IsolatedTimes>& times);
     void keep_verify(const std::string& params, size_t bytes, double s);
-    void choose(Point* p, const std::vector<size_t>& m, const PointTimes& t) const;
-    void choose_ompi(Point* p, size_t k, const std::vector<size_t>& m, const PointTimes& t);
+    std::string choose(Point* p, const std::vector<size_t>& m, const PointTimes& t) const;
+    std::string choose_ompi(Point* p, size_t k, const std::vector<size_t>& m, const PointTimes& t);
     void write_note(Point* p, const std::vector<size_t>& m, const PointTimes& t) const;
 
     Context* ctx_;
@@ -133,11 +139,12 @@ void Verifier::add_carried(size_t k) {
 // The point's plans, MPI_Allreduce and Open MPI's algorithms, timed
 // together on the same communicator and buffer (zeros where this rank is
 // not in the communicator).
-std::vector<double> Verifier::time_point(const Point& p, const std::vector<size_t>& m,
-                                         const std::vector<std::shared_ptr<Plan>>& plans,
-                                         const std::vector<size_t>& timed_b, bool time_displaced) {
+std::vector<IsolatedTimes> Verifier::time_point(const Point& p, const std::vector<size_t>& m,
+                                                const std::vector<std::shared_ptr<Plan>>& plans,
+                                                const std::vector<size_t>& timed_b,
+                                                bool time_displaced) {
     const size_t count = p.bytes / sizeof(float);
-    std::vector<double> times(m.size() + (time_displaced ? 1 : 0) + timed_b.size(), 0);
+    std::vector<IsolatedTimes> times(m.size() + (time_displaced ? 1 : 0) + timed_b.size());
     if (!sub_) return times;
     RunBuffers buffers;
     std::vector<std::unique_ptr<PlanRun>> runs;
@@ -175,20 +182,30 @@ void Verifier::keep_verify(const std::string& params, size_t bytes, double s) {
     ctx_->records.push_back(r);
 }
 
+// Rank 0's timing of one op to every rank (asleep, as ranks outside the
+// sub-communicator wait here): its summary and batches, one vector.
+double share_op(const mpi::Comm& world, const IsolatedTimes& mine, std::vector<double>* batches) {
+    std::vector<double> v = {mine.summary};
+    v.insert(v.end(), mine.batches.begin(), mine.batches.end());
+    world.bcast_asleep(&v);
+    batches->assign(v.begin() + 1, v.end());
+    return v[0];
+}
+
 // Rank 0's times to every rank, each kept as a CSV row (plans also as
 // held-out measurements of the fit's error).
 PointTimes Verifier::share(const Point& p, const std::vector<size_t>& m,
                            const std::vector<std::shared_ptr<Plan>>& plans,
                            const std::vector<size_t>& timed_b, bool time_displaced,
-                           const std::vector<double>& times) {
+                           const std::vector<IsolatedTimes>& times) {
     PointTimes t;
     t.time_displaced = time_displaced;
     t.plans.assign(m.size(), -1);
+    t.plan_batches.assign(m.size(), {});
     for (size_t q = 0; q < m.size(); ++q) {
         const Candidate& cand = p.ranked[m[q]].second;
-        double s = times[q];
         --todo_;
-        ctx_->world.bcast_asleep(&s);
+        const double s = share_op(ctx_->world, times[q], &t.plan_batches[q]);
         t.plans[q] = s;
         keep(ctx_, "verify", describe(cand.algorithm, cand.params) + " (P=" + std::to_string(d_->ranks) + ")",
              plans[q], d_->map, p.bytes, s, Measurement::Role::HeldOut);
@@ -196,29 +213,43 @@ PointTimes Verifier::share(const Point& p, const std::vector<size_t>& m,
         ctx_->records.back().held_out = true;
     }
     if (opt_.no_fallback) return t;
-    double s = time_displaced ? times[m.size()] : -1;
     --todo_;
-    ctx_->world.bcast_asleep(&s);
-    t.displaced = s;
-    keep_verify("", p.bytes, s);
+    // Not timed (the same on every rank): -1 and no batches, not broadcast.
+    if (time_displaced) t.displaced = share_op(ctx_->world, times[m.size()], &t.displaced_batches);
+    keep_verify("", p.bytes, t.displaced);
     t.ompi.assign(ctx_->ompi_algs.size(), -1);
+    t.ompi_batches.assign(ctx_->ompi_algs.size(), {});
     for (size_t b = 0; b < ctx_->ompi_algs.size(); ++b) {
         const auto at = std::find(timed_b.begin(), timed_b.end(), b);
         --todo_;
         if (at == timed_b.end()) continue;  // dropped earlier (the same on every rank)
-        double o = times[m.size() + 1 + static_cast<size_t>(at - timed_b.begin())];
-        ctx_->world.bcast_asleep(&o);
+        const double o = share_op(ctx_->world,
+                                  times[m.size() + 1 + static_cast<size_t>(at - timed_b.begin())],
+                                  &t.ompi_batches[b]);
         t.ompi[b] = o;
         keep_verify(base_algorithm_params(ctx_->ompi_algs[b]), p.bytes, o);
     }
     return t;
 }
 
+// "NAME faster than THAN in W of N batches": the paired test's count for
+// the point's note, saying so where the budget left too few batches.
+std::string paired_note(const std::string& name, const std::string& than, const PairedCount& c) {
+    return name + " faster than " + than + " in " + std::to_string(c.faster) + " of " +
+           std::to_string(c.pairs) + " batches" +
+           (c.pairs < kMinPairedBatches
+                ? " (" + std::to_string(kMinPairedBatches) + " needed)"
+                : std::string());
+}
+
 // The fastest measured replaces the model's choice only when it beats it
 // by more than --verify-margin (within it the difference is noise); and a
-// genx plan keeps the point only where it measured the margin faster than
-// the displaced component, else the rule defers to it (docs/genx-tune.md).
-void Verifier::choose(Point* p, const std::vector<size_t>& m, const PointTimes& t) const {
+// genx plan keeps the point only where its median is the margin below the
+// displaced component's and it measured the margin faster in the paired
+// batches too (resolved_faster: every one of 5), else the rule defers to
+// it (docs/genx-tune.md, "Decisions").  Returns the paired test's note
+// where a plan's median qualified, else "".
+std::string Verifier::choose(Point* p, const std::vector<size_t>& m, const PointTimes& t) const {
     const std::vector<double>& measured = t.plans;
     size_t fastest = m.size();
     for (size_t q = 0; q < m.size(); ++q)
@@ -229,32 +260,49 @@ void Verifier::choose(Point* p, const std::vector<size_t>& m, const PointTimes& 
     const Candidate& win = p->ranked[m[best]].second;
     p->choice_alg = win.algorithm;
     p->choice_params = win.params;
-    const double keep_below = t.displaced * (1 - opt_.verify_margin);
-    if (t.displaced > 0 && measured[best] > keep_below) {
-        if (measured[fastest] <= keep_below) {
-            const Candidate& f = p->ranked[m[fastest]].second;
-            p->choice_alg = f.algorithm;
-            p->choice_params = f.params;
-        } else {
-            p->choice_alg = kFallbackAlgorithm;
-            p->choice_params.clear();
-        }
+    if (t.displaced <= 0) return "";
+    size_t kept = m.size(), tried = m.size();  // the plan kept; the last one tested
+    for (size_t q : {best, fastest}) {
+        if (kept < m.size()) break;
+        const Paired v = compare_paired(measured[q], t.plan_batches[q], t.displaced,
+                                        t.displaced_batches, opt_.verify_margin);
+        if (v != Paired::NotFaster) tried = q;
+        if (v == Paired::Faster) kept = q;
     }
+    if (kept < m.size()) {
+        p->choice_alg = p->ranked[m[kept]].second.algorithm;
+        p->choice_params = p->ranked[m[kept]].second.params;
+    } else {
+        p->choice_alg = kFallbackAlgorithm;
+        p->choice_params.clear();
+    }
+    if (tried == m.size()) return "";
+    const Candidate& c = p->ranked[m[tried]].second;
+    return paired_note(describe(c.algorithm, c.params), kFallbackAlgorithm,
+                       count_faster(t.plan_batches[tried], t.displaced_batches,
+                                    opt_.verify_margin)) +
+           ": kept " + describe(p->choice_alg, p->choice_params);
 }
 
 // One of Open MPI's algorithms takes the point where it measured
 // --verify-margin faster than what was kept and than the displaced
-// component; the one named at the point before stays while within the
-// margin of the fastest, so decisions do not flip between ties
-// (docs/genx-tune.md; bench/RESULTS.md, "Open MPI's algorithms named by
-// genx-tune").
-void Verifier::choose_ompi(Point* p, size_t k, const std::vector<size_t>& m, const PointTimes& t) {
+// component, on the medians and in the paired batches (resolved_faster);
+// the one named at the point before stays while within the margin of the
+// fastest, so decisions do not flip between ties (docs/genx-tune.md;
+// bench/RESULTS.md, "Open MPI's algorithms named by genx-tune").  Returns
+// the paired test's note where the medians qualified, else "".
+std::string Verifier::choose_ompi(Point* p, size_t k, const std::vector<size_t>& m,
+                                  const PointTimes& t) {
     const std::vector<double>& ompi = t.ompi;
-    const double margin = 1 - opt_.verify_margin;
+    const double within = 1 - opt_.verify_margin;
     double kept = t.displaced;
+    const std::vector<double>* kept_batches = &t.displaced_batches;
     if (p->choice_alg != kFallbackAlgorithm)
         for (size_t q = 0; q < m.size(); ++q)
-            if (is(p->ranked[m[q]].second, p->choice_alg, p->choice_params)) kept = t.plans[q];
+            if (is(p->ranked[m[q]].second, p->choice_alg, p->choice_params)) {
+                kept = t.plans[q];
+                kept_batches = &t.plan_batches[q];
+            }
     size_t fastest = ompi.size();
     for (size_t b = 0; b < ompi.size(); ++b)
         if (ompi[b] > 0 && (fastest == ompi.size() || ompi[b] < ompi[fastest])) fastest = b;
@@ -263,16 +311,31 @@ void Verifier::choose_ompi(Point* p, size_t k, const std::vector<size_t>& m, con
         for (size_t b = 0; b < ompi.size(); ++b)
             if (before.choice_alg == kFallbackAlgorithm &&
                 before.choice_params == base_algorithm_params(ctx_->ompi_algs[b]) && ompi[b] > 0 &&
-                ompi[b] * margin <= ompi[fastest])
+                ompi[b] * within <= ompi[fastest])
                 fastest = b;
     }
     for (size_t b = 0; b < ompi.size(); ++b)
         if (t.displaced > 0 && ompi[b] > 2 * t.displaced) dropped_[b] = 1;
-    if (fastest < ompi.size() && kept > 0 && t.displaced > 0 && ompi[fastest] <= kept * margin &&
-        ompi[fastest] <= t.displaced * margin) {
+    if (fastest == ompi.size()) return "";
+    const std::vector<double>& mine = t.ompi_batches[fastest];
+    const double margin = opt_.verify_margin;
+    const Paired vs_displaced =
+        compare_paired(ompi[fastest], mine, t.displaced, t.displaced_batches, margin);
+    const Paired vs_kept = compare_paired(ompi[fastest], mine, kept, *kept_batches, margin);
+    if (vs_displaced == Paired::NotFaster || vs_kept == Paired::NotFaster) return "";
+    std::string why = paired_note("ompi " + std::string(ctx_->ompi_algs[fastest].name), kFallbackAlgorithm,
+                                  count_faster(mine, t.displaced_batches, margin));
+    if (kept_batches != &t.displaced_batches) {
+        const PairedCount c = count_faster(mine, *kept_batches, margin);
+        why += ", than " + describe(p->choice_alg, p->choice_params) + " in " +
+               std::to_string(c.faster) + " of " + std::to_string(c.pairs);
+    }
+    const bool resolved = vs_displaced == Paired::Faster && vs_kept == Paired::Faster;
+    if (resolved) {
         p->choice_alg = kFallbackAlgorithm;
         p->choice_params = base_algorithm_params(ctx_->ompi_algs[fastest]);
     }
+    return why + ": kept " + describe(p->choice_alg, p->choice_params);
 }
 
 void Verifier::write_note(Point* p, const std::vector<size_t>& m, const PointTimes& t) const {
@@ -311,7 +374,7 @@ void Verifier::run() {
         std::vector<size_t> timed_b;  // ompi_algs timed here, in ops order
         for (size_t b = 0; b < ctx_->ompi_algs.size() && time_displaced; ++b)
             if (!dropped_[b]) timed_b.push_back(b);
-        const std::vector<double> times = time_point(p, m, plans, timed_b, time_displaced);
+        const std::vector<IsolatedTimes> times = time_point(p, m, plans, timed_b, time_displaced);
         const PointTimes t = share(p, m, plans, timed_b, time_displaced, times);
         // The fastest plan timed here, carried to the next point even where
         // the model's choice got no time (cheaper plans may still have run).
@@ -326,9 +389,12 @@ void Verifier::run() {
             p.note += " (not verified: time budget)";
             continue;
         }
-        choose(&p, m, t);
-        choose_ompi(&p, k, m, t);
+        // The paired tests' notes follow the times ("... measured; rd
+        // faster than fallback in 3 of 5 batches: kept fallback").
+        std::vector<std::string> why = {choose(&p, m, t), choose_ompi(&p, k, m, t)};
         write_note(&p, m, t);
+        for (const std::string& w : why)
+            if (!w.empty()) p.note += "; " + w;
     }
 }
 
