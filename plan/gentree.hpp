@@ -101,7 +101,9 @@
 // program (outside kFullModelBudget from about 2,048 ranks on a two-level
 // tree), are why the selector is offered GenTree only up to
 // kGenTreeMaxOfferedRanks; forcing it beyond works (one rank's program at
-// 10⁴ ranks: 0.34 s, bench/RESULTS.md "Scale limits").
+// 10⁴ ranks: 0.15-0.34 s), but the table could not price it there (every
+// rank's program on tree:100x100: 8.5 s; docs/model.md, "The topology
+// families at 10⁴ ranks").
 #pragma once
 
 #include <string>

@@ -2,7 +2,6 @@
 #include "plan/multitree.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,15 +13,19 @@ namespace {
 
 // Breadth-first search from rank p for the nearest rank outside the tree
 // over arcs with free units, through forwarders only.  Returns the rank
-// and fills `path` (arcs, p first), or -1.
+// and fills `path` (arcs, p first), or -1.  `q` is scratch space for the
+// queue (kept by the caller: this runs once per tree and parent tried).
 int nearest_child(const NetGraph& g, int p, const std::vector<char>& in_tree,
                   const std::vector<int>& free_units, std::vector<int>* stamp, int mark,
-                  std::vector<int>* pred, std::vector<int>* path) {
-    std::deque<int> q{p};
+                  std::vector<int>* pred, std::vector<int>* q, std::vector<int>* path) {
+    // Most parents tried have used up their own links this step.
+    bool any_free = false;
+    for (int arc : g.out[static_cast<size_t>(p)]) any_free = any_free || free_units[static_cast<size_t>(arc)] > 0;
+    if (!any_free) return -1;
+    q->assign(1, p);
     (*stamp)[static_cast<size_t>(p)] = mark;
-    while (!q.empty()) {
-        const int u = q.front();
-        q.pop_front();
+    for (size_t head = 0; head < q->size(); ++head) {
+        const int u = (*q)[head];
         int found = -1;
         for_rotated_out(g, u, p, [&](int arc) {
             if (free_units[static_cast<size_t>(arc)] <= 0) return false;
@@ -35,7 +38,7 @@ int nearest_child(const NetGraph& g, int p, const std::vector<char>& in_tree,
                 found = v;
                 return true;
             }
-            q.push_back(v);
+            q->push_back(v);
             return false;
         });
         if (found >= 0) {
@@ -92,7 +95,7 @@ Status build_multitree(const NetGraph& g, MultiTreeSchedule* out, MultiTreeOrder
     long missing = static_cast<long>(P) * (P - 1);
     std::vector<int> free_units(g.arcs.size());
     std::vector<int> stamp(static_cast<size_t>(g.nvertices()), 0), pred(static_cast<size_t>(g.nvertices()), -1);
-    std::vector<int> path;
+    std::vector<int> path, queue;
     int mark = 0;
     // scan[i]: the first parent of T_i that may still add a child this step
     // (earlier ones found nothing: units only get taken and trees only grow,
@@ -127,7 +130,7 @@ Status build_multitree(const NetGraph& g, MultiTreeSchedule* out, MultiTreeOrder
                 for (; k < settled[static_cast<size_t>(i)]; ++k) {
                     const int p = ord[k];
                     const int c = nearest_child(g, p, in_tree[static_cast<size_t>(i)], free_units,
-                                                &stamp, ++mark, &pred, &path);
+                                                &stamp, ++mark, &pred, &queue, &path);
                     if (c < 0) continue;
                     for (int a : path) --free_units[static_cast<size_t>(a)];
                     in_tree[static_cast<size_t>(i)][static_cast<size_t>(c)] = 1;

@@ -35,10 +35,15 @@
 // ring's P − 1; on a switch with one port per rank, tot_t = P − 1, the
 // ring's step count but with nearby partners first.  Bandwidth-optimal
 // volume: every block crosses P − 1 tree edges per phase.  Construction
-// O(tot_t · P² · (V + E)) worst case, once per communicator; above
-// kMultiTreeMaxRanks ranks genx refuses (the construction and the P²
-// edges it keeps grow too fast: `genx-plan --stats` at 1024 ranks takes
-// 7 s on a 32x32 torus and 18 s with 0.8 GB on one switch, 2 cores).
+// O(tot_t · P² · (V + E)) worst case, once per communicator: each step
+// every tree rescans its members for one whose links are still free (a
+// member whose own links are all taken is skipped without a search), and
+// on a switch each search scans the switch's P ports, so the time grows as
+// P³ (one rank's program: 0.04, 0.34, 2.9 and 26 s at 256, 512, 1024 and
+// 2048 ranks on a torus).  Above kMultiTreeMaxRanks ranks genx refuses (that and the P²
+// edges it keeps: `genx-plan --stats` at 1024 ranks takes 3.4 s on a 32x32
+// torus and 3.5 s with 0.8 GB on one switch, 2 cores; docs/model.md
+// "Pricing at scale" has what 10⁴ ranks would need).
 //
 // Parameter: order=root (default) or order=height (MultiTreeOrder below);
 // on a 4x4 mesh root order takes 10 steps per phase, height order 9.

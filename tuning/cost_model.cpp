@@ -18,8 +18,12 @@
 #include "plan/registry.hpp"
 #include "plan/symmetry.hpp"
 #include "plan/hops.hpp"
+#include "tuning/step_price.hpp"
 
 namespace genx {
+
+using step_price::StepCost;
+using step_price::price_link;
 
 // ------------------------------------------------------------------ JSON
 
@@ -459,35 +463,6 @@ uint32_t append_runs(const std::vector<int>& blocks, std::vector<Run>* out) {
         }
     }
     return n;
-}
-
-struct StepCost {
-    double cost = 0;
-    LinkKind link = LinkKind::None;
-    int w = 0;
-    int extra_msgs = 0;
-    bool shift = false;
-    TermTimes terms;
-    ModelCoefficients coeff;
-};
-
-// `msgs`: the larger of the messages the rank sends and receives over the
-// class in the step (>= 1 when there is any transfer).
-// `shift`: the rank sends and receives over the class in the step, but not
-// pairwise (LinkParams::alpha_shift).
-StepCost price_link(const LinkParams& p, double sent, double recv, int flows_in, int msgs,
-                    bool shift, double hops = 1) {
-    StepCost c;
-    const double bytes = std::max(sent, recv);
-    c.w = 1 + flows_in;
-    const double over = std::max(static_cast<double>(c.w) - p.w_t, 0.0);
-    c.extra_msgs = std::max(msgs - 1, 0);
-    c.shift = shift && sent > 0 && recv > 0;
-    c.terms.alpha = p.alpha * hops + p.alpha_msg * c.extra_msgs + (c.shift ? p.alpha_shift : 0.0);
-    c.terms.beta = p.beta * bytes;
-    c.terms.epsilon = p.epsilon * over * recv;
-    c.cost = c.terms.alpha + c.terms.beta + c.terms.epsilon;
-    return c;
 }
 
 }  // namespace
@@ -1104,10 +1079,9 @@ StepCost PlanModel::Pricing::inter_price(size_t k) const {
     const int sources = m_.direct_ ? (nic_[ni].recv > 0 ? 1 : 0)
                                    : static_cast<int>(empty_blocks_ ? live_sources_[ni].size()
                                                                     : m_.nic_sources_[ni].size());
-    LinkParams nic_params = params_.inter;
-    if (by_links_) nic_params.alpha = nic_params.beta = nic_params.epsilon = 0;
-    StepCost e = price_link(nic_params, nic_[ni].sent, nic_[ni].recv, sources, std::max(l.nsent[1], l.nrecv[1]),
-                            (rec.shift & 2) != 0, m_.direct_ ? nic_hops_[ni] : 1);
+    StepCost e = step_price::nic_price(params_, nic_[ni].sent, nic_[ni].recv, sources,
+                                       std::max(l.nsent[1], l.nrecv[1]), (rec.shift & 2) != 0,
+                                       m_.direct_ ? nic_hops_[ni] : 1, by_links_);
     if (routed_) {
         double latency = 0, busiest = 0;
         route_price(k, &latency, &busiest);
@@ -1117,13 +1091,6 @@ StepCost PlanModel::Pricing::inter_price(size_t k) const {
         e.cost += latency + excess;
         e.coeff.route_seconds = latency + excess;
     }
-    e.link = LinkKind::Inter;
-    e.coeff.steps_inter = by_links_ ? 0 : 1;
-    e.coeff.extra_msgs_inter = e.extra_msgs;
-    e.coeff.shift_steps_inter = e.shift ? 1 : 0;
-    e.coeff.bytes_inter = by_links_ ? 0 : std::max(nic_[ni].sent, nic_[ni].recv);
-    e.coeff.incast_bytes_inter =
-        by_links_ ? 0 : std::max(static_cast<double>(e.w) - params_.inter.w_t, 0.0) * nic_[ni].recv;
     return e;
 }
 
@@ -1147,12 +1114,7 @@ StepCost PlanModel::Pricing::link_price(size_t k) const {
         StepCost e = inter_price(k);
         if (best.link == LinkKind::None || e.cost >= best.cost) best = e;
     }
-    if (params_.price_nonblocking && best.link != LinkKind::None) {
-        // A non-blocking call's step waits for the application's next MPI
-        // call (ModelParams::nonblocking_step).
-        best.terms.alpha += params_.nonblocking_step;
-        best.cost += params_.nonblocking_step;
-    }
+    step_price::add_nonblocking(params_, &best);
     return best;
 }
 
@@ -1220,22 +1182,6 @@ long PlanModel::Pricing::last_step() const {
     return last;
 }
 
-static void add_coefficients(const ModelCoefficients& c, ModelCoefficients* C) {
-    C->steps_intra += c.steps_intra;
-    C->steps_inter += c.steps_inter;
-    C->extra_msgs_intra += c.extra_msgs_intra;
-    C->extra_msgs_inter += c.extra_msgs_inter;
-    C->shift_steps_intra += c.shift_steps_intra;
-    C->shift_steps_inter += c.shift_steps_inter;
-    C->bytes_intra += c.bytes_intra;
-    C->bytes_inter += c.bytes_inter;
-    C->incast_bytes_intra += c.incast_bytes_intra;
-    C->incast_bytes_inter += c.incast_bytes_inter;
-    C->reduce_bytes += c.reduce_bytes;
-    C->memory_bytes += c.memory_bytes;
-    C->route_seconds += c.route_seconds;
-}
-
 // The critical path back from the last step, with the terms of each of its
 // steps (priced again: only these need their terms).
 Prediction PlanModel::Pricing::critical_path() const {
@@ -1245,11 +1191,6 @@ Prediction PlanModel::Pricing::critical_path() const {
     if (last == kNone) return pred;
     for (long k = last; k != kNone; k = pred_of_[static_cast<size_t>(k)]) {
         const size_t kk = static_cast<size_t>(k);
-        StepCost c = link_price(comm_of_[kk]);
-        c.terms.gamma = params_.host.gamma * load_[kk].reduce;
-        c.terms.delta = params_.host.delta * load_[kk].memory;
-        c.coeff.reduce_bytes = load_[kk].reduce;
-        c.coeff.memory_bytes = load_[kk].memory;
         PathStep ps;
         ps.rank = m_.steps_[kk].rank;
         ps.step = m_.steps_[kk].step;
@@ -1257,17 +1198,8 @@ Prediction PlanModel::Pricing::critical_path() const {
         ps.link_step = m_.steps_[comm_of_[kk]].step;
         ps.start = start_[kk];
         ps.end = end_[kk];
-        ps.link = c.link;
-        ps.fan_in_degree = c.link == LinkKind::None ? 0 : c.w;
-        ps.terms = c.terms;
-        pred.critical_path.push_back(ps);
-        TermTimes& T = pred.terms;
-        T.alpha += c.terms.alpha;
-        T.beta += c.terms.beta;
-        T.gamma += c.terms.gamma;
-        T.delta += c.terms.delta;
-        T.epsilon += c.terms.epsilon;
-        add_coefficients(c.coeff, &pred.coefficients);
+        step_price::add_path_step(params_.host, link_price(comm_of_[kk]), load_[kk].reduce,
+                                  load_[kk].memory, ps, &pred);
     }
     std::reverse(pred.critical_path.begin(), pred.critical_path.end());
     pred.seconds = end_[static_cast<size_t>(last)];

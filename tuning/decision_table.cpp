@@ -13,6 +13,7 @@
 #include "common/hash.hpp"
 #include "common/text_util.hpp"
 #include "plan/registry.hpp"
+#include "tuning/closed_form.hpp"
 #include "tuning/gentree_choice.hpp"
 
 namespace genx {
@@ -116,6 +117,40 @@ Status sized_candidates(const std::vector<Candidate>& offered, const CommShape& 
     return Status::ok();
 }
 
+// A candidate's seconds at `sizes`, from `predict` (count -> Prediction):
+// every size itself in exact mode; else the upper envelope of the lines
+// through three counts that are multiples of nblocks, where the one-node
+// quotient and the closed forms are exact.
+template <typename Predict>
+Status price_sizes(const Candidate& c, int nblocks, const std::vector<size_t>& sizes, bool exact,
+                   Predict predict, std::vector<double>* seconds) {
+    if (exact) {
+        for (size_t s : sizes) {
+            const Prediction p = predict(s);
+            if (!p.status)
+                return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
+                                        p.status.message());
+            seconds->push_back(p.seconds);
+        }
+        return Status::ok();
+    }
+    std::vector<Line> lines;
+    for (size_t per_block : {size_t{1}, size_t{4096}, size_t{1} << 20}) {
+        const size_t n = per_block * static_cast<size_t>(nblocks);
+        const Prediction p = predict(n);
+        if (!p.status)
+            return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
+                                    p.status.message());
+        lines.push_back(line_of(p, static_cast<double>(n)));
+    }
+    for (size_t s : sizes) {
+        double t = 0;
+        for (const Line& l : lines) t = std::max(t, l.fixed + l.slope * static_cast<double>(s));
+        seconds->push_back(t);
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 Status price_candidates(const ModelParams& params, const CommShape& shape,
@@ -134,6 +169,19 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     std::vector<std::vector<bool>> chosen_at;  // per candidate; empty: every size
     GENX_RETURN_IF_ERROR(sized_candidates(enumerate_candidates(shape.size, copt), shape, sizes,
                                           params, &candidates, &chosen_at));
+    const bool at_scale = shape.size > kWholePlanMaxRanks && !options.exact;
+    // Beyond kWholePlanMaxRanks, the families closed_form.hpp knows are
+    // priced from P and their params, without a program (one rank per node
+    // and no topology only).
+    std::vector<ClosedForm> closed(candidates.size());
+    std::vector<bool> is_closed(candidates.size(), false);
+    if (at_scale)
+        for (size_t ci = 0; ci < candidates.size(); ++ci) {
+            ParamMap pm;
+            is_closed[ci] = parse_params(candidates[ci].params, &pm) &&
+                            ClosedForm::make(candidates[ci].algorithm, pm, shape.size, ranks,
+                                             &closed[ci]);
+        }
     // Beyond kWholePlanMaxRanks, a plan the one-node quotient cannot price
     // (no declared symmetry, or one that does not map the nodes onto each
     // other) needs every rank's program: cheap for rb, O(P²) for an hcps
@@ -143,10 +191,12 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     // the rest are counted as unpriced.
     std::set<std::string> over_budget;  // candidate keys left unpriced
     std::map<std::string, RankGenerator> prepared_gens;  // from the pre-pass
-    if (shape.size > kWholePlanMaxRanks && !options.exact) {
+    if (at_scale) {
         std::map<std::vector<int>, bool> quotient_ok;  // by symmetry group
         std::vector<std::pair<double, std::string>> costs;
-        for (const Candidate& c : candidates) {
+        for (size_t ci = 0; ci < candidates.size(); ++ci) {
+            const Candidate& c = candidates[ci];
+            if (is_closed[ci]) continue;
             ParamMap pm;
             RankGenerator gen;
             if (!parse_params(c.params, &pm) ||
@@ -180,53 +230,36 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
             ++unpriced;
             continue;
         }
-        Status st;
-        RankGenerator gen;
-        auto pre = prepared_gens.find(key);
-        if (pre != prepared_gens.end()) {
-            gen = std::move(pre->second);
-        } else {
-            ParamMap pm;
-            st = parse_params(c.params, &pm);
-            if (st) st = prepare(c.algorithm, shape.size, pm, shape.topology.get(), &gen);
-        }
-        if (!st)
-            return Status::internal("candidate " + describe(c.algorithm, c.params) + " for P=" +
-                                    std::to_string(shape.size) +
-                                    " does not generate: " + st.message());
-        // The envelope prices sizes that are multiples of nblocks, where the
-        // one-node quotient is exact; exact mode prices every class size.
-        PlanModel model;
-        st = PlanModel::build(gen, ranks, &model, !options.exact && shape.size > kWholePlanMaxRanks);
-        if (!st)
-            return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
-                                    st.message());
         PricedCandidate pc;
         pc.candidate = c;
-        if (options.exact) {
-            for (size_t s : sizes) {
-                const Prediction p = model.predict(s, 1, params);
-                if (!p.status)
-                    return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
-                                            p.status.message());
-                pc.seconds.push_back(p.seconds);
-            }
+        if (is_closed[ci]) {
+            const ClosedForm& cf = closed[ci];
+            GENX_RETURN_IF_ERROR(price_sizes(
+                c, cf.nblocks(), sizes, false,
+                [&](size_t n) { return cf.predict(n, 1, params); }, &pc.seconds));
         } else {
-            std::vector<Line> lines;
-            for (size_t per_block : {size_t{1}, size_t{4096}, size_t{1} << 20}) {
-                const size_t n = per_block * static_cast<size_t>(gen.header.nblocks);
-                const Prediction p = model.predict(n, 1, params);
-                if (!p.status)
-                    return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
-                                            p.status.message());
-                lines.push_back(line_of(p, static_cast<double>(n)));
+            Status st;
+            RankGenerator gen;
+            auto pre = prepared_gens.find(key);
+            if (pre != prepared_gens.end()) {
+                gen = std::move(pre->second);
+            } else {
+                ParamMap pm;
+                st = parse_params(c.params, &pm);
+                if (st) st = prepare(c.algorithm, shape.size, pm, shape.topology.get(), &gen);
             }
-            for (size_t s : sizes) {
-                double t = 0;
-                for (const Line& l : lines)
-                    t = std::max(t, l.fixed + l.slope * static_cast<double>(s));
-                pc.seconds.push_back(t);
-            }
+            if (!st)
+                return Status::internal("candidate " + describe(c.algorithm, c.params) +
+                                        " for P=" + std::to_string(shape.size) +
+                                        " does not generate: " + st.message());
+            PlanModel model;
+            st = PlanModel::build(gen, ranks, &model, at_scale);
+            if (!st)
+                return Status::internal("candidate " + describe(c.algorithm, c.params) + ": " +
+                                        st.message());
+            GENX_RETURN_IF_ERROR(price_sizes(
+                c, gen.header.nblocks, sizes, options.exact,
+                [&](size_t n) { return model.predict(n, 1, params); }, &pc.seconds));
         }
         for (size_t i = 0; i < sizes.size() && !chosen_at[ci].empty(); ++i)
             if (!chosen_at[ci][i]) pc.seconds[i] = std::numeric_limits<double>::infinity();

@@ -130,12 +130,14 @@ struct PricedCandidate {
 
 // Prices every candidate enumerate_candidates() gives for `shape` (families
 // empty = all) at each of `sizes` (bytes), exactly or by the envelope (see
-// the header comment).  Beyond kWholePlanMaxRanks ranks, a candidate the
-// one-node quotient cannot price (no declared symmetry, or one that does
-// not map the nodes onto each other) is priced from every rank's program,
-// cheapest first, while the estimated work of all of them stays within
-// kFullModelBudget; the rest are left out and counted in *unpriced.  Fails naming a candidate that does not generate or
-// cannot be timed.
+// the header comment).  Beyond kWholePlanMaxRanks ranks, a candidate with
+// a closed form (closed_form.hpp: one rank per node, no topology) is priced
+// without generating it; one the one-node quotient cannot price (no
+// declared symmetry, or one that does not map the nodes onto each other) is
+// priced from every rank's program, cheapest first, while the estimated
+// work of all of them stays within kFullModelBudget; the rest are left out
+// and counted in *unpriced.  Fails naming a candidate that does not
+// generate or cannot be timed.
 Status price_candidates(const ModelParams& model, const CommShape& shape,
                         const std::vector<std::string>& families,
                         const std::vector<size_t>& sizes, const TableOptions& options,

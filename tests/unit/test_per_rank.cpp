@@ -1,8 +1,8 @@
 // Per-rank generation (docs/design.md §3.2-3.4, §5.4): a rank's program from the generator is
 // the program the all-rank plan holds; declared symmetries and
 // representatives are proven by the checker; the cost model's one-node
-// quotient gives the full model's times; the sampled check catches what the
-// full check catches in matching.
+// quotient and the closed-form prices give the full model's times; the
+// sampled check catches what the full check catches in matching.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -10,9 +10,11 @@
 
 #include "make_plan.hpp"
 #include "plan/checker.hpp"
+#include "plan/hcps.hpp"
 #include "plan/print.hpp"
 #include "plan/registry.hpp"
 #include "plan/stats.hpp"
+#include "tuning/closed_form.hpp"
 #include "tuning/cost_model.hpp"
 
 using namespace genx;
@@ -240,4 +242,140 @@ TEST_CASE("the sampled check passes real plans and catches planted mismatches",
     CHECK_FALSE(bad.ok);
     CHECK(bad.kind == Violation::Mismatched);
     CHECK(bad.message.find("segment_blocks 1") != std::string::npos);
+}
+
+namespace {
+
+// Model parameter sets for the closed forms: the paper's model, per-message
+// and shift costs, and an incast-heavy one priced for a non-blocking call
+// (where rb's leaves out-price its root and rd's receiving end its sender).
+std::vector<ModelParams> closed_form_models() {
+    std::vector<ModelParams> v = {net(0), net(3e-6)};
+    v[1].inter.alpha_shift = 5e-6;
+    ModelParams incast = net(1e-7);
+    incast.inter.w_t = 0;
+    incast.inter.epsilon = 5e-9;
+    incast.inter.alpha_shift = 2e-6;
+    incast.nonblocking_step = 4e-6;
+    v.push_back(model_for_call(incast, true));
+    return v;
+}
+
+// The candidates the closed forms cover at P, each as the selector would
+// offer it, hcps factorisations up to `max_hcps` of them.
+std::vector<std::pair<std::string, std::string>> closed_form_variants(int P, size_t max_hcps) {
+    std::vector<std::pair<std::string, std::string>> v = {
+        {"ring", ""}, {"cps", ""}, {"rb", "root=0"}, {"rb", ""}, {"hcps", ""}};
+    if ((P & (P - 1)) != 0) v.push_back({"rd", ""});
+    int L = 0;
+    for (int N = P; N > 1; N = (N + 1) / 2) ++L;
+    for (int r = 0; r <= L; ++r) v.push_back({"butterfly", "group=cyclic,r=" + std::to_string(r)});
+    if ((P & (P - 1)) != 0) v.push_back({"butterfly", "r=1"});  // cyclic by default
+    size_t n = 0;
+    for (const auto& f : ordered_factorizations(P))
+        if (f.size() >= 2 && n++ < max_hcps) v.push_back({"hcps", "factors=" + format_factors(f)});
+    return v;
+}
+
+void check_same_prediction(const Prediction& a, const Prediction& b) {
+    REQUIRE(a.status.is_ok());
+    REQUIRE(b.status.is_ok());
+    // Bit for bit: the decision table keeps the first of equal prices.
+    CHECK(b.seconds == a.seconds);
+    CHECK(b.terms.alpha == a.terms.alpha);
+    CHECK(b.terms.beta == a.terms.beta);
+    CHECK(b.terms.gamma == a.terms.gamma);
+    CHECK(b.terms.delta == a.terms.delta);
+    CHECK(b.terms.epsilon == a.terms.epsilon);
+    CHECK(b.coefficients.steps_inter == a.coefficients.steps_inter);
+    CHECK(b.coefficients.extra_msgs_inter == a.coefficients.extra_msgs_inter);
+    CHECK(b.coefficients.shift_steps_inter == a.coefficients.shift_steps_inter);
+    CHECK(b.coefficients.bytes_inter == a.coefficients.bytes_inter);
+    CHECK(b.coefficients.incast_bytes_inter == a.coefficients.incast_bytes_inter);
+    CHECK(b.coefficients.reduce_bytes == a.coefficients.reduce_bytes);
+    CHECK(b.coefficients.memory_bytes == a.coefficients.memory_bytes);
+    REQUIRE(b.critical_path.size() == a.critical_path.size());
+    for (size_t k = 0; k < a.critical_path.size(); ++k) {
+        const PathStep &x = a.critical_path[k], &y = b.critical_path[k];
+        INFO("critical path entry " << k << ": rank " << x.rank << " step " << x.step);
+        CHECK(y.rank == x.rank);
+        CHECK(y.step == x.step);
+        CHECK(y.link_rank == x.link_rank);
+        CHECK(y.link_step == x.link_step);
+        CHECK(y.start == x.start);
+        CHECK(y.end == x.end);
+        CHECK(y.link == x.link);
+        CHECK(y.fan_in_degree == x.fan_in_degree);
+        CHECK(y.terms.gamma == x.terms.gamma);
+        CHECK(y.terms.total() == x.terms.total());
+    }
+}
+
+}  // namespace
+
+TEST_CASE("closed-form prices equal the generated plan's model", "[per-rank][cost-model][closed-form]") {
+    const std::vector<ModelParams> models = closed_form_models();
+    int compared = 0;
+    // Primes, 2^k ± 1, powers of two, products of small and large factors.
+    for (int P : {2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 24, 31, 32, 33, 63, 64, 65, 96, 97,
+                  100, 127, 128, 129, 255, 256, 257, 720, 1000, 1021, 1023, 1024, 1025, 4099}) {
+        const size_t max_hcps = P <= 257 ? 1000 : 12;
+        for (const auto& v : closed_form_variants(P, max_hcps)) {
+            if (P == 4099 && v.first != "rd" && v.first != "butterfly") continue;  // test time
+            ParamMap pm;
+            REQUIRE(parse_params(v.second, &pm).is_ok());
+            ClosedForm cf;
+            INFO(v.first << " " << v.second << " P=" << P);
+            REQUIRE(ClosedForm::make(v.first, pm, P, RankMap{}, &cf));
+            // The generated plan's model: every rank's program up to 257
+            // ranks, beyond as the decision table builds it (the quotient,
+            // itself compared with the full model above).
+            const RankGenerator g = prepared(v.first, P, v.second);
+            REQUIRE(cf.nblocks() == g.header.nblocks);
+            PlanModel model;
+            REQUIRE(PlanModel::build(g, RankMap{}, &model, P > 257).is_ok());
+            for (const ModelParams& mp : models)
+                for (const auto& [per_block, elem] :
+                     {std::pair<size_t, size_t>{1, 4}, {3, 1}, {4096, 4}}) {
+                        const size_t count = per_block * static_cast<size_t>(g.header.nblocks);
+                        INFO("count " << count << " x " << elem << " B, alpha_msg "
+                                      << mp.inter.alpha_msg << ", nonblocking "
+                                      << mp.price_nonblocking);
+                        check_same_prediction(model.predict(count, elem, mp),
+                                              cf.predict(count, elem, mp));
+                        ++compared;
+                }
+        }
+    }
+    CHECK(compared > 2500);
+}
+
+TEST_CASE("closed forms are offered only where they are exact", "[per-rank][cost-model][closed-form]") {
+    ClosedForm cf;
+    ParamMap none, pm;
+    CHECK(ClosedForm::make("ring", none, 100, RankMap{}, &cf));
+    // Several ranks per node, a topology's map: the node's NIC is shared.
+    CHECK_FALSE(ClosedForm::make("ring", none, 100, RankMap::by_slot(100, 4), &cf));
+    CHECK_FALSE(ClosedForm::make("ring", none, 1, RankMap{}, &cf));
+    // rd on 2^k is symmetric (the quotient's); rhd is not covered.
+    CHECK_FALSE(ClosedForm::make("rd", none, 128, RankMap{}, &cf));
+    CHECK_FALSE(ClosedForm::make("rhd", none, 100, RankMap{}, &cf));
+    REQUIRE(parse_params("group=xor,r=1", &pm).is_ok());
+    CHECK_FALSE(ClosedForm::make("butterfly", pm, 128, RankMap{}, &cf));
+    REQUIRE(parse_params("group=4x25", &pm).is_ok());
+    CHECK_FALSE(ClosedForm::make("butterfly", pm, 100, RankMap{}, &cf));
+    REQUIRE(parse_params("r=8", &pm).is_ok());  // L = 7 for P = 100
+    CHECK_FALSE(ClosedForm::make("butterfly", pm, 100, RankMap{}, &cf));
+    REQUIRE(parse_params("root=3", &pm).is_ok());
+    CHECK_FALSE(ClosedForm::make("rb", pm, 100, RankMap{}, &cf));
+    REQUIRE(parse_params("factors=3x33", &pm).is_ok());  // 99, not 100
+    CHECK_FALSE(ClosedForm::make("hcps", pm, 100, RankMap{}, &cf));
+    REQUIRE(parse_params("order=rev", &pm).is_ok());
+    CHECK_FALSE(ClosedForm::make("rd", pm, 100, RankMap{}, &cf));
+    // Unequal blocks are the generated plan's to price.
+    REQUIRE(ClosedForm::make("ring", none, 100, RankMap{}, &cf));
+    const Prediction p = cf.predict(150, 4, net(0));
+    CHECK_FALSE(p.status.is_ok());
+    CHECK(std::isinf(p.seconds));
+    CHECK(cf.predict(300, 4, net(0)).status.is_ok());
 }
