@@ -89,6 +89,14 @@ struct Point {
     // --verify: the fastest genx plan measured here, kept or not.
     std::string fastest_alg, fastest_params;
     std::string note;
+    // --verify with the displaced component timed: the families with a plan
+    // measured faster than it here by the paired rule that keeps a plan
+    // (tune/rest_rules.hpp: what shapes nothing was measured on may use).
+    bool verified = false;
+    std::vector<std::string> vouched;
+    // --verify ran out of time before this point: its rule lets the model
+    // displace Open MPI only by the margin, as for unmeasured shapes.
+    bool budget_unverified = false;
 };
 
 // One communicator size's candidates and points (decide, then verify).

@@ -12,6 +12,7 @@
 #include "tools/plot.hpp"
 #include "tune/phases.hpp"
 #include "tune/report.hpp"
+#include "tune/rest_rules.hpp"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -67,8 +68,11 @@ std::string make_svg(const std::vector<Record>& records, const std::string& titl
 }
 
 // The rules of one communicator size: one per run of grid points with the
-// same decision, from the first point's size to the next run's.
-void add_rules(const CommShape& shape, const std::vector<Point>& pts, RulesFile* rules) {
+// same decision, from the first point's size to the next run's.  A "model"
+// decision (a point --verify had no time for) chooses among `families`
+// with the displaced component as incumbent and `margin` to beat it.
+void add_rules(const CommShape& shape, const std::vector<Point>& pts,
+               const std::vector<std::string>& families, double margin, RulesFile* rules) {
     for (size_t i = 0; i < pts.size();) {
         size_t j = i + 1;
         while (j < pts.size() && pts[j].choice_alg == pts[i].choice_alg &&
@@ -84,6 +88,11 @@ void add_rules(const CommShape& shape, const std::vector<Point>& pts, RulesFile*
         r.algorithm = pts[i].choice_alg;
         r.params = pts[i].choice_params;
         r.comment = "at " + format_bytes(pts[i].bytes) + ": " + pts[i].note;
+        if (r.by_model()) {
+            r.families.push_back(kFallbackAlgorithm);
+            r.families.insert(r.families.end(), families.begin(), families.end());
+            r.margin = margin;
+        }
         r.index = static_cast<int>(rules->allreduce.size());
         rules->allreduce.push_back(r);
         i = j;
@@ -189,26 +198,36 @@ RulesFile write_rules(const Context& ctx) {
     rules.provenance.generator = ctx.command;
     rules.has_model = true;
     rules.model = ctx.model;
-    for (const auto& kv : ctx.decisions) add_rules(ctx.cluster.shape_of_first(kv.first), kv.second, &rules);
     // Shapes nothing was measured on: a plan only where the model prices it
     // ahead of the displaced component (docs/rules.md, "The fallback
-    // incumbent") by more than the model's own measured error
-    // (the median |error| of --verify, between 10 and 50 %; 20 % without
-    // --verify), else the displaced component, which is never slower.
-    AllreduceRule rest;
-    rest.algorithm = kModelAlgorithm;
-    rest.families.push_back(kFallbackAlgorithm);
-    for (const GeneratorInfo& g : generators()) rest.families.push_back(g.name);
+    // incumbent") by more than the model's own measured error (the median
+    // |error| of --verify, between 10 and 50 %; 20 % without --verify), and
+    // at verified sizes only of the families measured faster than it there
+    // (tune/rest_rules.hpp); else the displaced component, never slower.
+    std::vector<std::string> families;
+    for (const GeneratorInfo& g : generators()) families.push_back(g.name);
     const std::vector<double> errs = verify_errors(ctx);
-    rest.margin = errs.empty() ? 0.2 : std::min(0.5, std::max(0.1, errs[errs.size() / 2]));
-    char why[200];
-    std::snprintf(why, sizeof why,
-                  "other communicator shapes: the fitted model's best plan where it is %.0f %% "
-                  "ahead of the displaced component (the model's median error), else fallback",
-                  100 * rest.margin);
-    rest.comment = why;
-    rest.index = static_cast<int>(rules.allreduce.size());
-    rules.allreduce.push_back(rest);
+    const double margin = errs.empty() ? 0.2 : std::min(0.5, std::max(0.1, errs[errs.size() / 2]));
+    // Points --verify had no time for: the model may displace Open MPI
+    // there only by the margin too, not by its first choice alone.
+    for (const auto& kv : ctx.decisions) {
+        std::vector<Point> pts = kv.second;
+        for (Point& p : pts)
+            if (p.budget_unverified) {
+                p.choice_alg = kModelAlgorithm;
+                p.choice_params.clear();
+            }
+        add_rules(ctx.cluster.shape_of_first(kv.first), pts, families, margin, &rules);
+    }
+    std::vector<std::vector<VouchedPoint>> shapes;
+    for (const auto& kv : ctx.decisions) {
+        shapes.emplace_back();
+        for (const Point& p : kv.second) shapes.back().push_back({p.bytes, p.verified, p.vouched});
+    }
+    for (AllreduceRule& r : rules_for_unmeasured_shapes(shapes, families, margin)) {
+        r.index = static_cast<int>(rules.allreduce.size());
+        rules.allreduce.push_back(r);
+    }
     const std::string text = format_rules(rules);
     RulesFile reread;
     RulesCheck rc;

@@ -261,6 +261,15 @@ std::string Verifier::choose(Point* p, const std::vector<size_t>& m, const Point
     p->choice_alg = win.algorithm;
     p->choice_params = win.params;
     if (t.displaced <= 0) return "";
+    p->verified = true;
+    for (size_t q = 0; q < m.size(); ++q) {
+        const std::string& fam = p->ranked[m[q]].second.algorithm;
+        if (measured[q] > 0 &&
+            std::find(p->vouched.begin(), p->vouched.end(), fam) == p->vouched.end() &&
+            compare_paired(measured[q], t.plan_batches[q], t.displaced, t.displaced_batches,
+                           opt_.verify_margin) == Paired::Faster)
+            p->vouched.push_back(fam);
+    }
     size_t kept = m.size(), tried = m.size();  // the plan kept; the last one tested
     for (size_t q : {best, fastest}) {
         if (kept < m.size()) break;
@@ -387,6 +396,7 @@ void Verifier::run() {
         }
         if (t.plans.empty() || t.plans[0] <= 0) {
             p.note += " (not verified: time budget)";
+            p.budget_unverified = !opt_.no_fallback;
             continue;
         }
         // The paired tests' notes follow the times ("... measured; rd

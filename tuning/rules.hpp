@@ -121,9 +121,10 @@ struct AllreduceRule {
     // the model's best candidate of another family replaces the incumbent's
     // best only when predicted at least this fraction faster (0 = any gain).
     // The incumbent may be "fallback": the displaced component, priced as
-    // the best of Open MPI's ring, recursive doubling and Rabenseifner
-    // (genx's ring, rd and rhd in rank order); where no other family is
-    // that much faster, the size is left to the displaced component.
+    // what it runs (tuning/displaced.hpp: tuned 4.1's fixed decision, or the
+    // best of Open MPI's ring, recursive doubling and Rabenseifner where
+    // unknown); where no other family is that much faster, the size is left
+    // to the displaced component.
     double margin = 0;
     std::string comment;
     int index = 0;  // position in the "allreduce" list
