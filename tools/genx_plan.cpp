@@ -14,6 +14,8 @@
 //   genx-plan -P 12 --model m.json --bytes 400000000 --candidates
 //                                       every candidate ranked (Fig. 10)
 //   ... --rank-map ppn=8 (or nodes=4, or 0,0,1,1,...)   ranks on nodes
+//   genx-plan --displaced-plan -P 96 --bytes 16M --json  the displaced
+//                                       component's choice as genx's plan
 //
 // Exit status: 0 success, 1 the checker found a violation, 2 bad input.
 //
@@ -72,6 +74,7 @@ struct Options {
     bool nonblocking = false;  // --nonblocking: the table of MPI_Iallreduce / persistent calls
     std::string rules;  // --rules FILE for --decisions
     std::string displaced = "tuned-4.1";  // --displaced for --decisions (tuning/displaced.hpp)
+    bool displaced_plan = false;  // --displaced-plan: its choice at --ranks and --bytes
     int ppn = 0;        // --ppn K for --decisions
     std::string topology;  // --topology FILE: a Slurm topology.conf
     std::string overlay;   // --overlay JSON
@@ -299,9 +302,9 @@ void add_options(CLI::App& app, Options& o) {
     app.add_flag("--nonblocking", o.nonblocking,
                  "with --decisions: the table MPI_Iallreduce and persistent calls use");
     app.add_option("--displaced", o.displaced,
-                   "with --decisions: what a \"fallback\" incumbent is priced as: tuned-4.1 "
-                   "(Open MPI 4.1 tuned's fixed decision, what the installed component sees with "
-                   "tuned below it) or unknown (Open MPI's best modelled algorithm)")
+                   "with --decisions or --displaced-plan: what a \"fallback\" incumbent is priced "
+                   "as: tuned-4.1 (Open MPI 4.1 tuned's fixed decision, what the installed component "
+                   "sees with tuned below it) or unknown (Open MPI's best modelled algorithm)")
         ->check(CLI::IsMember({"tuned-4.1", "unknown"}))
         ->capture_default_str();
     app.add_option("--ppn", o.ppn,
@@ -310,6 +313,9 @@ void add_options(CLI::App& app, Options& o) {
                  "with --topology: the network's bound on allreduce time at --bytes, and its cut");
     app.add_flag("--candidates", o.candidates,
                  "with --model: rank every candidate plan for --ranks");
+    app.add_flag("--displaced-plan", o.displaced_plan,
+                 "print the displaced component's choice at --ranks and --bytes and the genx plans "
+                 "it is priced as (--displaced; with --json as one object)");
 }
 
 int list_algorithms() {
@@ -325,6 +331,21 @@ int list_algorithms() {
 int bad_input(const std::string& message) {
     std::cerr << "genx-plan: " << message << "\n";
     return 2;
+}
+
+// --displaced-plan: tuned's fixed decision reads the ranks and the bytes
+// only, so any option beyond these is refused, named.
+int check_displaced_plan_options(const CLI::App& app) {
+    const std::vector<std::string> allowed = {"--displaced-plan", "--ranks", "--bytes",
+                                              "--dtype-size", "--displaced", "--json"};
+    for (const CLI::Option* o : app.get_options()) {
+        if (o->count() == 0 ||
+            std::find(allowed.begin(), allowed.end(), o->get_name()) != allowed.end())
+            continue;
+        return bad_input("--displaced-plan takes --ranks, --bytes, --dtype-size, --displaced and "
+                         "--json only, not " + o->get_name());
+    }
+    return 0;
 }
 
 // The ranks where --topology (with --hosts or --ppn) puts them; no view
@@ -430,6 +451,57 @@ int print_decisions(const Options& opt, const std::shared_ptr<const TopologyView
     return 0;
 }
 
+// "rhd (distance=doubling)", as the decision table names a plan.
+std::string describe_candidate(const Candidate& c) {
+    return c.params.empty() ? c.algorithm : c.algorithm + " (" + c.params + ")";
+}
+
+// --displaced-plan: the displaced component's choice for --ranks at --bytes
+// (tuning/displaced.hpp), the genx plans a "fallback" incumbent is priced
+// as (the cheapest of them), and the one tuned runs at --dtype-size's count.
+int print_displaced_plan(const Options& opt, size_t bytes) {
+    Displaced which = Displaced::Unknown;
+    parse_displaced(opt.displaced, &which);
+    if (which != Displaced::TunedFixed41)
+        return bad_input("--displaced-plan: the " + opt.displaced +
+                         " component has no decision genx knows; a \"fallback\" incumbent is "
+                         "priced there as the cheapest of ring, rd, rhd and rhd (distance=doubling) "
+                         "(docs/rules.md)");
+    const DisplacedPlans d = ompi41_tuned_plans(opt.ranks, bytes);
+    const size_t count = bytes / opt.dtype_size;
+    const int runs = ompi41_tuned_run_index(d, opt.ranks, count);
+    const std::string tuned = tuned_allreduce_name(d.tuned_id);
+    if (opt.json) {
+        nlohmann::json plans = nlohmann::json::array();
+        for (size_t k = 0; k < d.plans.size(); ++k)
+            plans.push_back({{"algorithm", d.plans[k].algorithm},
+                             {"params", d.plans[k].params},
+                             {"why", d.why[k]}});
+        nlohmann::json ran = nullptr;
+        if (runs >= 0)
+            ran = {{"algorithm", d.plans[runs].algorithm}, {"params", d.plans[runs].params}};
+        const nlohmann::json j = {
+            {"displaced", opt.displaced}, {"ranks", opt.ranks},
+            {"bytes", bytes},             {"dtype_size", opt.dtype_size},
+            {"count", count},             {"tuned_id", d.tuned_id},
+            {"tuned_algorithm", tuned},   {"algorithm", d.plans[0].algorithm},
+            {"params", d.plans[0].params}, {"stand_in", d.stand_in},
+            {"plans", plans},             {"runs", ran}};
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << opt.displaced << ", " << opt.ranks << " ranks, " << format_bytes(bytes) << " B: "
+              << tuned << " → " << describe_candidate(d.plans[0])
+              << (d.why[0].empty() ? "" : ", " + d.why[0]) << "\n";
+    for (size_t k = 1; k < d.plans.size(); ++k)
+        std::cout << "also priced: " << describe_candidate(d.plans[k]) << ", " << d.why[k] << "\n";
+    std::cout << "runs at " << count << " elements of " << opt.dtype_size << " B: "
+              << (runs >= 0 ? describe_candidate(d.plans[runs])
+                            : tuned + ", which no genx plan follows")
+              << "\n";
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -445,8 +517,11 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    if (opt.displaced_plan)
+        if (int rc = check_displaced_plan_options(app); rc != 0) return rc;
     if (opt.list) return list_algorithms();
-    if (opt.algorithm.empty() && !opt.candidates && !opt.decisions && !opt.bound)
+    if (opt.algorithm.empty() && !opt.candidates && !opt.decisions && !opt.bound &&
+        !opt.displaced_plan)
         return bad_input("--algorithm is required (see --list)");
     if (opt.ranks < 1)
         return bad_input("--ranks must be a positive number of ranks, got " +
@@ -466,6 +541,7 @@ int main(int argc, char** argv) {
                          std::to_string(opt.ranks));
     std::shared_ptr<const TopologyView> view;
     if (int rc = place_ranks_of(opt, &view); rc != 0) return rc;
+    if (opt.displaced_plan) return print_displaced_plan(opt, bytes);
     if (opt.decisions) return print_decisions(opt, view);
     if (opt.bound) return print_bound(opt, view, bytes);
 

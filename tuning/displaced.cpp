@@ -140,6 +140,24 @@ DisplacedPlans ompi41_tuned_plans(int comm_size, size_t bytes) {
     return d;
 }
 
+int ompi41_tuned_run_index(const DisplacedPlans& d, int comm_size, size_t count) {
+    if (d.stand_in) return -1;
+    if (comm_size <= 1) return 0;  // the one empty plan
+    const size_t ranks = static_cast<size_t>(comm_size);
+    switch (d.tuned_id) {
+    case 4:
+    case 5:  // plans: ring, rd
+        return count < ranks ? 1 : 0;
+    case 6: {  // plans: rhd distance=doubling, rb root=0
+        size_t pof2 = 1;
+        while (pof2 * 2 <= ranks) pof2 *= 2;
+        return count < pof2 ? 1 : 0;
+    }
+    default:  // basic_linear and recursive_doubling run as chosen
+        return 0;
+    }
+}
+
 std::vector<Candidate> tuned_candidates() { return {kRing, kRd, kRabenseifner, kLinear}; }
 
 std::vector<Candidate> openmpi_candidates() { return {kRing, kRd, kRhd, kRabenseifner}; }

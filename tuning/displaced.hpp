@@ -63,6 +63,13 @@ struct DisplacedPlans {
 };
 DisplacedPlans ompi41_tuned_plans(int comm_size, size_t bytes);
 
+// Which of `d.plans` (ompi41_tuned_plans(comm_size, bytes)) tuned runs for
+// `count` elements, where the count is known (genx-plan --displaced-plan):
+// coll/base's ring runs recursive doubling for fewer elements than ranks,
+// its rabenseifner basic_linear for fewer than 2^floor(log2 P).  -1 for
+// nonoverlapping, whose trees no genx plan follows.
+int ompi41_tuned_run_index(const DisplacedPlans& d, int comm_size, size_t count);
+
 // Family-list token for enumerate_candidates: every plan
 // ompi41_tuned_plans names for some size (ring, rd, Open MPI's rabenseifner
 // as rhd distance=doubling, rb root=0), priced once per table.

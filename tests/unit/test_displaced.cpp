@@ -141,6 +141,38 @@ TEST_CASE("tuned's algorithms as genx's plans, with what tuned runs for few elem
             }
 }
 
+TEST_CASE("which of its plans tuned runs at a known element count", "[displaced]") {
+    // coll/base's ring runs recursive doubling for fewer elements than
+    // ranks; its rabenseifner basic_linear for fewer than 2^floor(log2 P)
+    // (Open MPI 4.1.4's coll_base_allreduce.c).  genx-plan --displaced-plan
+    // prints the plan chosen here.
+    auto runs = [](int P, size_t bytes, size_t count) {
+        const DisplacedPlans d = ompi41_tuned_plans(P, bytes);
+        const int k = ompi41_tuned_run_index(d, P, count);
+        return k < 0 ? std::string("none") : d.plans.at(static_cast<size_t>(k)).algorithm;
+    };
+    // 4 ranks, 12 bytes: ring; 3 four-byte elements are fewer than 4 ranks.
+    CHECK(ompi41_tuned_allreduce(4, 12) == 4);
+    CHECK(runs(4, 12, 3) == "rd");
+    CHECK(runs(4, 12, 12) == "ring");
+    // 3 ranks, 64 KiB: segmented_ring, the plain ring at any count >= 3.
+    CHECK(runs(3, 64 * KiB, 2) == "rd");
+    CHECK(runs(3, 64 * KiB, 3) == "ring");
+    // 96 ranks, 1 MiB: rabenseifner; 2^floor(log2 96) = 64 elements needed.
+    CHECK(runs(96, 1 * MiB, 63) == "rb");
+    CHECK(runs(96, 1 * MiB, 64) == "rhd");
+    CHECK(runs(96, 1 * MiB, 1 * MiB / 4) == "rhd");
+    // 64 ranks exactly: 64 elements suffice, 63 do not.
+    CHECK(runs(64, 1 * MiB, 63) == "rb");
+    CHECK(runs(64, 1 * MiB, 64) == "rhd");
+    // recursive_doubling and basic_linear run as chosen at any count.
+    CHECK(runs(8, 100, 1) == "rd");
+    // nonoverlapping: no genx plan follows tuned's trees.
+    CHECK(runs(200, 64 * KiB, 16 * KiB) == "none");
+    // One rank: the one empty plan.
+    CHECK(runs(1, 1 * MiB, 1) == "ring");
+}
+
 TEST_CASE("which component a communicator's table prices", "[displaced]") {
     std::string why;
     CHECK(displaced_for("tuned", false, "4.1.4", &why) == Displaced::TunedFixed41);
