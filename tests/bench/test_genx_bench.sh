@@ -100,8 +100,9 @@ its=$(awk '/^1048576 /{print $5}' "$tmp/cap.out")
 echo "ok: --max-time 0.001 ran $its timed iterations of 1 MiB instead of 100"
 #    A slow first call (a component's one-time set-up: genx builds its
 #    decision table at a communicator's first allreduce) is not priced: a
-#    PMPI shim sleeping 0.3 s in the first MPI_Allreduce must not cut the
-#    size to one timed iteration under --max-time 0.2.
+#    PMPI shim sleeping 1.5 s in the first MPI_Allreduce must not cut the
+#    size to one timed iteration under --max-time 1 (a second, so that on a
+#    loaded machine, at tens of ms per call, the count stays well above 5).
 cat > "$tmp/slowfirst.c" <<'EOF'
 #include <mpi.h>
 #include <unistd.h>
@@ -109,17 +110,17 @@ static int calls;
 int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c)
 {
     if (calls++ == 0)
-        usleep(300000);
+        usleep(1500000);
     return PMPI_Allreduce(s, r, n, t, op, c);
 }
 EOF
 "$mpicc" -shared -fPIC -o "$tmp/libslowfirst.so" "$tmp/slowfirst.c" || skip "cannot build the PMPI shim with $mpicc"
-run -x LD_PRELOAD="$tmp/libslowfirst.so" "$bench" -m 8:8 -f --max-time 0.2 > "$tmp/slow.out" 2> "$tmp/err" ||
+run -x LD_PRELOAD="$tmp/libslowfirst.so" "$bench" -m 8:8 -f --max-time 1 > "$tmp/slow.out" 2> "$tmp/err" ||
     fail "--max-time with a slow first call failed: $(cat "$tmp/err")"
 its=$(awk '/^8 /{print $5}' "$tmp/slow.out")
-# Priced with it, the size would get one timed call (0.3 s > 0.2 s).
+# Priced with it, the size would get one timed call (1.5 s > 1 s).
 [ -n "$its" ] && [ "$its" -ge 5 ] ||
-    fail "a slow first call cut 8 B to $its timed iterations under --max-time 0.2: $(cat "$tmp/slow.out")"
+    fail "a slow first call cut 8 B to $its timed iterations under --max-time 1: $(cat "$tmp/slow.out")"
 echo "ok: a slow first call is not priced ($its timed iterations of 8 B)"
 
 # 6. Bad options are refused with a message and exit status 1.
