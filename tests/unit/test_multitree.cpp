@@ -539,6 +539,59 @@ TEST_CASE("the cost model prices a direct network one link per peer, and the sel
     CHECK(ranked.front().candidate.algorithm == "multitree");
 }
 
+TEST_CASE("[graph] a grid's hops in closed form, and the one-node quotient on a torus", "[graph][model]") {
+    for (const std::string& name : {std::string("torus:6x4"), std::string("mesh:3x5"), std::string("torus:2x3x3"),
+                                    std::string("torus:7"), std::string("mesh:2x2x3")}) {
+        const TopologyView v = preset_view(name);
+        const auto d = direct_network(v);
+        REQUIRE(d != nullptr);
+        CHECK(d->hops.empty());
+        CHECK(d->grid == v.grid);
+        NetGraph g;
+        REQUIRE(build_net_graph(&v, v.nranks(), &g));
+        const std::vector<int> host = v.host_of_rank();
+        INFO(name);
+        for (int a = 0; a < v.nranks(); ++a)
+            for (int b = 0; b < v.nranks(); ++b)
+                CHECK(d->hop(host[static_cast<size_t>(a)], host[static_cast<size_t>(b)]) ==
+                      std::max(1, net_distance(g, a, b, true)));
+    }
+    // 10^4 hosts: farthest pairs 100 hops apart, not the one hop assumed
+    // for large networks without a grid.
+    const TopologyView big = preset_view("torus:100x100");
+    const auto d = direct_network(big);
+    REQUIRE(d != nullptr);
+    const std::vector<int> host = big.host_of_rank();
+    CHECK(d->hop(host[0], host[50 + 100 * 50]) == 100);
+    CHECK(d->hop(host[0], host[99 + 100 * 99]) == 2);
+    // The quotient needs translations that map the torus's links onto
+    // links: ring2d's Z_6 x Z_4 on torus:6x4 does, a ring's Z_24 does not
+    // (rank 5 -> 6 crosses a row end).
+    const TopologyView t64 = preset_view("torus:6x4");
+    RankMap d64;
+    d64.node = t64.host_of_rank();
+    d64.direct = direct_network(t64);
+    RankGenerator r2d, ring;
+    REQUIRE(prepare("ring2d", 24, {}, &t64, &r2d));
+    REQUIRE(prepare("ring", 24, {}, &ring));
+    CHECK(PlanModel::quotient_applies(r2d.header, d64));
+    CHECK_FALSE(PlanModel::quotient_applies(ring.header, d64));
+    PlanModel q, full;
+    REQUIRE(PlanModel::build(r2d, d64, &q, true));
+    REQUIRE(PlanModel::build(r2d, d64, &full, false));
+    CHECK(q.quotient());
+    ModelParams m;
+    m.inter.alpha = 150e-9;
+    m.inter.beta = 1 / 16e9;
+    m.intra = m.inter;
+    for (size_t count : {size_t{48}, size_t{48} << 10, size_t{48} << 16}) {
+        const Prediction a = q.predict(count, 4, m), b = full.predict(count, 4, m);
+        REQUIRE(a.status);
+        REQUIRE(b.status);
+        CHECK(a.seconds == Approx(b.seconds).epsilon(1e-12));
+    }
+}
+
 TEST_CASE("multitree order=height: the paper's remaining-height priority for asymmetric networks", "[multitree]") {
     // 4x4 mesh: 10 steps per phase in root order, 9 with the trees of
     // larger remaining height first; a torus is symmetric and keeps 5.
