@@ -2,10 +2,15 @@
 #include "plan/multitree.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
+#include <queue>
 #include <string>
+#include <tuple>
 #include <utility>
+
+#include "plan/symmetry.hpp"
 
 namespace genx {
 
@@ -155,15 +160,287 @@ Status build_multitree(const NetGraph& g, MultiTreeSchedule* out, MultiTreeOrder
     return Status::ok();
 }
 
+int TranslateTree::move(int v, int j, int sign) const {
+    const auto [d, dir] = directions[static_cast<size_t>(j)];
+    const int n = dims[static_cast<size_t>(d)], st = stride[static_cast<size_t>(d)];
+    const int c = (v / st) % n;
+    int c2 = c + dir * sign;
+    if (c2 < 0) c2 += n;
+    if (c2 >= n) c2 -= n;
+    return v + (c2 - c) * st;
+}
+
+namespace {
+
+// Torus distance of node v from node 0: the sum over dimensions of the
+// shorter way round.
+int torus_distance(const TranslateTree& t, int v) {
+    int d = 0;
+    for (size_t k = 0; k < t.dims.size(); ++k) {
+        const int c = (v / t.stride[k]) % t.dims[k];
+        d += std::min(c, t.dims[k] - c);
+    }
+    return d;
+}
+
+// Kuhn's augmenting path from direction j over its candidate list.
+bool augment(int j, const std::vector<std::vector<int>>& cand, std::map<int, int>* owner,
+             std::vector<int>* seen_nodes) {
+    for (int v : cand[static_cast<size_t>(j)]) {
+        if (std::find(seen_nodes->begin(), seen_nodes->end(), v) != seen_nodes->end()) continue;
+        seen_nodes->push_back(v);
+        auto it = owner->find(v);
+        if (it == owner->end() || augment(it->second, cand, owner, seen_nodes)) {
+            (*owner)[v] = j;
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+Status build_translate_tree(const std::vector<int>& dims, TranslateTree* out) {
+    TranslateTree t;
+    long long P = 1;
+    for (int n : dims) {
+        if (n < 1) return Status::invalid("multitree: torus dimension " + std::to_string(n) + " must be >= 1");
+        P *= n;
+        if (P > (1 << 24)) return Status::invalid("multitree: trees=translate on a torus of more than 2^24 nodes");
+    }
+    t.dims = dims;
+    int stride = 1;
+    for (size_t d = 0; d < dims.size(); ++d) {
+        t.stride.push_back(stride);
+        stride *= dims[d];
+        if (dims[d] >= 2) t.directions.emplace_back(static_cast<int>(d), 1);
+        if (dims[d] >= 3) t.directions.emplace_back(static_cast<int>(d), -1);
+    }
+    const int D = static_cast<int>(t.directions.size());
+    t.step.assign(static_cast<size_t>(P), -1);
+    t.via.assign(static_cast<size_t>(P), -1);
+    t.step[0] = 0;
+    // Per direction: candidates (distance, node), nearest first; a node
+    // enters direction j's heap when its neighbour against j is reached,
+    // and is dropped lazily once reached.
+    using Cand = std::pair<int, int>;
+    std::vector<std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>>> heap(static_cast<size_t>(D));
+    const auto offer = [&](int u) {
+        for (int j = 0; j < D; ++j) {
+            const int v = t.move(u, j, 1);
+            if (t.step[static_cast<size_t>(v)] < 0) heap[static_cast<size_t>(j)].emplace(torus_distance(t, v), v);
+        }
+    };
+    offer(0);
+    long long reached = 1;
+    std::vector<std::vector<int>> cand(static_cast<size_t>(D));
+    std::vector<Cand> keep;
+    std::vector<int> seen, joined;
+    while (reached < P) {
+        ++t.steps;
+        // Each direction's D best candidates suffice for a maximum matching
+        // (a direction with D of them always finds one the others left).
+        for (int j = 0; j < D; ++j) {
+            auto& h = heap[static_cast<size_t>(j)];
+            auto& c = cand[static_cast<size_t>(j)];
+            c.clear();
+            keep.clear();
+            while (!h.empty() && static_cast<int>(c.size()) < D) {
+                const Cand top = h.top();
+                h.pop();
+                if (t.step[static_cast<size_t>(top.second)] >= 0) continue;
+                c.push_back(top.second);
+                keep.push_back(top);
+            }
+            for (const Cand& k : keep) h.push(k);
+        }
+        std::map<int, int> owner;  // node -> direction
+        for (int j = 0; j < D; ++j) {
+            seen.clear();
+            augment(j, cand, &owner, &seen);
+        }
+        if (owner.empty())
+            return Status::internal("multitree: trees=translate found no edge in step " + std::to_string(t.steps));
+        joined.clear();
+        for (const auto& [v, j] : owner) {
+            t.step[static_cast<size_t>(v)] = t.steps;
+            t.via[static_cast<size_t>(v)] = j;
+            joined.push_back(v);
+        }
+        reached += static_cast<long long>(owner.size());
+        for (int v : joined) offer(v);  // usable from the next step on
+    }
+    *out = std::move(t);
+    return Status::ok();
+}
+
+MultiTreeSchedule expand_translates(const TranslateTree& t0, const NetGraph& g) {
+    MultiTreeSchedule s;
+    const int P = t0.nnodes();
+    s.nranks = P;
+    s.steps = t0.steps;
+    const RankGroup grp(t0.dims);
+    // Arcs by (from, to): a grid preset has one link per neighbouring pair.
+    std::map<std::pair<int, int>, int> arc_of;
+    for (size_t a = 0; a < g.arcs.size(); ++a) arc_of.emplace(std::make_pair(g.arcs[a].from, g.arcs[a].to), static_cast<int>(a));
+    // T0's edges in step order, then every translate of each.
+    std::vector<int> order(static_cast<size_t>(P));
+    for (int v = 0; v < P; ++v) order[static_cast<size_t>(v)] = v;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return t0.step[static_cast<size_t>(a)] < t0.step[static_cast<size_t>(b)];
+    });
+    for (int v : order) {
+        if (v == 0) continue;
+        const int u = t0.move(v, t0.via[static_cast<size_t>(v)], -1);
+        for (int i = 0; i < P; ++i) {
+            const int p = grp.add(u, i), c = grp.add(v, i);
+            auto it = arc_of.find({p, c});
+            s.edges.push_back({i, p, c, t0.step[static_cast<size_t>(v)],
+                               it == arc_of.end() ? std::vector<int>{} : std::vector<int>{it->second}});
+        }
+    }
+    return s;
+}
+
 namespace {
 
 // One rank's part of the schedule: what it sends and receives at each step.
+// Within a step, transfers go in `key` order (receives first): the peer
+// for Algorithm 1, the link direction for translates (so that translated
+// ranks list their transfers alike, as the declared symmetry requires).
 struct Event {
     int step;
     bool send;
+    int key;
     int peer;
     int block;
 };
+
+// Appends the 2·T steps of one rank's sorted events to `prog`: one transfer
+// per peer and direction, reduce-scatter receives in slot k for the k-th
+// peer, each step's received partials folded by one reduce per set of
+// source slots.
+void emit_events(const std::vector<Event>& ev, int T, Program* prog) {
+    const size_t base = prog->steps.size();
+    prog->steps.resize(base + 2 * static_cast<size_t>(T));
+    size_t k = 0;
+    while (k < ev.size()) {
+        const int step = ev[k].step;
+        Step& st = prog->steps[base + static_cast<size_t>(step)];
+        const bool reduce = step < T;
+        std::map<int, std::vector<int>> slots_of_block;
+        int slot = 0;
+        for (; k < ev.size() && ev[k].step == step;) {
+            const Event& e0 = ev[k];
+            Transfer t;
+            t.peer = e0.peer;
+            t.buffer = (!e0.send && reduce) ? slot : kResult;
+            for (; k < ev.size() && ev[k].step == step && ev[k].send == e0.send && ev[k].peer == e0.peer; ++k) {
+                t.blocks.push_back(ev[k].block);
+                if (!e0.send && reduce) slots_of_block[ev[k].block].push_back(slot);
+            }
+            if (e0.send) {
+                st.sends.push_back(std::move(t));
+            } else {
+                st.recvs.push_back(std::move(t));
+                if (reduce) ++slot;
+            }
+        }
+        // Fold what arrived: one fused reduce per set of source slots.
+        std::map<std::vector<int>, std::vector<int>> by_sources;
+        for (auto& [block, srcs] : slots_of_block) by_sources[srcs].push_back(block);
+        for (auto& [srcs, blocks] : by_sources) st.ops.push_back(LocalOp{OpKind::Reduce, kResult, srcs, blocks});
+    }
+}
+
+void sort_events(std::vector<Event>* ev) {
+    std::sort(ev->begin(), ev->end(), [](const Event& a, const Event& b) {
+        return std::tie(a.step, a.send, a.key, a.peer, a.block) < std::tie(b.step, b.send, b.key, b.peer, b.block);
+    });
+}
+
+// Where the ranks of a torus sit: grid index i holds rank rank_at[i].
+struct TorusLayout {
+    std::vector<int> dims;
+    std::vector<int> rank_at, index_of;
+    bool in_order = true;
+};
+
+// The torus under `v` for P ranks, or why trees=translate cannot run there.
+std::string torus_layout(const TopologyView* v, int P, TorusLayout* out) {
+    if (v == nullptr || v->empty()) return "no topology is known";
+    if (v->grid.empty()) return v->direct ? "the topology is a graph, not a torus" : "the topology is a switch tree";
+    if (!v->grid_wrap) return "the topology is a mesh (no wrap-around links)";
+    long long cells = 1;
+    for (int d : v->grid) cells *= d;
+    if (static_cast<long long>(v->grid_host.size()) != cells || cells != P)
+        return "the torus holds " + std::to_string(cells) + " hosts for " + std::to_string(P) + " ranks";
+    out->dims = v->grid;
+    out->rank_at.assign(static_cast<size_t>(P), -1);
+    out->index_of.assign(static_cast<size_t>(P), -1);
+    for (int i = 0; i < P; ++i) {
+        const int h = v->grid_host[static_cast<size_t>(i)];
+        if (h < 0 || h >= static_cast<int>(v->nodes.size()) || v->nodes[static_cast<size_t>(h)].ranks.size() != 1)
+            return "every host of the torus must hold exactly one rank";
+        const int r = v->nodes[static_cast<size_t>(h)].ranks[0];
+        if (r < 0 || r >= P || out->index_of[static_cast<size_t>(r)] >= 0)
+            return "rank " + std::to_string(r) + " is not on exactly one host of the torus";
+        out->rank_at[static_cast<size_t>(i)] = r;
+        out->index_of[static_cast<size_t>(r)] = i;
+        out->in_order = out->in_order && r == i;
+    }
+    return "";
+}
+
+// trees=translate: every rank's program read off T0 (multitree.hpp).
+Status prepare_translate(int P, const TopologyView* v, RankGenerator* out) {
+    auto lay = std::make_shared<TorusLayout>();
+    const std::string bad = torus_layout(v, P, lay.get());
+    if (!bad.empty())
+        return Status::invalid("multitree: trees=translate needs a torus (torus:AxB[xC]) with one rank per host: " + bad);
+    auto t0 = std::make_shared<TranslateTree>();
+    GENX_RETURN_IF_ERROR(build_translate_tree(lay->dims, t0.get()));
+    RankGenerator gen;
+    gen.header.algorithm = "multitree";
+    gen.header.params = "trees=translate";
+    gen.header.nranks = P;
+    gen.header.nblocks = P;
+    if (lay->in_order) {
+        for (int d : lay->dims)
+            if (d > 1) gen.header.symmetry.push_back(d);
+        if (gen.header.symmetry.empty()) gen.header.symmetry = {P};
+    }
+    gen.header.representatives = {0};
+    gen.emit = [lay, t0](int r, Program* prog) {
+        const TranslateTree& t = *t0;
+        const int T = t.steps, D = static_cast<int>(t.directions.size());
+        const RankGroup grp(t.dims);
+        const int g = lay->index_of[static_cast<size_t>(r)];
+        std::vector<int> plus(static_cast<size_t>(D)), minus(static_cast<size_t>(D));
+        for (int j = 0; j < D; ++j) {
+            plus[static_cast<size_t>(j)] = lay->rank_at[static_cast<size_t>(t.move(g, j, 1))];
+            minus[static_cast<size_t>(j)] = lay->rank_at[static_cast<size_t>(t.move(g, j, -1))];
+        }
+        std::vector<Event> ev;
+        ev.reserve(4 * static_cast<size_t>(t.nnodes()));
+        for (int v = 1; v < t.nnodes(); ++v) {
+            const int j = t.via[static_cast<size_t>(v)], s = t.step[static_cast<size_t>(v)];
+            const int u = t.move(v, j, -1);
+            // g is v's image in tree g - v, and u's in tree g - u.
+            const int child_block = lay->rank_at[static_cast<size_t>(grp.sub(g, v))];
+            const int parent_block = lay->rank_at[static_cast<size_t>(grp.sub(g, u))];
+            const int rs = T - s, ag = T + s - 1;
+            ev.push_back({rs, true, j, minus[static_cast<size_t>(j)], child_block});
+            ev.push_back({rs, false, j, plus[static_cast<size_t>(j)], parent_block});
+            ev.push_back({ag, true, j, plus[static_cast<size_t>(j)], parent_block});
+            ev.push_back({ag, false, j, minus[static_cast<size_t>(j)], child_block});
+        }
+        sort_events(&ev);
+        emit_events(ev, T, prog);
+    };
+    *out = std::move(gen);
+    return Status::ok();
+}
 
 }  // namespace
 
@@ -171,9 +448,6 @@ Status prepare_multitree(const GenRequest& req, RankGenerator* out) {
     const int P = req.nranks;
     if (P < 1)
         return Status::invalid("multitree: number of ranks must be >= 1, got " + std::to_string(P));
-    if (P > kMultiTreeMaxRanks)
-        return Status::invalid("multitree: " + std::to_string(P) + " ranks; genx builds MultiTree for at most " +
-                               std::to_string(kMultiTreeMaxRanks));
     MultiTreeOrder order = MultiTreeOrder::Root;
     std::string canon;
     auto it = req.params.find("order");
@@ -184,6 +458,25 @@ Status prepare_multitree(const GenRequest& req, RankGenerator* out) {
             return Status::invalid("multitree: order=" + it->second + ": expected root or height");
         if (order == MultiTreeOrder::Height) canon = "order=height";
     }
+    // trees: turns (Algorithm 1) up to kMultiTreeMaxRanks, translates of
+    // one tree above it where the ranks sit on a torus.
+    bool translate = false;
+    if (auto tr = req.params.find("trees"); tr != req.params.end()) {
+        if (tr->second != "turns" && tr->second != "translate")
+            return Status::invalid("multitree: trees=" + tr->second + ": expected turns or translate");
+        translate = tr->second == "translate";
+        if (translate && it != req.params.end())
+            return Status::invalid("multitree: order=" + it->second +
+                                   " applies to trees=turns only (translates of one tree take no turns)");
+    } else if (P > kMultiTreeMaxRanks && it == req.params.end()) {
+        TorusLayout probe;
+        translate = torus_layout(req.topology, P, &probe).empty();
+    }
+    if (translate) return prepare_translate(P, req.topology, out);
+    if (P > kMultiTreeMaxRanks)
+        return Status::invalid("multitree: " + std::to_string(P) + " ranks; genx builds Algorithm 1 (trees=turns) for at most " +
+                               std::to_string(kMultiTreeMaxRanks) +
+                               " ranks, and trees=translate on a torus (torus:AxB[xC], one rank per host) beyond");
     NetGraph g;
     if (Status s = build_net_graph(req.topology, P, &g); !s) return Status(s.code(), "multitree: " + s.message());
     MultiTreeSchedule sched;
@@ -192,72 +485,36 @@ Status prepare_multitree(const GenRequest& req, RankGenerator* out) {
     auto events = std::make_shared<std::vector<std::vector<Event>>>(static_cast<size_t>(P));
     for (const MultiTreeEdge& e : sched.edges) {
         const int rs = T - e.step, ag = T + e.step - 1;
-        (*events)[static_cast<size_t>(e.child)].push_back({rs, true, e.parent, e.tree});
-        (*events)[static_cast<size_t>(e.parent)].push_back({rs, false, e.child, e.tree});
-        (*events)[static_cast<size_t>(e.parent)].push_back({ag, true, e.child, e.tree});
-        (*events)[static_cast<size_t>(e.child)].push_back({ag, false, e.parent, e.tree});
+        (*events)[static_cast<size_t>(e.child)].push_back({rs, true, e.parent, e.parent, e.tree});
+        (*events)[static_cast<size_t>(e.parent)].push_back({rs, false, e.child, e.child, e.tree});
+        (*events)[static_cast<size_t>(e.parent)].push_back({ag, true, e.child, e.child, e.tree});
+        (*events)[static_cast<size_t>(e.child)].push_back({ag, false, e.parent, e.parent, e.tree});
     }
-    for (auto& ev : *events)
-        std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
-            return std::tie(a.step, a.send, a.peer, a.block) < std::tie(b.step, b.send, b.peer, b.block);
-        });
+    for (auto& ev : *events) sort_events(&ev);
     RankGenerator gen;
     gen.header.algorithm = "multitree";
     gen.header.params = canon;
     gen.header.nranks = P;
     gen.header.nblocks = P;
-    gen.emit = [events, T](int r, Program* prog) {
-        const auto& ev = (*events)[static_cast<size_t>(r)];
-        const size_t base = prog->steps.size();
-        prog->steps.resize(base + 2 * static_cast<size_t>(T));
-        size_t k = 0;
-        while (k < ev.size()) {
-            const int step = ev[k].step;
-            Step& st = prog->steps[base + static_cast<size_t>(step)];
-            const bool reduce = step < T;
-            // Events of this step, sorted by (send, peer, block): receives
-            // first, grouped by peer.
-            std::map<int, std::vector<int>> slots_of_block;
-            int slot = 0;
-            for (; k < ev.size() && ev[k].step == step;) {
-                const Event& e0 = ev[k];
-                Transfer t;
-                t.peer = e0.peer;
-                t.buffer = (!e0.send && reduce) ? slot : kResult;
-                for (; k < ev.size() && ev[k].step == step && ev[k].send == e0.send &&
-                       ev[k].peer == e0.peer;
-                     ++k) {
-                    t.blocks.push_back(ev[k].block);
-                    if (!e0.send && reduce) slots_of_block[ev[k].block].push_back(slot);
-                }
-                if (e0.send) {
-                    st.sends.push_back(std::move(t));
-                } else {
-                    st.recvs.push_back(std::move(t));
-                    if (reduce) ++slot;
-                }
-            }
-            // Fold what arrived: one fused reduce per set of source slots.
-            std::map<std::vector<int>, std::vector<int>> by_sources;
-            for (auto& [block, srcs] : slots_of_block) by_sources[srcs].push_back(block);
-            for (auto& [srcs, blocks] : by_sources)
-                st.ops.push_back(LocalOp{OpKind::Reduce, kResult, srcs, blocks});
-        }
-    };
+    gen.emit = [events, T](int r, Program* prog) { emit_events((*events)[static_cast<size_t>(r)], T, prog); };
     *out = std::move(gen);
     return Status::ok();
 }
 
 void multitree_candidates(const CandidateContext& ctx, std::vector<std::string>* out) {
-    // Only where the network's shape is known, and where the construction
-    // and the whole-plan pricing stay cheap at communicator creation.
-    if (ctx.topology == nullptr || ctx.topology->empty() || ctx.nranks < 2 ||
-        ctx.nranks > kWholePlanMaxRanks)
-        return;
-    out->push_back("");
-    // Height order pays on asymmetric networks (meshes, graphs), and gives
-    // the same trees as root order on symmetric ones at twice the price.
-    out->push_back("order=height");
+    if (ctx.topology == nullptr || ctx.topology->empty() || ctx.nranks < 2) return;
+    // Algorithm 1 only where the construction and the whole-plan pricing
+    // stay cheap at communicator creation.
+    if (ctx.nranks <= kWholePlanMaxRanks) {
+        out->push_back("");
+        // Height order pays on asymmetric networks (meshes, graphs), and gives
+        // the same trees as root order on symmetric ones at twice the price.
+        out->push_back("order=height");
+    }
+    // Translates on a torus at any size: one program per rank, and with
+    // the ranks in grid order one program prices the plan (its symmetry).
+    TorusLayout lay;
+    if (torus_layout(ctx.topology, ctx.nranks, &lay).empty()) out->push_back("trees=translate");
 }
 
 }  // namespace genx

@@ -40,18 +40,47 @@
 // member whose own links are all taken is skipped without a search), and
 // on a switch each search scans the switch's P ports, so the time grows as
 // P³ (one rank's program: 0.04, 0.34, 2.9 and 26 s at 256, 512, 1024 and
-// 2048 ranks on a torus).  Above kMultiTreeMaxRanks ranks genx refuses (that and the P²
-// edges it keeps: `genx-plan --stats` at 1024 ranks takes 3.4 s on a 32x32
-// torus and 3.5 s with 0.8 GB on one switch, 2 cores; docs/model.md
-// "Pricing at scale" has what 10⁴ ranks would need).
+// 2048 ranks on a torus).  Above kMultiTreeMaxRanks ranks genx refuses
+// Algorithm 1 (that and the P² edges it keeps: `genx-plan --stats` at 1024
+// ranks takes 3.4 s on a 32x32 torus and 3.5 s with 0.8 GB on one switch,
+// 2 cores) and builds translates of one tree on a torus instead (below).
 //
-// Parameter: order=root (default) or order=height (MultiTreeOrder below);
+// Parameters: order=root (default) or order=height (MultiTreeOrder below);
 // on a 4x4 mesh root order takes 10 steps per phase, height order 9.
+// trees=turns (Algorithm 1, above) or trees=translate (below); the default
+// is turns up to kMultiTreeMaxRanks ranks and translate above, on a torus.
 //
 // Any P.  Without a topology the ranks sit on one switch.  The network
 // graph must be connected; a rank nothing reaches is an error naming it.
+//
+// Translates of one tree (trees=translate; tori only, one rank per host).
+// On a torus every translation v -> v + i maps the network onto itself,
+// so the P trees can be one tree T0 rooted at node 0 and its translates
+// T_i = T0 + i, each owning block i.  T0 is built step by step using each
+// link direction (+x, -x, +y, ...; a dimension of 2 has one, its two hosts
+// sharing one link) at most once per step, each edge from a node reached
+// in an earlier step: then the translates of one step's edges are P
+// distinct arcs per direction, and no arc carries two tree edges in a
+// step.  The greedy (build_translate_tree): in each step every direction
+// takes the unreached node nearest the root (torus distance, then index)
+// whose neighbour against that direction is reached, the directions'
+// choices made a maximum matching (augmenting paths over each direction's
+// D best candidates, D directions).  A step adds at most D nodes, so
+// tot_t >= ceil((P − 1)/D); the greedy meets that bound on every torus the
+// tests try (4×4: 4, 8×8: 16, 16×16: 64, 32×32: 256, 3×5: 4, 7×9: 16,
+// 3×3×3: 5; Algorithm 1 takes 5, 17, 64, 256, 4, 16).  Each rank sends one
+// block of count/P on each of up to D links per step, as Algorithm 1's
+// bandwidth-optimal volume.  Rank g's program is read off T0:
+// for each edge u → v of direction e at step t, g is the child in tree
+// g − v (peer g − e) and the parent in tree g − u (peer g + e), so it costs
+// O(P log P) per rank and T0 O(P·D·log P) once, with no tree materialised
+// (torus:100x100: T0 in 7 ms, a rank's program in 16–28 ms; docs/model.md,
+// "The topology families at 10⁴ ranks").  The plan is invariant under the torus's translations and
+// declares them as its symmetry (Z_X × Z_Y × ...) when the ranks sit in
+// grid order, so the cost model prices it from one program.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "plan/netgraph.hpp"
@@ -85,6 +114,30 @@ enum class MultiTreeOrder { Root, Height };
 // Algorithm 1 on `g`.  Errors name a rank the construction cannot reach.
 Status build_multitree(const NetGraph& g, MultiTreeSchedule* out,
                        MultiTreeOrder order = MultiTreeOrder::Root);
+
+// T0 of trees=translate on a torus of `dims` (x first; node x + X·(y + ...)).
+struct TranslateTree {
+    std::vector<int> dims;
+    std::vector<int> stride;  // of each dimension in the node index
+    // Link directions as (dimension, +1 or -1): both signs of a dimension
+    // of 3 or more, + only for a dimension of 2, none for a dimension of 1.
+    std::vector<std::pair<int, int>> directions;
+    int steps = 0;          // tot_t
+    std::vector<int> step;  // per node: the step it joins T0 (0: the root, node 0)
+    std::vector<int> via;   // per node: direction of the edge from its parent (-1: root)
+
+    int nnodes() const { return static_cast<int>(step.size()); }
+    // The neighbour of node v along direction j, forwards (sign +1) or back (-1).
+    int move(int v, int j, int sign) const;
+};
+
+// Builds T0 (the greedy above) for dimensions >= 1 holding at most 2^24 nodes.
+Status build_translate_tree(const std::vector<int>& dims, TranslateTree* out);
+
+// Every tree T_i = T0 + i as Algorithm 1's schedule on the torus's network
+// graph `g` (grid order, one rank per host): for tests, which check the
+// same invariants on both constructions.  O(P²).
+MultiTreeSchedule expand_translates(const TranslateTree& t0, const NetGraph& g);
 
 Status prepare_multitree(const GenRequest& req, RankGenerator* out);
 void multitree_candidates(const CandidateContext& ctx, std::vector<std::string>* out);

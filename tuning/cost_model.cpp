@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "plan/registry.hpp"
@@ -204,8 +207,20 @@ int DirectNetwork::hop(int a, int b) const {
         return 1;
     const int x = dense[static_cast<size_t>(a)], y = dense[static_cast<size_t>(b)];
     if (x < 0 || y < 0) return 1;
-    const uint16_t h = hops[static_cast<size_t>(x) * static_cast<size_t>(n) + static_cast<size_t>(y)];
-    return h == 0xffff ? 1 : std::max<int>(h, 1);
+    const int h = dense_hops(x, y);
+    return h == 0xffff ? 1 : std::max(h, 1);
+}
+
+int DirectNetwork::dense_hops(int x, int y) const {
+    if (grid.empty()) return hops[static_cast<size_t>(x) * static_cast<size_t>(n) + static_cast<size_t>(y)];
+    int a = grid_index[static_cast<size_t>(x)], b = grid_index[static_cast<size_t>(y)], h = 0;
+    for (int dim : grid) {
+        const int d = std::abs(a % dim - b % dim);
+        h += grid_wrap ? std::min(d, dim - d) : d;
+        a /= dim;
+        b /= dim;
+    }
+    return h;
 }
 
 std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view) {
@@ -218,8 +233,12 @@ std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view) {
             d->dense[i] = d->n++;
             node_of.push_back(static_cast<int>(i));
         }
-    // Distances cost n² entries: beyond 8192 hosts every peer is one hop.
-    if (d->n > 8192) return nullptr;
+    // A whole torus or mesh: hops in closed form (dense_hops).
+    long long cells = 1;
+    for (int dim : view.grid) cells *= dim;
+    const bool grid = !view.grid.empty() && cells == d->n && view.grid_host.size() == static_cast<size_t>(cells);
+    // Otherwise distances cost n² entries: beyond 8192 hosts every peer is one hop.
+    if (!grid && d->n > 8192) return nullptr;
     Adjacency adj(static_cast<size_t>(d->n));
     d->units.assign(static_cast<size_t>(d->n), 0);
     d->adj.resize(static_cast<size_t>(d->n));
@@ -250,6 +269,19 @@ std::shared_ptr<const DirectNetwork> direct_network(const TopologyView& view) {
     for (const DirectNetwork::Link& l : d->links)
         if (signature(l) != signature(d->links.front())) d->heterogeneous = true;
     for (int& u : d->units) u = std::max(u, 1);
+    if (grid && !d->heterogeneous) {
+        d->grid = view.grid;
+        d->grid_wrap = view.grid_wrap;
+        d->grid_index.assign(static_cast<size_t>(d->n), -1);
+        for (size_t i = 0; i < view.grid_host.size(); ++i) {
+            const int h = view.grid_host[i];
+            const int x = h >= 0 && static_cast<size_t>(h) < d->dense.size() ? d->dense[static_cast<size_t>(h)] : -1;
+            if (x < 0) return nullptr;  // validate() rules this out
+            d->grid_index[static_cast<size_t>(x)] = static_cast<int>(i);
+        }
+        return d;
+    }
+    if (d->n > 8192) return nullptr;
     d->hops.assign(static_cast<size_t>(d->n) * static_cast<size_t>(d->n), 0xffff);
     for (int s = 0; s < d->n; ++s) {
         uint16_t* row = &d->hops[static_cast<size_t>(s) * static_cast<size_t>(d->n)];
@@ -267,7 +299,7 @@ void DirectNetwork::route(int a, int b, std::vector<uint32_t>* out) const {
     int x = dense[static_cast<size_t>(a)];
     const int y = dense[static_cast<size_t>(b)];
     if (x < 0 || y < 0) return;
-    auto dist = [&](int v) { return hops[static_cast<size_t>(v) * static_cast<size_t>(n) + static_cast<size_t>(y)]; };
+    auto dist = [&](int v) { return dense_hops(v, y); };
     if (dist(x) == 0xffff) return;
     while (x != y) {
         const auto& nb = adj[static_cast<size_t>(x)];
@@ -513,6 +545,7 @@ class PlanModel::Builder {
         if (ranks_.routed()) return false;
         RankGroup g(h_.symmetry);
         if (g.order != P) return false;
+        if (ranks_.direct && !links_invariant(g)) return false;
         if (ranks_.node.empty()) {
             // One rank per node: rank p is rank 0 translated by p.
             identity_ = true;
@@ -527,16 +560,14 @@ class PlanModel::Builder {
             if (ranks_.node_of(r) == n0) node0.push_back(r);
         if (node0.size() == static_cast<size_t>(P)) return false;  // one node: nothing to gain
         std::vector<int> trans(static_cast<size_t>(P), -1);
-        // Node ids are RankMap ids: >= 0 listed, -1-rank for unlisted ranks.
-        std::vector<char> imaged(2 * static_cast<size_t>(P), 0);
+        // Node ids are RankMap ids: >= 0 listed (a view's node indices for
+        // a topology, up to its node count), -1-rank for unlisted ranks.
+        std::unordered_set<int> imaged;
         for (int p = 0; p < P; ++p) {
             if (trans[static_cast<size_t>(p)] >= 0) continue;
             // p is the lowest rank not yet covered: the image of rank 0.
             const int nid = ranks_.node_of(p);
-            if (nid >= P || nid < -P) return false;
-            char& seen = imaged[static_cast<size_t>(nid + P)];
-            if (seen) return false;
-            seen = 1;
+            if (!imaged.insert(nid).second) return false;
             for (int x : node0) {
                 const int y = g.add(x, p);
                 if (ranks_.node_of(y) != nid || trans[static_cast<size_t>(y)] >= 0) return false;
@@ -547,6 +578,49 @@ class PlanModel::Builder {
         trans_ = std::move(trans);
         model_ = std::move(node0);
         start();
+        return true;
+    }
+
+    // On a direct network the translations must also map each node's links
+    // onto the image node's links (same units and class), or hop counts
+    // differ between a rank and its translates (a ring's Z_P on a 2-D
+    // torus).  Checked for the generators of `g`, one per factor.
+    bool links_invariant(const RankGroup& g) const {
+        const DirectNetwork& d = *ranks_.direct;
+        const auto dense = [&](int id) {
+            return id >= 0 && id < static_cast<int>(d.dense.size()) ? d.dense[static_cast<size_t>(id)] : -1;
+        };
+        std::vector<int> rank_on(static_cast<size_t>(d.n), -1);
+        for (int r = 0; r < h_.nranks; ++r) {
+            const int dn = dense(ranks_.node_of(r));
+            if (dn >= 0 && rank_on[static_cast<size_t>(dn)] < 0) rank_on[static_cast<size_t>(dn)] = r;
+        }
+        using Edge = std::tuple<int, int, int>;  // neighbour (dense), units, class
+        std::vector<Edge> mine, theirs;
+        for (int stride : g.stride) {
+            for (int a = 0; a < d.n; ++a) {
+                const int ra = rank_on[static_cast<size_t>(a)];
+                if (ra < 0) return false;  // a node without ranks: nothing maps it
+                const int b = dense(ranks_.node_of(g.add(ra, stride)));
+                if (b < 0) return false;
+                mine.clear();
+                theirs.clear();
+                const auto& adj = d.adj[static_cast<size_t>(a)];
+                for (size_t k = 0; k < adj.size(); ++k) {
+                    const int rn = rank_on[static_cast<size_t>(adj[k].first)];
+                    if (rn < 0) return false;
+                    const int cls = d.links[static_cast<size_t>(d.adj_link[static_cast<size_t>(a)][k])].cls;
+                    mine.emplace_back(dense(ranks_.node_of(g.add(rn, stride))), adj[k].second, cls);
+                }
+                const auto& badj = d.adj[static_cast<size_t>(b)];
+                for (size_t k = 0; k < badj.size(); ++k)
+                    theirs.emplace_back(badj[k].first, badj[k].second,
+                                        d.links[static_cast<size_t>(d.adj_link[static_cast<size_t>(b)][k])].cls);
+                std::sort(mine.begin(), mine.end());
+                std::sort(theirs.begin(), theirs.end());
+                if (mine != theirs) return false;
+            }
+        }
         return true;
     }
 
@@ -997,8 +1071,7 @@ void PlanModel::Pricing::spread_direct_loads() {
             if (ds < 0 || dp < 0) continue;
             const auto& nb = d.adj[static_cast<size_t>(ds)];
             for (size_t j = 0; j < nb.size(); ++j) {
-                const uint16_t hv =
-                    d.hops[static_cast<size_t>(nb[j].first) * static_cast<size_t>(d.n) + static_cast<size_t>(dp)];
+                const int hv = d.dense_hops(nb[j].first, dp);
                 if (hv != 0xffff && hv + 1 == h) on_path[j] = 1;
             }
         }

@@ -266,7 +266,13 @@ struct RankMap {
 struct DirectNetwork {
     std::vector<int> dense;        // RankMap node id -> 0..n-1, -1 when not in the network
     int n = 0;
-    std::vector<uint16_t> hops;    // n × n, shortest path in links (0xffff: unreachable)
+    std::vector<uint16_t> hops;    // n × n, shortest path in links (0xffff: unreachable); empty for a grid
+    // A whole torus or mesh of one link per neighbouring pair (the view's
+    // grid): its hops in closed form instead of the n² table, so that 10⁴
+    // hosts cost O(n).  grid_index: per dense node, x + X·(y + Y·z).
+    std::vector<int> grid;
+    bool grid_wrap = false;
+    std::vector<int> grid_index;
     std::vector<int> units;        // per dense node: link units at it (at least 1)
     std::vector<std::vector<std::pair<int, int>>> adj;  // per dense node: (neighbour, units)
     std::vector<std::vector<int>> adj_link;  // per dense node, parallel to adj: the link's index
@@ -279,6 +285,8 @@ struct DirectNetwork {
     std::vector<TopoLinkClass> classes;  // the view's link classes
     bool heterogeneous = false;  // links differ in rate × units or latency
     int hop(int a, int b) const;   // by RankMap node id; 1 when unknown
+    // Shortest path in links between dense nodes x and y (0xffff: unreachable).
+    int dense_hops(int x, int y) const;
 
     // The links a transfer from node a to node b (RankMap ids) crosses,
     // each as (link << 1) | 1 when crossed from its b end to its a end,
@@ -417,10 +425,11 @@ Prediction predict(const Plan& plan, size_t count, size_t elem_size, const Model
 //
 // Pricing from one node (the quotient).  When the plan declares a rank
 // symmetry (PlanHeader::symmetry) and every node of the RankMap is a
-// translate of rank 0's node by that group, every translate of a rank
-// starts and ends each step at the same time as the rank itself (its
-// program, its partners' programs and their link classes are the same up
-// to the translation).  build() then models only the ranks of rank 0's
+// translate of rank 0's node by that group (on a direct network, by
+// translations that also map every node's links onto its image's), every
+// translate of a rank starts and ends each step at the same time as the
+// rank itself (its program, its partners' programs and their link classes
+// are the same up to the translation).  build() then models only the ranks of rank 0's
 // node: a transfer to a rank p of node n is matched against the program of
 // p's translate in node 0, and the NIC and incast terms count the real
 // source nodes.  The times are those of the full model exactly when every

@@ -123,6 +123,13 @@ expect 0 'svg-trees: wrote .* \(16 distinct trees\)' -a multitree -P 16 --topolo
 grep -q '16 broadcast tree(s) of 16 blocks' "$svgt" || { echo "FAIL: --svg-trees drew no trees"; fails=$((fails + 1)); }
 rm -f "$svgt"
 expect 2 'rank 2 cannot be reached' -a multitree -P 3 --topology "$topo_src/graph-split.json"
+# MultiTree as translates of one tree on a torus: ceil(15/4) = 4 steps per
+# phase on 4x4, the default beyond 1024 ranks (10^4 sampled against peers).
+expect 0 '^steps: +8$' -a multitree -p trees=translate -P 16 --topology torus:4x4 --stats
+expect 0 '^ok: allreduce for P=35' -a multitree -p trees=translate -P 35 --topology torus:5x7 --check
+expect 2 'trees=translate needs a torus .*: the topology is a mesh' -a multitree -p trees=translate -P 16 --topology mesh:4x4
+expect 2 'trees=turns\) for at most 1024 ranks' -a multitree -P 2048 --topology tree:32x64
+expect 0 'ok: 4 sampled ranks of P=10000' -a multitree -P 10000 --topology torus:100x100 --check --sample 4
 
 # The network's bound (plan/bound.hpp): the wire bound on one switch, the
 # uplinks of an oversubscribed tree, a link without a rate named.

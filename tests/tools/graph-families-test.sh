@@ -47,11 +47,15 @@ for spec in asym 2dc "tree:2x4 --oversub 4"; do
 done
 
 # Step counts on the presets (docs/design.md): MultiTree 2 x 5 on a 4x4
-# torus and 2 x 9 on a 4x4 mesh with order=height; ring2d 2(X-1) + 2(Y-1).
+# torus, 2 x 4 as translates of one tree, and 2 x 9 on a 4x4 mesh with
+# order=height; ring2d 2(X-1) + 2(Y-1).
 s=$(check multitree "" 16 --topology torus:4x4)
 [ "$s" = 10 ] || { echo "FAIL: multitree on torus:4x4 takes '$s' steps, not 10"; fails=$((fails + 1)); }
 s=$(check multitree order=height 16 --topology mesh:4x4)
 [ "$s" = 18 ] || { echo "FAIL: multitree order=height on mesh:4x4 takes '$s' steps, not 18"; fails=$((fails + 1)); }
+s=$(check multitree trees=translate 16 --topology torus:4x4)
+[ "$s" = 8 ] || { echo "FAIL: multitree trees=translate on torus:4x4 takes '$s' steps, not 8"; fails=$((fails + 1)); }
+check multitree trees=translate 60 --topology torus:3x4x5 >/dev/null
 s=$(check ring2d "" 32 --topology torus:4x8)
 [ "$s" = 20 ] || { echo "FAIL: ring2d on torus:4x8 takes '$s' steps, not 20"; fails=$((fails + 1)); }
 check mtree "" 12 --topology "$src/tests/topology/b4.json" >/dev/null

@@ -476,7 +476,7 @@ TEST_CASE("multitree errors: a rank nothing reaches, too many ranks; gentree ref
     multitree_candidates(CandidateContext{9, 1, 0, nullptr}, &c);
     CHECK(c.empty());
     multitree_candidates(CandidateContext{9, 1, 0, &torus}, &c);
-    CHECK(c == std::vector<std::string>{"", "order=height"});
+    CHECK(c == std::vector<std::string>{"", "order=height", "trees=translate"});
     const GeneratorInfo* gt = find_generator("gentree");
     REQUIRE(gt != nullptr);
     std::vector<std::string> g;
@@ -537,6 +537,59 @@ TEST_CASE("the cost model prices a direct network one link per peer, and the sel
     REQUIRE_FALSE(ranked.empty());
     INFO(format_prediction_table(ranked));
     CHECK(ranked.front().candidate.algorithm == "multitree");
+}
+
+TEST_CASE("[graph] a grid's hops in closed form, and the one-node quotient on a torus", "[graph][model]") {
+    for (const std::string& name : {std::string("torus:6x4"), std::string("mesh:3x5"), std::string("torus:2x3x3"),
+                                    std::string("torus:7"), std::string("mesh:2x2x3")}) {
+        const TopologyView v = preset_view(name);
+        const auto d = direct_network(v);
+        REQUIRE(d != nullptr);
+        CHECK(d->hops.empty());
+        CHECK(d->grid == v.grid);
+        NetGraph g;
+        REQUIRE(build_net_graph(&v, v.nranks(), &g));
+        const std::vector<int> host = v.host_of_rank();
+        INFO(name);
+        for (int a = 0; a < v.nranks(); ++a)
+            for (int b = 0; b < v.nranks(); ++b)
+                CHECK(d->hop(host[static_cast<size_t>(a)], host[static_cast<size_t>(b)]) ==
+                      std::max(1, net_distance(g, a, b, true)));
+    }
+    // 10^4 hosts: farthest pairs 100 hops apart, not the one hop assumed
+    // for large networks without a grid.
+    const TopologyView big = preset_view("torus:100x100");
+    const auto d = direct_network(big);
+    REQUIRE(d != nullptr);
+    const std::vector<int> host = big.host_of_rank();
+    CHECK(d->hop(host[0], host[50 + 100 * 50]) == 100);
+    CHECK(d->hop(host[0], host[99 + 100 * 99]) == 2);
+    // The quotient needs translations that map the torus's links onto
+    // links: ring2d's Z_6 x Z_4 on torus:6x4 does, a ring's Z_24 does not
+    // (rank 5 -> 6 crosses a row end).
+    const TopologyView t64 = preset_view("torus:6x4");
+    RankMap d64;
+    d64.node = t64.host_of_rank();
+    d64.direct = direct_network(t64);
+    RankGenerator r2d, ring;
+    REQUIRE(prepare("ring2d", 24, {}, &t64, &r2d));
+    REQUIRE(prepare("ring", 24, {}, &ring));
+    CHECK(PlanModel::quotient_applies(r2d.header, d64));
+    CHECK_FALSE(PlanModel::quotient_applies(ring.header, d64));
+    PlanModel q, full;
+    REQUIRE(PlanModel::build(r2d, d64, &q, true));
+    REQUIRE(PlanModel::build(r2d, d64, &full, false));
+    CHECK(q.quotient());
+    ModelParams m;
+    m.inter.alpha = 150e-9;
+    m.inter.beta = 1 / 16e9;
+    m.intra = m.inter;
+    for (size_t count : {size_t{48}, size_t{48} << 10, size_t{48} << 16}) {
+        const Prediction a = q.predict(count, 4, m), b = full.predict(count, 4, m);
+        REQUIRE(a.status);
+        REQUIRE(b.status);
+        CHECK(a.seconds == Approx(b.seconds).epsilon(1e-12));
+    }
 }
 
 TEST_CASE("multitree order=height: the paper's remaining-height priority for asymmetric networks", "[multitree]") {
@@ -610,4 +663,203 @@ TEST_CASE("block trees: MultiTree's trees and a ring's chains, drawn as SVG", "[
     CHECK(svg.find("block 3, root 3") != std::string::npos);
     const std::string few = block_trees_to_svg(ring, 2);
     CHECK(few.find("3 more tree(s) not drawn") != std::string::npos);
+}
+
+namespace {
+
+// A torus preset's view with rank perm[h] on grid host h (not grid order).
+TopologyView permuted_view(const std::string& name, const std::vector<int>& perm) {
+    Topology t;
+    REQUIRE(topology_preset(name, &t));
+    const std::vector<int> hs = t.hosts();
+    REQUIRE(hs.size() == perm.size());
+    std::vector<std::string> names(perm.size());
+    for (size_t h = 0; h < perm.size(); ++h)
+        names[static_cast<size_t>(perm[h])] = t.nodes[static_cast<size_t>(hs[h])].name;
+    TopologyView v;
+    REQUIRE(to_view(t, names, &v));
+    return v;
+}
+
+Plan translate_plan(const TopologyView* v, int P) {
+    Plan plan;
+    const Status st = generate("multitree", P, {{"trees", "translate"}}, v, &plan);
+    INFO(st.message());
+    REQUIRE(st);
+    return plan;
+}
+
+}  // namespace
+
+TEST_CASE("multitree trees=translate: T0 takes ceil((P-1)/D) steps and its translates never share an arc", "[multitree][translate]") {
+    // {dims, directions D}; a dimension of 2 has one direction, of 1 none.
+    const std::vector<std::pair<std::vector<int>, int>> tori = {
+        {{4, 4}, 4},  {{8, 8}, 4},  {{16, 16}, 4}, {{32, 32}, 4}, {{3, 5}, 4},    {{5, 7}, 4},
+        {{7, 9}, 4},  {{3, 17}, 4}, {{5, 13}, 4},  {{2, 8}, 3},   {{2, 2}, 2},    {{3, 3}, 4},
+        {{7}, 2},     {{8}, 2},     {{1, 6}, 2},   {{2, 2, 2}, 3}, {{3, 3, 3}, 6}, {{4, 4, 4}, 6},
+        {{5, 5, 7}, 6}, {{100, 100}, 4}};
+    for (const auto& [dims, D] : tori) {
+        TranslateTree t;
+        REQUIRE(build_translate_tree(dims, &t));
+        const int P = t.nnodes();
+        const std::string name = "torus:" + format_factors(dims);
+        INFO(name);
+        REQUIRE(static_cast<int>(t.directions.size()) == D);
+        // At most D nodes join per step, so ceil((P-1)/D) is a lower bound;
+        // the greedy meets it on all of these.
+        CHECK(t.steps == (P - 1 + D - 1) / D);
+        // Per step, each direction at most once, each parent joined earlier.
+        std::map<std::pair<int, int>, int> used;
+        for (int v = 1; v < P; ++v) {
+            const int j = t.via[static_cast<size_t>(v)];
+            REQUIRE(j >= 0);
+            CHECK(++used[{t.step[static_cast<size_t>(v)], j}] == 1);
+            CHECK(t.step[static_cast<size_t>(t.move(v, j, -1))] < t.step[static_cast<size_t>(v)]);
+        }
+        // All P trees, materialised: Algorithm 1's invariants on the
+        // network graph (spanning, parents first, one tree edge per arc and
+        // step).
+        if (P > 64 || dims[0] == 1) continue;
+        const TopologyView v = preset_view(name);
+        NetGraph g;
+        REQUIRE(build_net_graph(&v, P, &g));
+        require_invariants(g, expand_translates(t, g), name + " translates");
+    }
+    // Against Algorithm 1 on the same tori: never more steps (4x4: 4
+    // against 5, 8x8: 16 against 17).
+    for (const std::string& name : {std::string("torus:4x4"), std::string("torus:8x8"), std::string("torus:16x16")}) {
+        const TopologyView v = preset_view(name);
+        TranslateTree t;
+        REQUIRE(build_translate_tree(v.grid, &t));
+        INFO(name);
+        CHECK(t.steps <= schedule_of(&v, v.nranks()).steps);
+    }
+    TranslateTree t;
+    CHECK_FALSE(build_translate_tree({4, 0}, &t));
+}
+
+TEST_CASE("multitree trees=translate passes the checker, declares the torus's symmetry and sums on the loopback transport", "[multitree][translate][check]") {
+    for (const char* name : {"torus:3x5", "torus:5x7", "torus:4x4", "torus:8x8", "torus:7x9", "torus:16x16",
+                                    "torus:3x17", "torus:2x8", "torus:2x2", "torus:2x3", "torus:3x3", "torus:5",
+                                    "torus:17", "torus:2x2x2", "torus:3x3x3", "torus:3x4x5"}) {
+        const TopologyView v = preset_view(name);
+        const int P = v.nranks();
+        const Plan p = translate_plan(&v, P);
+        INFO(name);
+        CHECK(p.params == "trees=translate");
+        require_valid(p, std::string(name) + " trees=translate");
+        std::vector<int> sym;
+        for (int d : v.grid)
+            if (d > 1) sym.push_back(d);
+        CHECK(p.symmetry == sym);
+        const CheckResult cs = check_symmetry(p);
+        INFO(cs.message);
+        CHECK(cs.ok);
+        CHECK(check_representatives(p).ok);
+        // 2·tot_t steps; every block crosses P - 1 tree edges per phase.
+        TranslateTree t;
+        REQUIRE(build_translate_tree(v.grid, &t));
+        CHECK(p.max_steps() == 2 * t.steps);
+        size_t blocks_sent = 0;
+        for (const Program& prog : p.programs)
+            for (const Step& step : prog.steps)
+                for (const Transfer& x : step.sends) {
+                    blocks_sent += x.blocks.size();
+                    CHECK(x.blocks.size() == 1);
+                }
+        CHECK(blocks_sent == 2 * static_cast<size_t>(P) * static_cast<size_t>(P - 1));
+        if (P <= 36) {
+            const size_t n = static_cast<size_t>(P);
+            const Status s = run_sum(p, {0, 1, n - 1, n, 3 * n + 2, 1001});
+            INFO(s.message());
+            CHECK(s);
+        }
+    }
+    // Ranks not in grid order: the same trees on the hosts, no symmetry
+    // declared, still a valid plan with the right sums.
+    std::vector<int> perm(15);
+    for (int h = 0; h < 15; ++h) perm[static_cast<size_t>(h)] = (7 * h + 3) % 15;
+    const TopologyView shuffled = permuted_view("torus:3x5", perm);
+    const Plan p = translate_plan(&shuffled, 15);
+    CHECK(p.symmetry.empty());
+    require_valid(p, "torus:3x5 shuffled");
+    CHECK(check_representatives(p).ok);
+    const Status s = run_sum(p, {0, 15, 47});
+    INFO(s.message());
+    CHECK(s);
+}
+
+TEST_CASE("multitree trees=translate: the default beyond kMultiTreeMaxRanks on a torus, errors elsewhere, candidates, quotient pricing", "[multitree][translate]") {
+    // Beyond the limit, a torus gets translates by default.
+    const TopologyView big = preset_view("torus:40x30");
+    RankGenerator gen;
+    REQUIRE(prepare("multitree", 1200, {}, &big, &gen));
+    CHECK(gen.header.params == "trees=translate");
+    CHECK(gen.header.symmetry == std::vector<int>{40, 30});
+    const Program p0 = gen.program(0);
+    CHECK(p0.steps.size() == 2 * static_cast<size_t>((1200 - 1 + 3) / 4));
+    // Elsewhere beyond the limit: the error names the way out.
+    Plan p;
+    Status st = generate("multitree", kMultiTreeMaxRanks + 1, {}, nullptr, &p);
+    CHECK_FALSE(st);
+    CHECK(st.message().find("trees=translate on a torus") != std::string::npos);
+    st = prepare("multitree", 1200, {{"trees", "turns"}}, &big, &gen);
+    CHECK_FALSE(st);
+    CHECK(st.message().find("at most 1024") != std::string::npos);
+    // Bad params and networks that are no torus of one rank per host.
+    const TopologyView mesh = preset_view("mesh:3x3"), sw = preset_view("switch:4"), two = preset_view("torus:2x2", 2);
+    const std::vector<std::tuple<const TopologyView*, int, ParamMap, std::string>> bad = {
+        {&mesh, 9, {{"trees", "translate"}}, "mesh (no wrap-around links)"},
+        {&sw, 4, {{"trees", "translate"}}, "switch tree"},
+        {nullptr, 4, {{"trees", "translate"}}, "no topology is known"},
+        {&two, 8, {{"trees", "translate"}}, "one rank per host: the torus holds 4 hosts for 8 ranks"},
+        {&mesh, 9, {{"trees", "forest"}}, "trees=forest: expected turns or translate"},
+        {&mesh, 9, {{"trees", "translate"}, {"order", "height"}}, "applies to trees=turns only"},
+    };
+    for (const auto& [view, P, params, want] : bad) {
+        st = generate("multitree", P, params, view, &p);
+        INFO(want << ": " << st.message());
+        CHECK_FALSE(st);
+        CHECK(st.message().find(want) != std::string::npos);
+    }
+    // trees=turns is Algorithm 1 itself.
+    const TopologyView t44 = preset_view("torus:4x4");
+    REQUIRE(generate("multitree", 16, {{"trees", "turns"}}, &t44, &p));
+    CHECK(p.params == "trees=turns");
+    CHECK(p.max_steps() == 10);
+    // Offered on a torus at any size, Algorithm 1 up to kWholePlanMaxRanks.
+    std::vector<std::string> c;
+    multitree_candidates(CandidateContext{16, 1, 0, &t44}, &c);
+    CHECK(c == std::vector<std::string>{"", "order=height", "trees=translate"});
+    c.clear();
+    multitree_candidates(CandidateContext{1200, 1, 0, &big}, &c);
+    CHECK(c == std::vector<std::string>{"trees=translate"});
+    c.clear();
+    multitree_candidates(CandidateContext{9, 1, 0, &mesh}, &c);
+    CHECK(c == std::vector<std::string>{"", "order=height"});
+    // The cost model prices it from rank 0's program alone, as it prices
+    // every program (count a multiple of P).
+    const TopologyView t88 = preset_view("torus:8x8");
+    REQUIRE(prepare("multitree", 64, {{"trees", "translate"}}, &t88, &gen));
+    RankMap direct;
+    direct.node = t88.host_of_rank();
+    direct.direct = direct_network(t88);
+    REQUIRE(PlanModel::quotient_applies(gen.header, direct));
+    PlanModel q, full;
+    REQUIRE(PlanModel::build(gen, direct, &q, true));
+    REQUIRE(PlanModel::build(gen, direct, &full, false));
+    CHECK(q.quotient());
+    CHECK_FALSE(full.quotient());
+    ModelParams m;
+    m.inter.alpha = 150e-9;
+    m.inter.beta = 1 / 16e9;
+    m.intra = m.inter;
+    for (size_t count : {size_t{64}, size_t{64} << 10, size_t{64} << 16}) {
+        const Prediction a = q.predict(count, 4, m), b = full.predict(count, 4, m);
+        REQUIRE(a.status);
+        REQUIRE(b.status);
+        CHECK(a.seconds == Approx(b.seconds).epsilon(1e-12));
+    }
+    // 16 steps per phase of one hop, one block of 1/64 per link.
+    CHECK(full.predict(size_t{64} << 16, 4, m).seconds == Approx(32 * (150e-9 + (4 << 16) / 16e9)).epsilon(1e-9));
 }
