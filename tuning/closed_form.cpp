@@ -216,7 +216,11 @@ class ClosedForm::Pricing {
         return static_cast<double>(static_cast<size_t>(blocks) * per_block_) * es_;
     }
     step_price::StepCost link_price(const Entry& e) const;
+    const step_price::StepCost& path_price(const Entry& e);
     double cost(const Entry& e);
+    size_t pair(const Entry& e) const {
+        return static_cast<size_t>(e.own) * cf_.nics_.size() + static_cast<size_t>(e.nic);
+    }
     double host(const Entry& e) const {
         const Own& o = cf_.owns_[static_cast<size_t>(e.own)];
         return params_.host.gamma * bytes(o.reduce) + params_.host.delta * bytes(o.memory);
@@ -233,7 +237,11 @@ class ClosedForm::Pricing {
     const double es_;
     const ModelParams& params_;
     std::vector<double> cost_;  // per (own, nic) pair: NaN until priced
-    std::vector<double> end_;   // per model rank and step
+    // The critical path's link prices: per pair, an index into path_costs_
+    // (−1 until needed); a path repeats few of them many times.
+    std::vector<int> path_cost_of_;
+    std::vector<step_price::StepCost> path_costs_;
+    std::vector<double> end_;  // per model rank and step
 };
 
 step_price::StepCost ClosedForm::Pricing::link_price(const Entry& e) const {
@@ -255,9 +263,19 @@ step_price::StepCost ClosedForm::Pricing::link_price(const Entry& e) const {
 }
 
 double ClosedForm::Pricing::cost(const Entry& e) {
-    double& c = cost_[static_cast<size_t>(e.own) * cf_.nics_.size() + static_cast<size_t>(e.nic)];
+    double& c = cost_[pair(e)];
     if (std::isnan(c)) c = link_price(e).cost;
     return c;
+}
+
+const step_price::StepCost& ClosedForm::Pricing::path_price(const Entry& e) {
+    if (path_cost_of_.empty()) path_cost_of_.assign(cost_.size(), -1);
+    int& i = path_cost_of_[pair(e)];
+    if (i < 0) {
+        i = static_cast<int>(path_costs_.size());
+        path_costs_.push_back(link_price(e));
+    }
+    return path_costs_[static_cast<size_t>(i)];
 }
 
 // PlanModel::Pricing::schedule's rule for one step: it starts when its own
@@ -378,6 +396,7 @@ Prediction ClosedForm::Pricing::critical_path() {
     }
     if (rank < 0) return pred;
     long step = cf_.nsteps_[static_cast<size_t>(rank)] - 1;
+    pred.critical_path.reserve(static_cast<size_t>(step) + 1);
     pred.seconds = end_[cf_.time_first_[static_cast<size_t>(rank) + 1] - 1];
     while (rank >= 0) {
         const uint32_t entry = entry_at(static_cast<int>(rank), step);
@@ -393,7 +412,7 @@ Prediction ClosedForm::Pricing::critical_path() {
         ps.link_step = static_cast<int>(link.step + j);
         ps.start = s.t;
         ps.end = end_[time_index(e, j)];
-        step_price::add_path_step(params_.host, link_price(link), bytes(o.reduce),
+        step_price::add_path_step(params_.host, path_price(link), bytes(o.reduce),
                                   bytes(o.memory), ps, &pred);
         rank = s.from_entry < 0 ? -1 : cf_.entries_[static_cast<size_t>(s.from_entry)].rank;
         step = s.from_step;
