@@ -504,6 +504,9 @@ int fold_steps(const std::vector<int>& radix) {
 struct Schedule {
     Group group;
     std::vector<AbstractStep> steps;
+    // block_of() of every element: a program's block lists are read off
+    // it (a digit loop per block otherwise, P blocks a step at r = L).
+    std::vector<int> block;
 };
 
 }  // namespace
@@ -526,6 +529,8 @@ Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
     GENX_RETURN_IF_ERROR(parse_group(group_name, P, &radix));
     auto sched = std::make_shared<Schedule>();
     sched->group = Group(radix);
+    sched->block.resize(static_cast<size_t>(P));
+    for (int x = 0; x < P; ++x) sched->block[static_cast<size_t>(x)] = sched->group.block_of(x);
     const Group& group = sched->group;
     const std::vector<FoldStep> fold = fold_schedule(group);
     const int L = static_cast<int>(fold.size());
@@ -574,28 +579,32 @@ Status prepare_butterfly(const GenRequest& req, RankGenerator* out) {
     g.header.representatives = {0};
     g.emit = [sched](int p, Program* prog) {
         const Group& grp = sched->group;
-        const int n = grp.order;
         // Block lists in ascending order, so consecutive blocks form one run
         // on the wire.  Long lists (latency-optimal steps move ~P blocks)
         // are sorted by marking, which keeps a program linear in its size.
         std::vector<char> mark;
         auto blocks_of = [&](const std::vector<int>& placements) {
-            std::vector<int> b;
-            b.reserve(placements.size());
-            for (int pl : placements) b.push_back(grp.block_of(grp.sub(p, pl)));
+            std::vector<int> b(placements.size());
+            const std::vector<int>& block = sched->block;
+            for (size_t i = 0; i < b.size(); ++i)
+                b[i] = block[static_cast<size_t>(grp.sub(p, placements[i]))];
             // Placements are ascending, so for the cyclic group the labels
             // p - pl descend with one wrap: reversed and rotated they are
-            // sorted, in O(n).  Other groups: sort, or mark for long lists.
-            if (sorted_by_rotation(&b)) return b;
-            if (b.size() * 8 < static_cast<size_t>(n)) {
+            // sorted, in O(n).  Other groups: mark them when they are dense
+            // in their range (xor's are aligned ranges, permuted), else sort.
+            if (!grp.binary && sorted_by_rotation(&b)) return b;
+            if (b.empty()) return b;
+            const auto [lo, hi] = std::minmax_element(b.begin(), b.end());
+            const int first = *lo, span = *hi - *lo + 1;
+            if (static_cast<size_t>(span) > 8 * b.size()) {
                 std::sort(b.begin(), b.end());
                 return b;
             }
-            mark.assign(static_cast<size_t>(n), 0);
-            for (int x : b) mark[static_cast<size_t>(x)] = 1;
-            b.clear();
-            for (int x = 0; x < n; ++x)
-                if (mark[static_cast<size_t>(x)] != 0) b.push_back(x);
+            mark.assign(static_cast<size_t>(span), 0);
+            for (int x : b) mark[static_cast<size_t>(x - first)] = 1;
+            size_t k = 0;  // the blocks are distinct: b keeps its size
+            for (int x = 0; x < span; ++x)
+                if (mark[static_cast<size_t>(x)] != 0) b[k++] = first + x;
             return b;
         };
         prog->steps.reserve(prog->steps.size() + sched->steps.size());

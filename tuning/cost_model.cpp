@@ -26,7 +26,6 @@
 namespace genx {
 
 using step_price::StepCost;
-using step_price::price_link;
 
 // ------------------------------------------------------------------ JSON
 
@@ -1172,20 +1171,14 @@ StepCost PlanModel::Pricing::inter_price(size_t k) const {
 StepCost PlanModel::Pricing::link_price(size_t k) const {
     const StepRec& rec = m_.steps_[k];
     const Load& l = load_[k];
-    StepCost best;
-    if (l.sent[0] > 0 || l.recv[0] > 0) {
-        best = price_link(params_.intra, l.sent[0], l.recv[0], l.intra_flows_in, std::max(l.nsent[0], l.nrecv[0]),
-                          (rec.shift & 1) != 0);
-        best.link = LinkKind::Intra;
-        best.coeff.steps_intra = 1;
-        best.coeff.extra_msgs_intra = best.extra_msgs;
-        best.coeff.shift_steps_intra = best.shift ? 1 : 0;
-        best.coeff.bytes_intra = std::max(l.sent[0], l.recv[0]);
-        best.coeff.incast_bytes_intra = std::max(static_cast<double>(best.w) - params_.intra.w_t, 0.0) * l.recv[0];
-    }
+    StepCost intra;
+    if (l.sent[0] > 0 || l.recv[0] > 0)
+        intra = step_price::intra_price(params_, l.sent[0], l.recv[0], l.intra_flows_in,
+                                        std::max(l.nsent[0], l.nrecv[0]), (rec.shift & 1) != 0);
+    StepCost best = intra;
     if (l.sent[1] > 0 || l.recv[1] > 0) {
-        StepCost e = inter_price(k);
-        if (best.link == LinkKind::None || e.cost >= best.cost) best = e;
+        const StepCost e = inter_price(k);
+        best = step_price::slower_part(intra, &e);
     }
     step_price::add_nonblocking(params_, &best);
     return best;

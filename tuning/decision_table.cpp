@@ -60,17 +60,29 @@ std::string describe(const std::string& alg, const std::string& params) {
     return params.empty() ? alg : alg + " (" + params + ")";
 }
 
-// The work of modelling every rank's program, estimated from the
-// representatives as the largest one plus P - 1 times the smallest (rb:
-// one root and P - 1 small programs; symmetric plans: P alike), counting
-// block entries plus, for each transfer, the matching and bookkeeping it
-// costs (about as much as 30 entries).
+}  // namespace
+
 double full_model_cost(const RankGenerator& gen) {
     const PlanHeader& h = gen.header;
     std::vector<int> reps = h.representatives;
     if (reps.empty()) reps.push_back(0);
     size_t most = 0, least = SIZE_MAX;
-    for (int r : reps) {
+    const bool by_factors =
+        (h.algorithm == "hcps" || h.algorithm == "cps") && reps == std::vector<int>{0};
+    if (by_factors) {
+        // Rank 0's program from its factors (the symmetry), without building
+        // its Σ 2(f_i − 1) transfers: round i sends and receives len_i =
+        // Π_{j>i} f_j blocks to and from f_i − 1 peers in both phases and
+        // reduces len_i blocks once.
+        size_t n = 0, len = 1;
+        for (size_t i = h.symmetry.size(); i-- > 0;) {
+            const size_t f = static_cast<size_t>(h.symmetry[i]);
+            n += 4 * (f - 1) * (len + 30) + len + 1;
+            len *= f;
+        }
+        most = least = n;
+    }
+    for (int r : by_factors ? std::vector<int>{} : reps) {
         const Program p = gen.program(r);
         size_t n = 0;
         for (const Step& st : p.steps) {
@@ -83,6 +95,8 @@ double full_model_cost(const RankGenerator& gen) {
     }
     return static_cast<double>(most) + static_cast<double>(least) * (h.nranks - 1);
 }
+
+namespace {
 
 // GenTree's per-switch plans depend on the size (gentree_choice.hpp): each
 // gentree candidate becomes one per distinct choice over `sizes`, marked in
@@ -171,15 +185,17 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
                                           params, &candidates, &chosen_at));
     const bool at_scale = shape.size > kWholePlanMaxRanks && !options.exact;
     // Beyond kWholePlanMaxRanks, the families closed_form.hpp knows are
-    // priced from P and their params, without a program (one rank per node
-    // and no topology only).
+    // priced from P and their params, without a program (one or K
+    // consecutive ranks per node, no topology).  They spend none of the
+    // full-model budget below, whatever path they replace.
     std::vector<ClosedForm> closed(candidates.size());
     std::vector<bool> is_closed(candidates.size(), false);
-    if (at_scale)
+    const int ppn = at_scale ? ClosedForm::ranks_per_node(ranks, shape.size) : 0;
+    if (ppn > 0)
         for (size_t ci = 0; ci < candidates.size(); ++ci) {
             ParamMap pm;
             is_closed[ci] = parse_params(candidates[ci].params, &pm) &&
-                            ClosedForm::make(candidates[ci].algorithm, pm, shape.size, ranks,
+                            ClosedForm::make(candidates[ci].algorithm, pm, shape.size, ppn,
                                              &closed[ci]);
         }
     // Beyond kWholePlanMaxRanks, a plan the one-node quotient cannot price

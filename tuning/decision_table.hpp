@@ -122,6 +122,15 @@ class DecisionTable {
 // a node (ppn known), else one rank per node.
 RankMap rank_map_for(const CommShape& shape);
 
+// The work of modelling every rank's program of `gen` (what
+// kFullModelBudget counts), estimated from the representatives as the
+// largest one plus P − 1 times the smallest (rb: one root and P − 1 small
+// programs; symmetric plans: P alike), counting block entries plus, for
+// each transfer, the matching and bookkeeping it costs (about as much as
+// 30 entries).  hcps and cps count rank 0's program from their factors
+// instead of building it (the same number; test_decision_table.cpp).
+double full_model_cost(const RankGenerator& gen);
+
 // A candidate priced by the model.
 struct PricedCandidate {
     Candidate candidate;
@@ -131,13 +140,13 @@ struct PricedCandidate {
 // Prices every candidate enumerate_candidates() gives for `shape` (families
 // empty = all) at each of `sizes` (bytes), exactly or by the envelope (see
 // the header comment).  Beyond kWholePlanMaxRanks ranks, a candidate with
-// a closed form (closed_form.hpp: one rank per node, no topology) is priced
-// without generating it; one the one-node quotient cannot price (no
-// declared symmetry, or one that does not map the nodes onto each other) is
-// priced from every rank's program, cheapest first, while the estimated
-// work of all of them stays within kFullModelBudget; the rest are left out
-// and counted in *unpriced.  Fails naming a candidate that does not
-// generate or cannot be timed.
+// a closed form (closed_form.hpp: one or K consecutive ranks per node, no
+// topology) is priced without generating it; one the one-node quotient
+// cannot price (no declared symmetry, or one that does not map the nodes
+// onto each other) is priced from every rank's program, cheapest first,
+// while the estimated work of all of them stays within kFullModelBudget;
+// the rest are left out and counted in *unpriced.  Fails naming a
+// candidate that does not generate or cannot be timed.
 Status price_candidates(const ModelParams& model, const CommShape& shape,
                         const std::vector<std::string>& families,
                         const std::vector<size_t>& sizes, const TableOptions& options,

@@ -40,6 +40,22 @@ inline StepCost price_link(const LinkParams& p, double sent, double recv, int fl
     return c;
 }
 
+// The intra-node part of a step: the rank's own intra-node bytes, the
+// ranks sending to it over intra-node links (`flows_in`), its messages and
+// shift (as price_link).
+inline StepCost intra_price(const ModelParams& params, double sent, double recv, int flows_in,
+                            int msgs, bool shift) {
+    StepCost c = price_link(params.intra, sent, recv, flows_in, msgs, shift);
+    c.link = LinkKind::Intra;
+    c.coeff.steps_intra = 1;
+    c.coeff.extra_msgs_intra = c.extra_msgs;
+    c.coeff.shift_steps_intra = c.shift ? 1 : 0;
+    c.coeff.bytes_intra = std::max(sent, recv);
+    c.coeff.incast_bytes_intra =
+        std::max(static_cast<double>(c.w) - params.intra.w_t, 0.0) * recv;
+    return c;
+}
+
 // The NIC part of an inter-node step: `sent` and `recv` are the node's
 // inter-node bytes in the step, `sources` the distinct nodes sending to
 // it, `msgs` and `shift` the rank's own (as price_link).  On a
@@ -58,6 +74,15 @@ inline StepCost nic_price(const ModelParams& params, double sent, double recv, i
     e.coeff.incast_bytes_inter =
         by_links ? 0 : std::max(static_cast<double>(e.w) - params.inter.w_t, 0.0) * recv;
     return e;
+}
+
+// A step's link cost: the slower of its intra-node part (`intra`, link
+// None when the rank has no intra-node transfer) and its inter-node part
+// (`inter`, when it has one), the inter-node part on a tie.
+inline StepCost slower_part(const StepCost& intra, const StepCost* inter) {
+    if (inter != nullptr && (intra.link == LinkKind::None || inter->cost >= intra.cost))
+        return *inter;
+    return intra;
 }
 
 // A non-blocking call's step waits for the application's next MPI call

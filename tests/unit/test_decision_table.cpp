@@ -1,11 +1,13 @@
 // The per-communicator decision table: rules first (with rule bounds that
 // are not powers of two), then the model; the envelope pricing against exact
-// prediction; rules that cannot run on a communicator.
+// prediction; rules that cannot run on a communicator; the closed forms
+// and budget estimates at scale against the generated plans.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <iostream>
 
+#include "plan/hcps.hpp"
 #include "plan/registry.hpp"
 #include "tuning/decision_table.hpp"
 
@@ -177,4 +179,65 @@ TEST_CASE("decision table: digest tells tables apart", "[decision]") {
     REQUIRE(DecisionTable::build(g, CommShape{4, 1, 4}, TableOptions{}, &c, nullptr).is_ok());
     CHECK(a.digest() == b.digest());
     CHECK(a.digest() != c.digest());
+}
+
+TEST_CASE("decision table: hcps's budget estimate from its factors is its program's",
+          "[decision][closed-form]") {
+    int checked = 0;
+    for (int P : {2, 12, 64, 97, 360, 1000, 1024}) {
+        std::vector<std::vector<int>> all = ordered_factorizations(P, 3);
+        for (const std::vector<int>& f : all) {
+            const bool cps = f.size() == 1;
+            ParamMap pm;
+            if (!cps) pm["factors"] = format_factors(f);
+            RankGenerator g;
+            REQUIRE(prepare(cps ? "cps" : "hcps", P, pm, &g).is_ok());
+            // full_model_cost's count, from rank 0's program.
+            size_t n = 0;
+            for (const Step& st : g.program(0).steps) {
+                for (const Transfer& t : st.sends) n += t.blocks.size() + 30;
+                for (const Transfer& t : st.recvs) n += t.blocks.size() + 30;
+                for (const LocalOp& op : st.ops) n += op.blocks.size() + 1;
+            }
+            INFO("P=" << P << " factors " << format_factors(f));
+            CHECK(full_model_cost(g) == static_cast<double>(n) + static_cast<double>(n) * (P - 1));
+            ++checked;
+        }
+    }
+    CHECK(checked > 100);
+}
+
+TEST_CASE("decision table at scale: closed forms price as the model on the generated plans",
+          "[decision][closed-form]") {
+    // K ranks per node beyond kWholePlanMaxRanks: every priced candidate's
+    // seconds are the envelope of the model built as before the closed
+    // forms (the one-node quotient, or every rank's program), to the bit.
+    const RulesFile f = rules_from("{\"algorithm\": \"model\"}");
+    for (const CommShape& shape : {CommShape{1000, 125, 8}, CommShape{363, 121, 3}}) {
+        const std::vector<size_t> at = {1, 1000, 65536, size_t{1} << 24};
+        std::vector<PricedCandidate> priced;
+        REQUIRE(price_candidates(f.model, shape, {}, at, TableOptions{}, &priced).is_ok());
+        REQUIRE(priced.size() > 20);
+        const RankMap ranks = rank_map_for(shape);
+        for (const PricedCandidate& c : priced) {
+            INFO(c.candidate.algorithm << " " << c.candidate.params << " P=" << shape.size);
+            ParamMap pm;
+            RankGenerator g;
+            REQUIRE(parse_params(c.candidate.params, &pm).is_ok());
+            REQUIRE(prepare(c.candidate.algorithm, shape.size, pm, &g).is_ok());
+            PlanModel m;
+            REQUIRE(PlanModel::build(g, ranks, &m, true).is_ok());
+            // The table's envelope: lines through 1, 4096 and 2^20 bytes a block.
+            for (size_t i = 0; i < at.size(); ++i) {
+                double t = 0;
+                for (size_t per_block : {size_t{1}, size_t{4096}, size_t{1} << 20}) {
+                    const size_t n = per_block * static_cast<size_t>(g.header.nblocks);
+                    const Prediction p = m.predict(n, 1, f.model);
+                    const double slope = (p.terms.total() - p.terms.alpha) / static_cast<double>(n);
+                    t = std::max(t, p.terms.alpha + slope * static_cast<double>(at[i]));
+                }
+                CHECK(c.seconds[i] == t);
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@
 // sampled check catches what the full check catches in matching.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -277,7 +278,9 @@ std::vector<std::pair<std::string, std::string>> closed_form_variants(int P, siz
     return v;
 }
 
-void check_same_prediction(const Prediction& a, const Prediction& b) {
+// `link_ranks` false: the partner whose link set a step's pace may be named
+// differently (the one-node quotient names its translate in node 0).
+void check_same_prediction(const Prediction& a, const Prediction& b, bool link_ranks = true) {
     REQUIRE(a.status.is_ok());
     REQUIRE(b.status.is_ok());
     // Bit for bit: the decision table keeps the first of equal prices.
@@ -300,7 +303,7 @@ void check_same_prediction(const Prediction& a, const Prediction& b) {
         INFO("critical path entry " << k << ": rank " << x.rank << " step " << x.step);
         CHECK(y.rank == x.rank);
         CHECK(y.step == x.step);
-        CHECK(y.link_rank == x.link_rank);
+        if (link_ranks) CHECK(y.link_rank == x.link_rank);
         CHECK(y.link_step == x.link_step);
         CHECK(y.start == x.start);
         CHECK(y.end == x.end);
@@ -350,19 +353,154 @@ TEST_CASE("closed-form prices equal the generated plan's model", "[per-rank][cos
     CHECK(compared > 2500);
 }
 
+namespace {
+
+int ceil_log2(int P) {
+    int L = 0;
+    for (int N = P; N > 1; N = (N + 1) / 2) ++L;
+    return L;
+}
+
+// The candidates the closed forms cover with K ranks per node: the
+// selector's (ring, cps, rb, rd, hcps, every r of the cyclic, xor and K x
+// P/K butterflies) plus butterflies over the first hcps factorisations as
+// groups (r = 0, 1, L/2, L), up to `max_hcps` factorisations.
+std::vector<std::pair<std::string, std::string>> ppn_variants(int P, int K, size_t max_hcps) {
+    std::vector<std::pair<std::string, std::string>> v = closed_form_variants(P, max_hcps);
+    const bool pow2 = (P & (P - 1)) == 0;
+    std::vector<std::string> groups;
+    if (pow2) groups.push_back("xor");
+    if (P % K == 0) groups.push_back(std::to_string(K) + "x" + std::to_string(P / K));
+    for (const std::string& grp : groups) {
+        std::vector<int> radix;
+        if (grp == "xor")
+            for (int n = P; n > 1; n /= 2) radix.push_back(2);
+        else
+            REQUIRE(parse_factors(grp, &radix).is_ok());
+        int L = 0;
+        for (int n : radix)
+            for (int N = n; N > 1; N = (N + 1) / 2) ++L;
+        for (int r = 0; r <= L; ++r)
+            v.push_back({"butterfly", "group=" + grp + ",r=" + std::to_string(r)});
+    }
+    size_t n = 0;
+    for (const auto& f : ordered_factorizations(P)) {
+        if (f.size() < 2 || n++ >= max_hcps) continue;
+        int L = 0;
+        for (int x : f)
+            for (int N = x; N > 1; N = (N + 1) / 2) ++L;
+        for (int r : {0, 1, L / 2, L})
+            v.push_back({"butterfly", "group=" + format_factors(f) + ",r=" + std::to_string(r)});
+    }
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("closed forms with several ranks per node equal the generated plan's model",
+          "[per-rank][cost-model][closed-form]") {
+    const std::vector<ModelParams> models = closed_form_models();
+    int compared = 0, declined = 0;
+    // Primes, 2^k ± 1, powers of two, products of small and large factors;
+    // beyond 257 ranks (test time) rb, rd and the butterflies at r = 0, 1, L.
+    for (int P : {3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 96, 97, 100,
+                  127, 128, 129, 255, 256, 257, 1021, 1024, 1025, 4099})
+        for (int K : {2, 3, 4, 8}) {
+            if (K >= P) continue;
+            const RankMap map = RankMap::by_slot(P, K);
+            REQUIRE(ClosedForm::ranks_per_node(map, P) == K);
+            const size_t max_hcps = P <= 64 ? 1000 : P <= 257 ? 8 : 0;
+            for (const auto& v : ppn_variants(P, K, max_hcps)) {
+                const size_t at = v.second.find("r=");
+                const std::string r = at == std::string::npos ? "" : v.second.substr(at + 2);
+                const bool big = r == "0" || r == "1" || r == std::to_string(ceil_log2(P));
+                if (P > 257 && v.first != "rd" && v.first != "rb" && !big) continue;
+                ParamMap pm;
+                REQUIRE(parse_params(v.second, &pm).is_ok());
+                INFO(v.first << " " << v.second << " P=" << P << " K=" << K);
+                const RankGenerator g = prepared(v.first, P, v.second);
+                ClosedForm cf;
+                const bool has = ClosedForm::make(v.first, pm, P, map, &cf);
+                // A closed form wherever the quotient applies, and for rb and
+                // rd (no symmetry) always.
+                const bool symmetric = v.first != "rb" && v.first != "rd";
+                CHECK(has == (symmetric ? PlanModel::quotient_applies(g.header, map) : true));
+                if (!has) {
+                    ++declined;
+                    continue;
+                }
+                // As the decision table prices it: the one-node quotient
+                // where it applies, else every rank's program.
+                PlanModel model;
+                REQUIRE(PlanModel::build(g, map, &model, true).is_ok());
+                CHECK(model.quotient() == symmetric);
+                PlanModel full;
+                if (P <= 64) REQUIRE(PlanModel::build(g, map, &full, false).is_ok());
+                REQUIRE(cf.nblocks() == g.header.nblocks);
+                for (const ModelParams& mp : models)
+                    for (const auto& [per_block, elem] :
+                         {std::pair<size_t, size_t>{1, 4}, {3, 1}, {4096, 4}}) {
+                        const size_t count = per_block * static_cast<size_t>(g.header.nblocks);
+                        INFO("count " << count << " x " << elem << " B, alpha_msg "
+                                      << mp.inter.alpha_msg << ", nonblocking "
+                                      << mp.price_nonblocking);
+                        const Prediction p = cf.predict(count, elem, mp);
+                        check_same_prediction(model.predict(count, elem, mp), p);
+                        // Up to 64 ranks also every rank's program, which the
+                        // table prices there: the same times, partners named
+                        // as themselves rather than their translates.
+                        if (full.nranks() > 0)
+                            check_same_prediction(full.predict(count, elem, mp), p, !symmetric);
+                        ++compared;
+                    }
+            }
+        }
+    CHECK(compared > 10000);
+    CHECK(declined > 100);
+}
+
 TEST_CASE("closed forms are offered only where they are exact", "[per-rank][cost-model][closed-form]") {
     ClosedForm cf;
     ParamMap none, pm;
+    // The placements read: one rank per node, K consecutive ranks per node.
+    CHECK(ClosedForm::ranks_per_node(RankMap{}, 100) == 1);
+    CHECK(ClosedForm::ranks_per_node(RankMap::by_slot(100, 1), 100) == 1);
+    CHECK(ClosedForm::ranks_per_node(RankMap::by_slot(100, 4), 100) == 4);
+    CHECK(ClosedForm::ranks_per_node(RankMap::by_slot(100, 3), 100) == 3);
+    CHECK(ClosedForm::ranks_per_node(RankMap::by_slot(100, 200), 100) == 100);
+    RankMap round_robin;
+    for (int r = 0; r < 100; ++r) round_robin.node.push_back(r % 4);
+    CHECK(ClosedForm::ranks_per_node(round_robin, 100) == 0);
+    CHECK(ClosedForm::ranks_per_node(RankMap::by_slot(99, 4), 100) == 0);  // ranks 99.. unlisted
+    RankMap tree = RankMap::by_slot(100, 4);
+    tree.tree = std::make_shared<SwitchTree>();
+    CHECK(ClosedForm::ranks_per_node(tree, 100) == 0);
+    CHECK_FALSE(ClosedForm::make("ring", none, 100, round_robin, &cf));
+    CHECK_FALSE(ClosedForm::make("ring", none, 100, tree, &cf));
     CHECK(ClosedForm::make("ring", none, 100, RankMap{}, &cf));
-    // Several ranks per node, a topology's map: the node's NIC is shared.
-    CHECK_FALSE(ClosedForm::make("ring", none, 100, RankMap::by_slot(100, 4), &cf));
+    CHECK(ClosedForm::make("ring", none, 100, RankMap::by_slot(100, 4), &cf));
+    // Nodes that are not translates of node 0 (the quotient's condition):
+    // 3 per node on 100 ranks, hcps 3x4 with 2 per node, 4x25 with 3.
+    CHECK_FALSE(ClosedForm::make("ring", none, 100, RankMap::by_slot(100, 3), &cf));
+    CHECK_FALSE(ClosedForm::make("ring", none, 100, RankMap::by_slot(100, 100), &cf));
+    REQUIRE(parse_params("factors=3x4", &pm).is_ok());
+    CHECK_FALSE(ClosedForm::make("hcps", pm, 12, RankMap::by_slot(12, 2), &cf));
+    CHECK(ClosedForm::make("hcps", pm, 12, RankMap::by_slot(12, 3), &cf));
+    REQUIRE(parse_params("group=4x25", &pm).is_ok());
+    CHECK_FALSE(ClosedForm::make("butterfly", pm, 100, RankMap::by_slot(100, 3), &cf));
+    CHECK(ClosedForm::make("butterfly", pm, 100, RankMap::by_slot(100, 2), &cf));
+    // rb and rd: any K (rd's every rank with K > 1).
+    CHECK(ClosedForm::make("rb", none, 100, RankMap::by_slot(100, 3), &cf));
+    CHECK(ClosedForm::make("rd", none, 100, RankMap::by_slot(100, 3), &cf));
     CHECK_FALSE(ClosedForm::make("ring", none, 1, RankMap{}, &cf));
     // rd on 2^k is symmetric (the quotient's); rhd is not covered.
     CHECK_FALSE(ClosedForm::make("rd", none, 128, RankMap{}, &cf));
     CHECK_FALSE(ClosedForm::make("rhd", none, 100, RankMap{}, &cf));
+    // Params the generators refuse.
     REQUIRE(parse_params("group=xor,r=1", &pm).is_ok());
-    CHECK_FALSE(ClosedForm::make("butterfly", pm, 128, RankMap{}, &cf));
-    REQUIRE(parse_params("group=4x25", &pm).is_ok());
+    CHECK(ClosedForm::make("butterfly", pm, 128, RankMap{}, &cf));
+    CHECK_FALSE(ClosedForm::make("butterfly", pm, 100, RankMap{}, &cf));
+    REQUIRE(parse_params("group=4x24", &pm).is_ok());
     CHECK_FALSE(ClosedForm::make("butterfly", pm, 100, RankMap{}, &cf));
     REQUIRE(parse_params("r=8", &pm).is_ok());  // L = 7 for P = 100
     CHECK_FALSE(ClosedForm::make("butterfly", pm, 100, RankMap{}, &cf));
