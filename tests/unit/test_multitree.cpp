@@ -539,6 +539,32 @@ TEST_CASE("the cost model prices a direct network one link per peer, and the sel
     CHECK(ranked.front().candidate.algorithm == "multitree");
 }
 
+namespace {
+
+// The one-node quotient applies to `gen` on `map` and prices it as the
+// full model does, at counts that are multiples of `unit` (every block the
+// same size); returns the model parameters it used.
+ModelParams check_quotient_equals_full(const RankGenerator& gen, const RankMap& map, size_t unit) {
+    PlanModel q, full;
+    REQUIRE(PlanModel::build(gen, map, &q, true));
+    REQUIRE(PlanModel::build(gen, map, &full, false));
+    CHECK(q.quotient());
+    CHECK_FALSE(full.quotient());
+    ModelParams m;
+    m.inter.alpha = 150e-9;
+    m.inter.beta = 1 / 16e9;
+    m.intra = m.inter;
+    for (size_t count : {unit, unit << 10, unit << 16}) {
+        const Prediction a = q.predict(count, 4, m), b = full.predict(count, 4, m);
+        REQUIRE(a.status);
+        REQUIRE(b.status);
+        CHECK(a.seconds == Approx(b.seconds).epsilon(1e-12));
+    }
+    return m;
+}
+
+}  // namespace
+
 TEST_CASE("[graph] a grid's hops in closed form, and the one-node quotient on a torus", "[graph][model]") {
     for (const std::string& name : {std::string("torus:6x4"), std::string("mesh:3x5"), std::string("torus:2x3x3"),
                                     std::string("torus:7"), std::string("mesh:2x2x3")}) {
@@ -576,20 +602,7 @@ TEST_CASE("[graph] a grid's hops in closed form, and the one-node quotient on a 
     REQUIRE(prepare("ring", 24, {}, &ring));
     CHECK(PlanModel::quotient_applies(r2d.header, d64));
     CHECK_FALSE(PlanModel::quotient_applies(ring.header, d64));
-    PlanModel q, full;
-    REQUIRE(PlanModel::build(r2d, d64, &q, true));
-    REQUIRE(PlanModel::build(r2d, d64, &full, false));
-    CHECK(q.quotient());
-    ModelParams m;
-    m.inter.alpha = 150e-9;
-    m.inter.beta = 1 / 16e9;
-    m.intra = m.inter;
-    for (size_t count : {size_t{48}, size_t{48} << 10, size_t{48} << 16}) {
-        const Prediction a = q.predict(count, 4, m), b = full.predict(count, 4, m);
-        REQUIRE(a.status);
-        REQUIRE(b.status);
-        CHECK(a.seconds == Approx(b.seconds).epsilon(1e-12));
-    }
+    (void)check_quotient_equals_full(r2d, d64, 48);
 }
 
 TEST_CASE("multitree order=height: the paper's remaining-height priority for asymmetric networks", "[multitree]") {
@@ -845,21 +858,9 @@ TEST_CASE("multitree trees=translate: the default beyond kMultiTreeMaxRanks on a
     direct.node = t88.host_of_rank();
     direct.direct = direct_network(t88);
     REQUIRE(PlanModel::quotient_applies(gen.header, direct));
-    PlanModel q, full;
-    REQUIRE(PlanModel::build(gen, direct, &q, true));
-    REQUIRE(PlanModel::build(gen, direct, &full, false));
-    CHECK(q.quotient());
-    CHECK_FALSE(full.quotient());
-    ModelParams m;
-    m.inter.alpha = 150e-9;
-    m.inter.beta = 1 / 16e9;
-    m.intra = m.inter;
-    for (size_t count : {size_t{64}, size_t{64} << 10, size_t{64} << 16}) {
-        const Prediction a = q.predict(count, 4, m), b = full.predict(count, 4, m);
-        REQUIRE(a.status);
-        REQUIRE(b.status);
-        CHECK(a.seconds == Approx(b.seconds).epsilon(1e-12));
-    }
+    const ModelParams m = check_quotient_equals_full(gen, direct, 64);
     // 16 steps per phase of one hop, one block of 1/64 per link.
+    PlanModel full;
+    REQUIRE(PlanModel::build(gen, direct, &full, false));
     CHECK(full.predict(size_t{64} << 16, 4, m).seconds == Approx(32 * (150e-9 + (4 << 16) / 16e9)).epsilon(1e-9));
 }
