@@ -65,13 +65,22 @@ ok = ok and m["command"].startswith("genx-tune --site site ")
 print(m)
 sys.exit(0 if ok else 1)
 PY
-# Shapes nothing was measured on defer unless the model prices a plan ahead
-# of the displaced component by its margin (the last rule).
-python3 - site/rules.json <<'PY' || fail "rules.json's last rule is not a fallback-incumbent model rule"
+# Shapes nothing was measured on (rules without comm_size, covering every
+# size once): each defers, or lets the model displace the displaced
+# component only by its margin (docs/genx-tune.md, "Decisions").
+python3 - site/rules.json <<'PY' || fail "rules.json's rules for unmeasured shapes are not fallback or fallback-incumbent model rules"
 import json, sys
-last = json.load(open(sys.argv[1]))["allreduce"][-1]
-ok = last["algorithm"] == "model" and last["families"][0] == "fallback"
-ok = ok and len(last["families"]) > 2 and 0.1 <= last["margin"] <= 0.5
+rest = [r for r in json.load(open(sys.argv[1]))["allreduce"] if "comm_size" not in r]
+ok, lo = bool(rest), "0"
+for r in rest:
+    a, _, b = r["bytes"].partition("-")
+    ok = ok and a == lo
+    lo = b
+    if r["algorithm"] != "fallback":
+        ok = ok and r["algorithm"] == "model" and r["families"][0] == "fallback"
+        ok = ok and len(r["families"]) >= 2 and 0.1 <= r["margin"] <= 0.5
+ok = ok and lo == "inf"
+print("rules for unmeasured shapes:", [(r["bytes"], r["algorithm"], r.get("families")) for r in rest])
 sys.exit(0 if ok else 1)
 PY
 date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["date"])' site/site.json)
