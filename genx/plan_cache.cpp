@@ -67,7 +67,8 @@ std::shared_ptr<RankPlan> generate(const std::string& algorithm, const std::stri
     if (e->status)
         e->status = generate_rank(algorithm, nranks, rank, gen, topology, &e->header, &e->program);
     e->bytes = sizeof(RankPlan) + algorithm.size() + params.size() + program_bytes(e->program) +
-               vec_bytes(e->header.symmetry) + vec_bytes(e->header.representatives);
+               vec_bytes(e->header.symmetry) + vec_bytes(e->header.symmetry_fixed) +
+               vec_bytes(e->header.representatives);
     return e;
 }
 

@@ -705,8 +705,20 @@ CheckResult check_symmetry(const Plan& plan) {
         return failure(Violation::Malformed, -1, -1, -1,
                        "plan declares a symmetry group of order " + std::to_string(g.order) +
                            " for " + std::to_string(P) + " ranks");
+    for (int k : plan.symmetry_fixed)
+        if (k < 0 || static_cast<size_t>(k) >= g.radix.size())
+            return failure(Violation::Malformed, -1, -1, -1,
+                           "plan declares digit " + std::to_string(k) + " of a symmetry group of " +
+                               std::to_string(g.radix.size()) + " digits fixed");
+    // The declared translations: those whose fixed digits are 0.
+    std::vector<int> translations;
+    for (int t = 1; t < P; ++t) {
+        bool free = true;
+        for (int k : plan.symmetry_fixed) free = free && g.digit(t, static_cast<size_t>(k)) == 0;
+        if (free) translations.push_back(t);
+    }
     for (int r = 0; r < P; ++r)
-        for (int t = 1; t < P; ++t) {
+        for (int t : translations) {
             const int rt = g.add(r, t);
             int step = -1;
             const auto translate = [&](int p) { return g.add(p, t); };

@@ -85,7 +85,8 @@ struct CheckResult {
 CheckResult check_plan(const Plan& plan, const CheckOptions& options = {});
 
 // Proves the rank symmetry a plan declares (PlanHeader::symmetry): for
-// every rank r and every translation t of the group, rank r ⊕ t's program
+// every rank r and every translation t of the group (its fixed digits 0:
+// PlanHeader::symmetry_fixed), rank r ⊕ t's program
 // has r's steps with every peer translated by t, the same buffers and ops,
 // and the same number of blocks in every transfer and op.  Only the labels
 // of the blocks (and so how a block list splits into runs on the wire) may

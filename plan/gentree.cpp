@@ -6,10 +6,12 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <memory>
 #include <utility>
 
 #include "plan/hcps.hpp"
+#include "plan/symmetry.hpp"
 
 namespace genx {
 
@@ -35,6 +37,7 @@ struct GNode {
     // A datacenter's local side (build_tree): the children of a switch that
     // do not reach it over a cross-DC link, grouped under a node of their own.
     bool local_side = false;
+    int moved_onto = 0;           // rearrange=: the servers its blocks moved onto (0: none)
     bool is_leaf() const { return rank >= 0; }
 };
 
@@ -51,6 +54,10 @@ struct GTree {
     // rearranged child); total_rounds: the reduce-scatter's length.
     std::vector<int> round0, move_round;
     int total_rounds = 0;
+    // The declared rank symmetry (tree_symmetry), when there is one: peers
+    // are then emitted in order of their offset in this group.
+    bool symmetric = false;
+    RankGroup group;
 
     int holder(int g, int b) const {
         const GNode& n = nodes[static_cast<size_t>(g)];
@@ -184,26 +191,31 @@ void place(GTree* t, int g, std::vector<int>& load, std::vector<int>& quota) {
         load[static_cast<size_t>(a.servers[static_cast<size_t>(k)])] = 0;
         quota[static_cast<size_t>(a.servers[static_cast<size_t>(k)])] = N / n + (k < N % n ? 1 : 0);
     }
+    // Pass 1.  A server's candidates are its own blocks in block order, and
+    // the servers of one child hold disjoint blocks, so one ascending pass
+    // over the blocks per child takes what the server-by-server greedy
+    // takes.  A rank leaf holds every block: the untaken blocks are found
+    // from a cursor past the taken prefix, which only grows.
+    int first_untaken = 0;
     for (size_t j = 0; j < a.children.size(); ++j) {
         const GNode& ch = t->nodes[static_cast<size_t>(a.children[j])];
-        // Blocks each server of the child holds, in block order.
-        std::map<int, std::vector<int>> held;
+        auto take = [&](int s, int b) {
+            a.owner[static_cast<size_t>(b)] = s;
+            a.owner_child[static_cast<size_t>(b)] = static_cast<int>(j);
+            ++load[static_cast<size_t>(s)];
+        };
         if (ch.is_leaf()) {
-            std::vector<int>& all = held[ch.rank];
-            for (int b = 0; b < N; ++b) all.push_back(b);
-        } else {
-            for (int b = 0; b < N; ++b) held[ch.owner[static_cast<size_t>(b)]].push_back(b);
+            const int s = ch.rank;
+            for (int b = first_untaken; b < N && load[static_cast<size_t>(s)] < quota[static_cast<size_t>(s)]; ++b)
+                if (a.owner[static_cast<size_t>(b)] < 0) take(s, b);
+            while (first_untaken < N && a.owner[static_cast<size_t>(first_untaken)] >= 0) ++first_untaken;
+            continue;
         }
-        for (int s : ch.servers) {
-            int& l = load[static_cast<size_t>(s)];
-            const int q = quota[static_cast<size_t>(s)];
-            for (int b : held[s]) {
-                if (l >= q) break;
-                if (a.owner[static_cast<size_t>(b)] >= 0) continue;
-                a.owner[static_cast<size_t>(b)] = s;
-                a.owner_child[static_cast<size_t>(b)] = static_cast<int>(j);
-                ++l;
-            }
+        for (int b = 0; b < N; ++b) {
+            const int s = ch.owner[static_cast<size_t>(b)];
+            if (a.owner[static_cast<size_t>(b)] < 0 &&
+                load[static_cast<size_t>(s)] < quota[static_cast<size_t>(s)])
+                take(s, b);
         }
     }
     for (int b = 0; b < N; ++b) {
@@ -281,8 +293,36 @@ void number_rounds(GTree* t) {
 
 // One round of a rank: blocks to send to and receive from each peer.
 struct RoundIo {
-    std::map<int, std::vector<int>> sends, recvs;
+    // By peer, ascending; each peer's blocks ascending.
+    using Peers = std::vector<std::pair<int, std::vector<int>>>;
+    Peers sends, recvs;
     bool move = false;  // received blocks replace the result's (no fold)
+    // (peer, block) as rank_rounds meets them, blocks ascending per peer;
+    // finish() groups them by peer (a rank meets every block at its lowest
+    // level: a hash lookup per change of peer, not a tree lookup per block).
+    std::vector<std::pair<int, int>> send_log, recv_log;
+    void send(int peer, int b) { send_log.emplace_back(peer, b); }
+    void recv(int peer, int b) { recv_log.emplace_back(peer, b); }
+    void finish() {
+        group(&send_log, &sends);
+        group(&recv_log, &recvs);
+    }
+    static void group(std::vector<std::pair<int, int>>* log, Peers* out) {
+        std::unordered_map<int, size_t> at;
+        int last = -1;
+        std::vector<int>* blocks = nullptr;
+        for (const auto& pb : *log) {
+            if (blocks == nullptr || pb.first != last) {
+                auto it = at.emplace(pb.first, out->size()).first;
+                if (it->second == out->size()) out->emplace_back(pb.first, std::vector<int>{});
+                blocks = &(*out)[it->second].second;
+                last = pb.first;
+            }
+            blocks->push_back(pb.second);
+        }
+        std::sort(out->begin(), out->end());
+        std::vector<std::pair<int, int>>().swap(*log);
+    }
 };
 
 // Rank x's reduce-scatter rounds along its path to the root.  Compact
@@ -311,8 +351,8 @@ void rank_rounds(const GTree& t, int x, bool global, std::vector<RoundIo>* out) 
                 const int from = mine.pre_owner[static_cast<size_t>(b)];
                 const int to = mine.owner[static_cast<size_t>(b)];
                 if (from == to) continue;
-                if (from == x) io.sends[to].push_back(b);
-                if (to == x) io.recvs[from].push_back(b);
+                if (from == x) io.send(to, b);
+                if (to == x) io.recv(from, b);
             }
             if (global)
                 rounds[static_cast<size_t>(t.move_round[static_cast<size_t>(g)])] = std::move(io);
@@ -334,13 +374,11 @@ void rank_rounds(const GTree& t, int x, bool global, std::vector<RoundIo>* out) 
                 const int js = a.owner_child[static_cast<size_t>(b)];
                 const int k = ((jx - js - 1) % c + c) % c;
                 if (k >= 1)
-                    rounds[first + static_cast<size_t>(k - 1)]
-                        .recvs[t.holder(a.children[static_cast<size_t>((jx - 1 + c) % c)], b)]
-                        .push_back(b);
+                    rounds[first + static_cast<size_t>(k - 1)].recv(
+                        t.holder(a.children[static_cast<size_t>((jx - 1 + c) % c)], b), b);
                 if (k <= c - 2)
-                    rounds[first + static_cast<size_t>(k)]
-                        .sends[t.holder(a.children[static_cast<size_t>((jx + 1) % c)], b)]
-                        .push_back(b);
+                    rounds[first + static_cast<size_t>(k)].send(
+                        t.holder(a.children[static_cast<size_t>((jx + 1) % c)], b), b);
             }
             continue;
         }
@@ -356,58 +394,117 @@ void rank_rounds(const GTree& t, int x, bool global, std::vector<RoundIo>* out) 
                     const int to = t.holder(a.children[static_cast<size_t>(
                                                 with_digit(jx, a.factors, i, e))],
                                             b);
-                    io.sends[to].push_back(b);
+                    io.send(to, b);
                     break;
                 }
                 for (int d = 0; d < a.factors[static_cast<size_t>(i)]; ++d) {
                     if (d == e) continue;
                     const int from = t.holder(
                         a.children[static_cast<size_t>(with_digit(jx, a.factors, i, d))], b);
-                    io.recvs[from].push_back(b);
+                    io.recv(from, b);
                 }
             }
         }
     }
+    for (RoundIo& io : rounds) io.finish();
 }
 
 // One fused reduce per set of slots a block arrives in: every block
-// received from the same peers folds in with one k-ary reduce.
-void append_fused_reduces(const std::map<int, std::vector<BufferId>>& srcs_of_block,
-                          std::vector<LocalOp>* ops) {
+// received from the same peers folds in with one k-ary reduce.  `arrivals`
+// holds (block, slot) pairs slot by slot, slots ascending; `scratch` has an
+// entry per block of the plan, all -1, and is left so.  Blocks are classed
+// by the slots seen so far, the classes refined slot by slot, so that no
+// list is built per block (a rank receives thousands of blocks a step on
+// 10⁴ ranks).
+void append_fused_reduces(const std::vector<std::pair<int, BufferId>>& arrivals,
+                          std::vector<int>* scratch, std::vector<LocalOp>* ops) {
+    std::vector<std::vector<BufferId>> class_slots;  // per class: its slots
+    std::vector<int> blocks;                         // distinct blocks, as met
+    std::map<int, int> next;  // in the current slot: a block's class -> its class after
+    BufferId current = kResult;
+    int last_from = -2, last_to = -1;
+    for (const auto& bs : arrivals) {
+        if (bs.second != current) {
+            next.clear();
+            current = bs.second;
+            last_from = -2;
+        }
+        int& c = (*scratch)[static_cast<size_t>(bs.first)];
+        if (c < 0) blocks.push_back(bs.first);
+        if (c != last_from) {
+            auto it = next.find(c);
+            if (it == next.end()) {
+                std::vector<BufferId> slots = c < 0 ? std::vector<BufferId>{} : class_slots[static_cast<size_t>(c)];
+                slots.push_back(bs.second);
+                it = next.emplace(c, static_cast<int>(class_slots.size())).first;
+                class_slots.push_back(std::move(slots));
+            }
+            last_from = c;
+            last_to = it->second;
+        }
+        c = last_to;
+    }
+    std::sort(blocks.begin(), blocks.end());
+    std::vector<std::vector<int>> members(class_slots.size());
+    for (int b : blocks) {
+        int& c = (*scratch)[static_cast<size_t>(b)];
+        members[static_cast<size_t>(c)].push_back(b);
+        c = -1;
+    }
     std::map<std::vector<BufferId>, std::vector<int>> groups;
-    for (const auto& kv : srcs_of_block) groups[kv.second].push_back(kv.first);
+    for (size_t c = 0; c < members.size(); ++c)
+        if (!members[c].empty()) groups[class_slots[c]] = std::move(members[c]);
     for (auto& kv : groups)
         ops->push_back(LocalOp{OpKind::Reduce, kResult, kv.first, std::move(kv.second)});
+}
+
+// A round's peers (keys of `m`) in emission order: by rank, or, when the
+// plan declares a symmetry, by their offset from rank x in its group, so
+// that a translated rank lists the translated peers in the same order and
+// numbers its slots alike (check_symmetry compares transfer by transfer).
+template <typename Map>
+std::vector<decltype(std::declval<Map&>().begin())> in_peer_order(const GTree& t, int x, Map& m) {
+    std::vector<decltype(m.begin())> out;
+    for (auto it = m.begin(); it != m.end(); ++it) out.push_back(it);
+    if (t.symmetric)
+        std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+            return t.group.sub(a->first, x) < t.group.sub(b->first, x);
+        });
+    return out;
 }
 
 // The unpipelined program: the rounds as steps, then their reverse.
 void emit_rank(const GTree& t, int x, Program* prog) {
     std::vector<RoundIo> rounds;
     rank_rounds(t, x, false, &rounds);
+    std::vector<int> scratch(static_cast<size_t>(t.nblocks), -1);  // append_fused_reduces
     std::vector<Step>& steps = prog->steps;
     for (const RoundIo& io : rounds) {
         if (io.sends.empty() && io.recvs.empty()) continue;
         Step st;
-        for (const auto& kv : io.sends) st.sends.push_back(Transfer{kv.first, kv.second, kResult});
-        std::map<int, std::vector<BufferId>> srcs_of_block;
+        for (const auto& kv : in_peer_order(t, x, io.sends))
+            st.sends.push_back(Transfer{kv->first, kv->second, kResult});
+        std::vector<std::pair<int, BufferId>> arrivals;
         BufferId slot = 0;
-        for (const auto& kv : io.recvs) {
+        for (const auto& kv : in_peer_order(t, x, io.recvs)) {
             if (io.move) {
-                st.recvs.push_back(Transfer{kv.first, kv.second, kResult});
+                st.recvs.push_back(Transfer{kv->first, kv->second, kResult});
                 continue;
             }
-            st.recvs.push_back(Transfer{kv.first, kv.second, slot});
-            for (int b : kv.second) srcs_of_block[b].push_back(slot);
+            st.recvs.push_back(Transfer{kv->first, kv->second, slot});
+            for (int b : kv->second) arrivals.emplace_back(b, slot);
             ++slot;
         }
-        append_fused_reduces(srcs_of_block, &st.ops);
+        append_fused_reduces(arrivals, &scratch, &st.ops);
         steps.push_back(std::move(st));
     }
     for (auto it = rounds.rbegin(); it != rounds.rend(); ++it) {
         if (it->sends.empty() && it->recvs.empty()) continue;
         Step st;
-        for (const auto& kv : it->recvs) st.sends.push_back(Transfer{kv.first, kv.second, kResult});
-        for (const auto& kv : it->sends) st.recvs.push_back(Transfer{kv.first, kv.second, kResult});
+        for (const auto& kv : in_peer_order(t, x, it->recvs))
+            st.sends.push_back(Transfer{kv->first, kv->second, kResult});
+        for (const auto& kv : in_peer_order(t, x, it->sends))
+            st.recvs.push_back(Transfer{kv->first, kv->second, kResult});
         steps.push_back(std::move(st));
     }
 }
@@ -423,11 +520,12 @@ void emit_rank_pipelined(const GTree& t, int x, int K, Program* prog) {
     rank_rounds(t, x, true, &rounds);
     const int N = t.nblocks;
     const int R = static_cast<int>(rounds.size());
+    std::vector<int> scratch(static_cast<size_t>(N) * static_cast<size_t>(K), -1);  // append_fused_reduces
     std::map<int, BufferId> slot_of;  // reduce-scatter senders, by rank
     for (const RoundIo& io : rounds)
         for (const auto& kv : io.recvs) slot_of.emplace(kv.first, 0);
     BufferId next = 0;
-    for (auto& kv : slot_of) kv.second = next++;
+    for (auto& kv : in_peer_order(t, x, slot_of)) kv->second = next++;
     auto chunk_blocks = [N](const std::vector<int>& blocks, int c, std::vector<int>* out) {
         for (int b : blocks) out->push_back(c * N + b);
     };
@@ -447,26 +545,27 @@ void emit_rank_pipelined(const GTree& t, int x, int K, Program* prog) {
                     continue;
                 }
                 for (const auto& kv : io.sends) chunk_blocks(kv.second, c, &sends[kv.first]);
-                std::map<int, std::vector<BufferId>> srcs_of_block;
-                for (const auto& kv : io.recvs) {
-                    const BufferId slot = slot_of.at(kv.first);
+                std::vector<std::pair<int, BufferId>> arrivals;
+                for (const auto& kv : in_peer_order(t, x, io.recvs)) {
+                    const BufferId slot = slot_of.at(kv->first);
                     std::vector<int> cb;
-                    chunk_blocks(kv.second, c, &cb);
+                    chunk_blocks(kv->second, c, &cb);
                     if (io.move)
                         ops.push_back(LocalOp{OpKind::Copy, kResult, {slot}, cb});
                     else
-                        for (int b : cb) srcs_of_block[b].push_back(slot);
-                    std::vector<int>& r = recvs[kv.first];
+                        for (int b : cb) arrivals.emplace_back(b, slot);
+                    std::vector<int>& r = recvs[kv->first];
                     r.insert(r.end(), cb.begin(), cb.end());
                 }
-                append_fused_reduces(srcs_of_block, &ops);
+                append_fused_reduces(arrivals, &scratch, &ops);
             }
             if (sends.empty() && recvs.empty()) continue;
             Step st;
-            for (auto& kv : sends) st.sends.push_back(Transfer{kv.first, std::move(kv.second), kResult});
-            for (auto& kv : recvs)
-                st.recvs.push_back(
-                    Transfer{kv.first, std::move(kv.second), gather ? kResult : slot_of.at(kv.first)});
+            for (auto& kv : in_peer_order(t, x, sends))
+                st.sends.push_back(Transfer{kv->first, std::move(kv->second), kResult});
+            for (auto& kv : in_peer_order(t, x, recvs))
+                st.recvs.push_back(Transfer{kv->first, std::move(kv->second),
+                                            gather ? kResult : slot_of.at(kv->first)});
             st.ops = std::move(ops);
             steps.push_back(std::move(st));
         }
@@ -499,6 +598,7 @@ void rearrange_onto(GTree* t, int g, int k) {
     // owner_child stays what this node's own sub-plan delivers to; owner
     // becomes what the parent's sub-plan reads.
     a.pre_owner = a.owner;
+    a.moved_onto = k;
     for (size_t b = 0; b < a.owner.size(); ++b)
         a.owner[b] = a.servers[static_cast<size_t>(index[a.pre_owner[b]] % k)];
 }
@@ -512,8 +612,9 @@ struct Subplan {
     int rearrange = 0;
 };
 
-void build(const TopologyView& view, const std::vector<Subplan>& subplans, GTree* t) {
-    build_tree(view, t);
+// On a tree build_tree made: every node's sub-plan, placement and
+// rearrangement, and the global rounds.
+void build(const std::vector<Subplan>& subplans, GTree* t) {
     std::vector<int> rearrange(t->nodes.size(), 0);
     size_t next = 0;
     for (int g : t->order) {
@@ -531,6 +632,113 @@ void build(const TopologyView& view, const std::vector<Subplan>& subplans, GTree
             rearrange_onto(t, g, rearrange[static_cast<size_t>(g)]);
     }
     number_rounds(t);
+}
+
+// GenTree's rank symmetry (gentree.hpp, "Symmetry").  On a tree whose
+// nodes of each depth have the same number of children, sub-plan and
+// rearrangement, and whose ranks all sit at one depth, turning the children
+// of every node of one depth alike (cyclically for CPS and the ring, digit
+// by digit for factors) maps the plan onto itself with its blocks
+// relabelled.  Each depth gives its digits (one, or one per factor); the
+// group is declared when rank numbers are those digits in mixed radix, in
+// some order (in tree order, round-robin, ...).  A rearranged depth breaks
+// its own digits and those below it: they are declared fixed.  False when
+// the tree has no such symmetry or no digit is free.
+bool tree_symmetry(const GTree& t, std::vector<int>* radix, std::vector<int>* fixed) {
+    const size_t n = t.nodes.size();
+    const int P = static_cast<int>(t.leaf_of_rank.size());
+    if (n == 0 || P < 2) return false;
+    std::vector<int> depth(n, 0);
+    int leaf_depth = -1;
+    std::vector<int> rep;  // per depth: its first internal node
+    for (size_t g = 0; g < n; ++g) {
+        for (int p = t.nodes[g].parent; p >= 0; p = t.nodes[static_cast<size_t>(p)].parent) ++depth[g];
+        const GNode& a = t.nodes[g];
+        const int d = depth[g];
+        if (a.is_leaf()) {
+            if (leaf_depth >= 0 && leaf_depth != d) return false;
+            leaf_depth = d;
+            continue;
+        }
+        if (rep.size() <= static_cast<size_t>(d)) rep.resize(static_cast<size_t>(d) + 1, -1);
+        int& r = rep[static_cast<size_t>(d)];
+        if (r < 0) {
+            r = static_cast<int>(g);
+            continue;
+        }
+        const GNode& b = t.nodes[static_cast<size_t>(r)];
+        if (a.children.size() != b.children.size() || a.factors != b.factors || a.ring != b.ring ||
+            a.moved_onto != b.moved_onto || a.local_side != b.local_side)
+            return false;
+    }
+    if (leaf_depth != static_cast<int>(rep.size())) return false;
+    // The digits, depth by depth; per digit its depth and its weight inside
+    // the child index (factors are mixed radix, digit 0 fastest).
+    struct Digit {
+        int depth, radix, weight;
+    };
+    std::vector<Digit> digits;
+    int fixed_from = leaf_depth;
+    for (int d = 0; d < leaf_depth; ++d) {
+        const GNode& a = t.nodes[static_cast<size_t>(rep[static_cast<size_t>(d)])];
+        const int c = static_cast<int>(a.children.size());
+        if (a.moved_onto > 0) fixed_from = std::min(fixed_from, d);
+        if (c < 2) continue;
+        if (a.ring || a.factors.size() <= 1) {
+            digits.push_back({d, c, 1});
+            continue;
+        }
+        int w = 1;
+        for (int f : a.factors) {
+            digits.push_back({d, f, w});
+            w *= f;
+        }
+    }
+    // Every rank's coordinates, then the rank of each unit vector (the
+    // digit's stride), which must make the numbering mixed radix.
+    const size_t k = digits.size();
+    std::vector<int> coord(static_cast<size_t>(P) * k, 0);
+    for (int r = 0; r < P; ++r) {
+        for (int below = t.leaf_of_rank[static_cast<size_t>(r)]; t.nodes[static_cast<size_t>(below)].parent >= 0;
+             below = t.nodes[static_cast<size_t>(below)].parent) {
+            const int d = depth[static_cast<size_t>(t.nodes[static_cast<size_t>(below)].parent)];
+            const int j = t.nodes[static_cast<size_t>(below)].child_index;
+            for (size_t i = 0; i < k; ++i)
+                if (digits[i].depth == d) coord[static_cast<size_t>(r) * k + i] = j / digits[i].weight % digits[i].radix;
+        }
+    }
+    std::vector<int> stride(k, -1);
+    for (int r = 0; r < P; ++r) {
+        int nonzero = 0, at = -1;
+        for (size_t i = 0; i < k; ++i)
+            if (coord[static_cast<size_t>(r) * k + i] != 0) {
+                ++nonzero;
+                at = static_cast<int>(i);
+            }
+        if (nonzero == 1 && coord[static_cast<size_t>(r) * k + static_cast<size_t>(at)] == 1)
+            stride[static_cast<size_t>(at)] = r;
+    }
+    std::vector<size_t> order(k);
+    for (size_t i = 0; i < k; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return stride[a] < stride[b]; });
+    long long expect = 1;
+    for (size_t i : order) {
+        if (stride[i] != expect) return false;
+        expect *= digits[i].radix;
+    }
+    if (expect != P) return false;
+    for (int r = 0; r < P; ++r) {
+        long long v = 0;
+        for (size_t i = 0; i < k; ++i) v += static_cast<long long>(coord[static_cast<size_t>(r) * k + i]) * stride[i];
+        if (v != r) return false;
+    }
+    radix->clear();
+    fixed->clear();
+    for (size_t i = 0; i < k; ++i) {
+        radix->push_back(digits[order[i]].radix);
+        if (digits[order[i]].depth >= fixed_from) fixed->push_back(static_cast<int>(i));
+    }
+    return fixed->size() < radix->size();
 }
 
 // How the edge from node g up to its parent is priced: a rank under a
@@ -700,8 +908,10 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
     describe_switches(view, *tree, &sw);
     std::vector<Subplan> subplans;
     GENX_RETURN_IF_ERROR(parse_subplans(req.params, sw, &subplans));
-    *tree = GTree{};
-    build(view, subplans, tree.get());
+    build(subplans, tree.get());
+    std::vector<int> radix, fixed;
+    tree->symmetric = tree_symmetry(*tree, &radix, &fixed);
+    if (tree->symmetric) tree->group = RankGroup(radix);
 
     RankGenerator g;
     g.header.algorithm = "gentree";
@@ -720,6 +930,10 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
     g.header.params = format_params(canon);
     g.header.nranks = req.nranks;
     g.header.nblocks = tree->nblocks * chunks;
+    if (tree->symmetric) {
+        g.header.symmetry = radix;
+        g.header.symmetry_fixed = fixed;
+    }
     std::shared_ptr<const GTree> ct = tree;
     if (chunks > 1)
         g.emit = [ct, chunks](int r, Program* prog) { emit_rank_pipelined(*ct, r, chunks, prog); };
@@ -733,6 +947,12 @@ void gentree_candidates(const CandidateContext& ctx, std::vector<std::string>* o
     if (ctx.topology == nullptr || ctx.topology->empty() || ctx.topology->direct ||
         ctx.nranks < 2 || ctx.nranks > kGenTreeMaxOfferedRanks)
         return;
+    if (ctx.nranks > kGenTreeMaxPlacedRanks) {
+        // Placement tables: one per switch and per host of several ranks.
+        long long tables = 0;
+        for (const TopoNode& n : ctx.topology->nodes) tables += !n.is_host() || n.ranks.size() > 1;
+        if (tables * ctx.nranks > kGenTreeMaxPlacementEntries) return;
+    }
     out->push_back("");
     // Pipelined across levels where there are levels to overlap: two or
     // more switch levels, or one switch with several ranks on a host.

@@ -93,17 +93,29 @@
 //   root: 2 children, CPS: host k of M0 and host k of M1 exchange
 //         halves of their 2 blocks; allgather reverses both levels.
 //
+// Symmetry.  On a level-uniform tree (every node of a depth with the same
+// number of children, sub-plan and rearrangement, every rank at one depth)
+// turning the children of all nodes of one depth alike (cyclically for CPS
+// and the ring, digit by digit for factors) maps the plan onto itself, its
+// blocks relabelled.  When the ranks are numbered in mixed radix over those
+// digits (in tree order, round-robin over the hosts, ...) the generator
+// declares the group (PlanHeader::symmetry); a rearranged depth breaks its
+// own digits and those below, which are declared fixed (symmetry_fixed).
+// Peers are then emitted in order of their offset in the group, so that
+// check_symmetry can prove it, and the cost model prices the plan from one
+// host's ranks, or one leaf switch's when it rearranges, with each uplink
+// charged its orbit's load (docs/model.md, "Pricing at scale").
+//
 // Per-rank generation: prepare builds the rank-independent structure (the
 // tree, every node's owner of every block and its factors: 2·P integers
-// per switch and per multi-rank host, e.g. 67 MB for 4096 ranks two per
-// host); emit(rank) walks only the rank's path to the root, O(P · depth).
-// That memory, and the decision table pricing GenTree from every rank's
-// program (outside kFullModelBudget from about 2,048 ranks on a two-level
-// tree), are why the selector is offered GenTree only up to
-// kGenTreeMaxOfferedRanks; forcing it beyond works (one rank's program at
-// 10⁴ ranks: 0.15-0.34 s), but the table could not price it there (every
-// rank's program on tree:100x100: 8.5 s; docs/model.md, "The topology
-// families at 10⁴ ranks").
+// per switch and per multi-rank host, 8 MB for 10⁴ ranks on tree:100x100,
+// 67 MB for 4096 ranks two per host); emit(rank) walks only the rank's
+// path to the root, O(P · depth).  The selector is offered GenTree up to
+// kGenTreeMaxOfferedRanks, beyond kGenTreeMaxPlacedRanks only where those
+// tables stay within kGenTreeMaxPlacementEntries; on a symmetric tree the
+// decision table prices it by the quotient (tree:100x100: 0.01-0.2 s per
+// plan instead of 8.5 s for every rank's program), on another it is
+// priced from every rank's program within kFullModelBudget or left out.
 #pragma once
 
 #include <string>
@@ -163,8 +175,14 @@ constexpr const char* kGenTreeRetiredPricing =
     "model\")";
 // Offers the unpipelined plan (and below, pipelined ones) without plans=,
 // when a view with 2..kGenTreeMaxOfferedRanks ranks is given: the selector
-// fills plans= per size class (tuning/gentree_choice.hpp).
-constexpr int kGenTreeMaxOfferedRanks = 4096;
+// fills plans= per size class (tuning/gentree_choice.hpp).  Beyond
+// kGenTreeMaxPlacedRanks ranks only where the placement tables (two
+// integers per block and per switch or multi-rank host) stay within
+// kGenTreeMaxPlacementEntries: 10⁴ ranks one per host on tree:100x100
+// hold 10⁶ entries (8 MB), two per host 5·10⁷ (400 MB).
+constexpr int kGenTreeMaxOfferedRanks = 10000;
+constexpr int kGenTreeMaxPlacedRanks = 4096;
+constexpr long long kGenTreeMaxPlacementEntries = 1LL << 24;
 // Pipelined variants the selector prices beside the unpipelined plan: on
 // trees of two or more levels (or hosts holding several ranks), up to this
 // many ranks (each is priced on every rank's program: K·P blocks).

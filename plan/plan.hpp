@@ -110,6 +110,12 @@ struct PlanHeader {
     // from the ranks of one node instead of P programs; the checker proves
     // the declaration (check_symmetry).  Empty: none declared.
     std::vector<int> symmetry;
+    // Digits of `symmetry` (indices, ascending) that the declared
+    // translations leave at 0: the plan is invariant only under the
+    // translations of the other digits (GenTree rearranging a switch's
+    // blocks onto some of its hosts still has its switches alike, not its
+    // hosts).  Empty: every translation.
+    std::vector<int> symmetry_fixed;
     // Ranks whose programs cover every distinct per-step workload: every
     // rank's per-step bytes, fan-in and work equal one of these ranks' when
     // count is a multiple of nblocks (check_representatives compares

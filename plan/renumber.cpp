@@ -169,6 +169,7 @@ void renumber(const std::vector<int>& perm, RankGenerator* gen) {
     // lost.
     for (int& r : gen->header.representatives) r = perm[static_cast<size_t>(r)];
     gen->header.symmetry.clear();
+    gen->header.symmetry_fixed.clear();
     gen->header.order_preserving = false;
 }
 

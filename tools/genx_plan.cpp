@@ -210,7 +210,8 @@ int out_svg(Context& c) {
 }
 
 std::string describe_rank_map(const Options& o) {
-    return o.rank_map.empty() ? "single switch, one rank per node" : o.rank_map;
+    if (!o.rank_map.empty()) return o.rank_map;
+    return o.topology.empty() ? "single switch, one rank per node" : "ranks on " + o.topology + "'s hosts";
 }
 
 int out_model(Context& c) {
@@ -224,8 +225,8 @@ int out_model(Context& c) {
     }
     *c.text << "GenModel (" << c.opt.model_file << "), " << c.count * c.opt.dtype_size
             << " bytes, P=" << h.nranks << ", " << describe_rank_map(c.opt)
-            << (m.quotient() ? ", priced from the " + std::to_string(m.modelled_ranks()) +
-                                   " rank(s) of rank 0's node"
+            << (m.quotient() ? ", priced from " + std::to_string(m.modelled_ranks()) +
+                                   " rank(s) by symmetry"
                              : std::string())
             << "\n"
             << format_prediction_table({{{h.algorithm, h.params}, p}});

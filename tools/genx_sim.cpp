@@ -138,7 +138,8 @@ ModelParams platform_model(const Topology& topo) {
 }
 
 // Beyond this many ranks GenModel prices a switch tree's platform by its
-// hosts' links only (the one-node quotient), not link by link.
+// hosts' links only, not link by link (a plan that is not symmetric on the
+// tree would need every rank's program).
 constexpr int kTreeModelMaxRanks = 16384;
 
 std::string seconds(double s) {
@@ -416,8 +417,9 @@ RankMap model_ranks(const Options& opt, const PlatformOptions& po, const Topolog
     } else if (std::shared_ptr<const SwitchTree> tree = switch_tree(view)) {
         // A switch tree: its uplinks priced per class, from the same links
         // the platform simulates (docs/model.md).  That needs every rank's
-        // program (the one-node quotient does not see shared links), which
-        // beyond kTreeModelMaxRanks costs more than the simulation.
+        // program unless the plan's symmetry maps the tree onto itself (the
+        // switch-tree quotient), which beyond kTreeModelMaxRanks costs more
+        // than the simulation.
         if (P <= kTreeModelMaxRanks) {
             ranks.node = view.host_of_rank();
             ranks.tree = std::move(tree);

@@ -15,7 +15,6 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "plan/registry.hpp"
@@ -534,18 +533,34 @@ class PlanModel::Builder {
         start();
     }
 
-    // Rank 0's node is modelled when the declared symmetry maps it onto
-    // every node; false (nothing changed) otherwise.
+    // The ranks of the nodes of the declared group's fixed part (rank 0's
+    // node when no digit is fixed) are modelled when the group's
+    // translations map them onto every other node; false (nothing changed)
+    // otherwise.  On a switch tree the translations must also be
+    // automorphisms of the tree (tree_orbits).
     bool init_quotient() {
         const int P = h_.nranks;
         if (h_.symmetry.empty()) return false;
-        // Switch links, and the links of a heterogeneous direct network,
-        // are shared by ranks of every node: all are modelled.
-        if (ranks_.routed()) return false;
+        // The links of a heterogeneous direct network are shared by ranks of
+        // every node and not checked for symmetry: all are modelled.
+        if (ranks_.direct && ranks_.direct->heterogeneous) return false;
         RankGroup g(h_.symmetry);
         if (g.order != P) return false;
         if (ranks_.direct && !links_invariant(g)) return false;
-        if (ranks_.node.empty()) {
+        std::vector<char> fixed(g.radix.size(), 0);
+        for (int k : h_.symmetry_fixed) {
+            if (k < 0 || static_cast<size_t>(k) >= fixed.size()) return false;
+            fixed[static_cast<size_t>(k)] = 1;
+        }
+        // A rank's free part: its digits outside the fixed ones (a translation).
+        auto free_part = [&](int r) {
+            if (h_.symmetry_fixed.empty()) return r;
+            int out = 0;
+            for (size_t k = 0; k < fixed.size(); ++k)
+                if (!fixed[k]) out += g.digit(r, k) * g.stride[k];
+            return out;
+        };
+        if (ranks_.node.empty() && h_.symmetry_fixed.empty() && !ranks_.tree) {
             // One rank per node: rank p is rank 0 translated by p.
             identity_ = true;
             group_ = std::move(g);
@@ -553,29 +568,67 @@ class PlanModel::Builder {
             start();
             return true;
         }
-        const int n0 = ranks_.node_of(0);
-        std::vector<int> node0;
+        // Node ids are RankMap ids (>= 0 listed, -1-rank for unlisted ranks):
+        // dense indices for the flags below.
+        int lo = 0, hi = 0;
+        for (int r = 0; r < P; ++r) {
+            lo = std::min(lo, ranks_.node_of(r));
+            hi = std::max(hi, ranks_.node_of(r));
+        }
+        auto slot = [&](int nid) { return static_cast<size_t>(nid - lo); };
+        std::vector<char> in_model(static_cast<size_t>(hi - lo) + 1, 0);
         for (int r = 0; r < P; ++r)
-            if (ranks_.node_of(r) == n0) node0.push_back(r);
-        if (node0.size() == static_cast<size_t>(P)) return false;  // one node: nothing to gain
+            if (free_part(r) == 0) in_model[slot(ranks_.node_of(r))] = 1;
+        std::vector<int> model;
+        for (int r = 0; r < P; ++r)
+            if (in_model[slot(ranks_.node_of(r))]) model.push_back(r);
+        if (model.size() == static_cast<size_t>(P)) return false;  // nothing to gain
+        // On a switch tree, first the automorphisms (a group that does not
+        // follow the tree usually fails there within a leaf switch).
+        std::vector<int> link_rep;
+        std::vector<double> link_weight;
+        if (ranks_.tree &&
+            !tree_orbits(g, fixed, static_cast<int>(model.size()), &link_rep, &link_weight))
+            return false;
+        // The modelled nodes, densely: each modelled rank's index among them.
+        std::vector<int> dense_of(in_model.size(), -1), node_index;
+        int mnodes = 0;
+        for (int x : model) {
+            int& d = dense_of[slot(ranks_.node_of(x))];
+            if (d < 0) d = mnodes++;
+            node_index.push_back(d);
+        }
         std::vector<int> trans(static_cast<size_t>(P), -1);
-        // Node ids are RankMap ids: >= 0 listed (a view's node indices for
-        // a topology, up to its node count), -1-rank for unlisted ranks.
-        std::unordered_set<int> imaged;
+        std::vector<char> imaged(in_model.size(), 0);
+        std::vector<int> image(static_cast<size_t>(mnodes));  // modelled node -> its image
+        const int unset = std::numeric_limits<int>::min();       // below every node id
         for (int p = 0; p < P; ++p) {
             if (trans[static_cast<size_t>(p)] >= 0) continue;
-            // p is the lowest rank not yet covered: the image of rank 0.
-            const int nid = ranks_.node_of(p);
-            if (!imaged.insert(nid).second) return false;
-            for (int x : node0) {
-                const int y = g.add(x, p);
-                if (ranks_.node_of(y) != nid || trans[static_cast<size_t>(y)] >= 0) return false;
-                trans[static_cast<size_t>(y)] = p;
+            // p is the lowest rank not yet covered: the image of its fixed
+            // part, a modelled rank, under its free part.
+            const int t = free_part(p);
+            std::fill(image.begin(), image.end(), unset);
+            for (size_t i = 0; i < model.size(); ++i) {
+                const int y = model[i] == 0 ? t : g.add(model[i], t);
+                if (trans[static_cast<size_t>(y)] >= 0) return false;
+                const int ny = ranks_.node_of(y);
+                int& img = image[static_cast<size_t>(node_index[i])];
+                if (img == unset) {
+                    if (imaged[slot(ny)]) return false;
+                    imaged[slot(ny)] = 1;
+                    img = ny;
+                } else if (img != ny) {
+                    return false;
+                }
+                trans[static_cast<size_t>(y)] = t;
             }
         }
+        m_->link_rep_ = std::move(link_rep);
+        m_->link_weight_ = std::move(link_weight);
         group_ = std::move(g);
+        fixed_ = std::move(fixed);
         trans_ = std::move(trans);
-        model_ = std::move(node0);
+        model_ = std::move(model);
         start();
         return true;
     }
@@ -620,6 +673,87 @@ class PlanModel::Builder {
                 if (mine != theirs) return false;
             }
         }
+        return true;
+    }
+
+    // On a switch tree: whether every free generator of the group, acting on
+    // the hosts through the ranks, extends to an automorphism of the tree
+    // that keeps every switch link's class; if so, fills what becomes
+    // PlanModel's link_rep_ and link_weight_.  A link's load is then its orbit's: the
+    // translates of the modelled ranks' transfers cross each link of an
+    // orbit alike, so the bytes the modelled ranks send over links of the
+    // orbit, times P / (modelled ranks × orbit size), load each of them.
+    bool tree_orbits(const RankGroup& g, const std::vector<char>& fixed, int modelled,
+                     std::vector<int>* link_rep, std::vector<double>* link_weight) const {
+        const SwitchTree& tree = *ranks_.tree;
+        const int P = h_.nranks;
+        const int n = static_cast<int>(tree.parent.size());
+        std::vector<int> root(static_cast<size_t>(n));
+        for (int v = 0; v < n; ++v) root[static_cast<size_t>(v)] = v;
+        auto find = [&](int v) {  // with path halving
+            while (root[static_cast<size_t>(v)] != v) {
+                root[static_cast<size_t>(v)] = root[static_cast<size_t>(root[static_cast<size_t>(v)])];
+                v = root[static_cast<size_t>(v)];
+            }
+            return v;
+        };
+        std::vector<char> used(static_cast<size_t>(n), 0);  // nodes on some rank's path
+        std::vector<int> sigma(static_cast<size_t>(n)), taken(static_cast<size_t>(n));
+        for (size_t k = 0; k < fixed.size(); ++k) {
+            if (fixed[k]) continue;
+            std::fill(sigma.begin(), sigma.end(), -1);
+            std::fill(taken.begin(), taken.end(), 0);
+            const int step = g.stride[k], wrap = g.stride[k] * (g.radix[k] - 1);
+            for (int r = 0; r < P; ++r) {
+                // r translated by one in digit k.
+                const int rk = g.digit(r, k) + 1 < g.radix[k] ? r + step : r - wrap;
+                int x = ranks_.node_of(r), y = ranks_.node_of(rk);
+                if (x < 0 || x >= n || y < 0 || y >= n) return false;
+                for (bool host = true; x >= 0; host = false) {
+                    if (y < 0 || tree.depth[static_cast<size_t>(x)] != tree.depth[static_cast<size_t>(y)]) return false;
+                    // Hosts' own links are their NICs: only switch links have a class here.
+                    if (!host && tree.up_class[static_cast<size_t>(x)] != tree.up_class[static_cast<size_t>(y)])
+                        return false;
+                    int& sx = sigma[static_cast<size_t>(x)];
+                    if (sx >= 0) {
+                        if (sx != y) return false;
+                        break;  // its ancestors are mapped already
+                    }
+                    if (taken[static_cast<size_t>(y)]) return false;
+                    sx = y;
+                    taken[static_cast<size_t>(y)] = 1;
+                    used[static_cast<size_t>(x)] = 1;
+                    if (!host) root[static_cast<size_t>(find(x))] = find(y);  // orbits of switches only
+                    x = tree.parent[static_cast<size_t>(x)];
+                    y = tree.parent[static_cast<size_t>(y)];
+                }
+            }
+        }
+        std::vector<int> size(static_cast<size_t>(n), 0), rep(static_cast<size_t>(n), -1);
+        for (int v = 0; v < n; ++v)
+            if (used[static_cast<size_t>(v)]) {
+                ++size[static_cast<size_t>(find(v))];
+                int& first = rep[static_cast<size_t>(find(v))];
+                if (first < 0) first = v;  // the orbit's lowest node stands for it
+            }
+        link_rep->assign(static_cast<size_t>(n), -1);
+        link_weight->assign(static_cast<size_t>(n), 0.0);
+        for (int v = 0; v < n; ++v) {
+            if (!used[static_cast<size_t>(v)]) continue;
+            const int c = find(v);
+            (*link_rep)[static_cast<size_t>(v)] = rep[static_cast<size_t>(c)];
+            (*link_weight)[static_cast<size_t>(v)] =
+                static_cast<double>(P) / (static_cast<double>(modelled) * size[static_cast<size_t>(c)]);
+        }
+        return true;
+    }
+
+    // Whether model rank r's program is rank 0's translated by r (r is a
+    // declared translation); otherwise the generator emits it.
+    bool translatable(int r) const {
+        if (identity_) return true;
+        for (size_t k = 0; k < fixed_.size(); ++k)
+            if (fixed_[k] && group_.digit(r, k) != 0) return false;
         return true;
     }
 
@@ -685,6 +819,7 @@ class PlanModel::Builder {
     std::vector<int> index_;   // quotient: model index per real rank of node 0, else empty
     std::vector<int> trans_;   // quotient: translation per real rank
     RankGroup group_;
+    std::vector<char> fixed_;  // quotient: per digit of group_, whether it is fixed
     bool identity_ = false;  // quotient with one rank per node: translation = the rank
     std::vector<Ends> ends_;
     std::map<int, int> node_dense_;
@@ -727,6 +862,11 @@ Status PlanModel::Builder::add(int mi, const Program& prog) {
                     else
                         ranks_.direct->route(from, to, &m.route_);
                     x.nlinks = static_cast<uint32_t>(m.route_.size()) - x.first_link;
+                    // The quotient on a switch tree: each link stands for its orbit.
+                    if (!m.link_rep_.empty())
+                        for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j)
+                            m.route_[j] = (static_cast<uint32_t>(m.link_rep_[m.route_[j] >> 1]) << 1) |
+                                          (m.route_[j] & 1u);
                 }
                 x.first_run = static_cast<uint32_t>(m.runs_.size());
                 x.nruns = append_runs(t.blocks, &m.runs_);
@@ -889,13 +1029,14 @@ Status PlanModel::build(const RankGenerator& gen, const RankMap& ranks, PlanMode
     Program prog, zero;
     if (b.quotient()) gen.emit(0, &zero);
     for (size_t i = 0; i < model.size(); ++i) {
-        // In the quotient, node 0's ranks are rank 0 translated: their
-        // block labels differ, their sizes (equal blocks) do not.
+        // In the quotient, the modelled ranks that are declared
+        // translations are rank 0 translated: their block labels differ,
+        // their sizes (equal blocks) do not.
         if (b.quotient() && model[i] == 0) {
             GENX_RETURN_IF_ERROR(b.add(static_cast<int>(i), zero));
             continue;
         }
-        if (b.quotient()) {
+        if (b.quotient() && b.translatable(model[i])) {
             b.translate(zero, model[i], &prog);
         } else {
             prog.steps.clear();
@@ -1111,9 +1252,12 @@ void PlanModel::Pricing::load_routes() {
         for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
             const Xfer& x = m_.xfers_[i];
             if (x.recv || xbytes_[i] <= 0) continue;
-            for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j)
-                link_load_[static_cast<uint64_t>(m_.route_[j]) * steps + static_cast<uint64_t>(rec.step)] +=
-                    xbytes_[i];
+            for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
+                const uint32_t code = m_.route_[j];
+                const double w = m_.link_weight_.empty() ? 1.0 : m_.link_weight_[code >> 1];
+                link_load_[static_cast<uint64_t>(code) * steps + static_cast<uint64_t>(rec.step)] +=
+                    w * xbytes_[i];
+            }
         }
 }
 
@@ -1402,21 +1546,24 @@ std::string format_prediction_table(const std::vector<RankedCandidate>& rows) {
         wa = std::max(wa, r.candidate.algorithm.size());
         wp = std::max(wp, r.candidate.params.size());
     }
+    // Names padded here, not by snprintf: GenTree's params on a large tree
+    // run to hundreds of characters.
+    auto padded = [](std::string s, size_t w) {
+        if (s.size() < w) s.append(w - s.size(), ' ');
+        return s;
+    };
     std::string out;
-    char buf[512];
-    std::snprintf(buf, sizeof buf, "%-*s  %-*s  %10s  %10s  %10s  %10s  %10s  %10s   (%s)\n",
-                  static_cast<int>(wa), "algorithm", static_cast<int>(wp), "params", "total",
-                  "alpha", "beta", "gamma", "delta", "epsilon", unit);
-    out += buf;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "  %10s  %10s  %10s  %10s  %10s  %10s   (%s)\n", "total", "alpha",
+                  "beta", "gamma", "delta", "epsilon", unit);
+    out += padded("algorithm", wa) + "  " + padded("params", wp) + buf;
     for (const RankedCandidate& r : rows) {
         const TermTimes& t = r.prediction.terms;
-        std::snprintf(buf, sizeof buf,
-                      "%-*s  %-*s  %10.4f  %10.4f  %10.4f  %10.4f  %10.4f  %10.4f\n",
-                      static_cast<int>(wa), r.candidate.algorithm.c_str(), static_cast<int>(wp),
-                      r.candidate.params.empty() ? "-" : r.candidate.params.c_str(),
+        std::snprintf(buf, sizeof buf, "  %10.4f  %10.4f  %10.4f  %10.4f  %10.4f  %10.4f\n",
                       r.prediction.seconds * scale, t.alpha * scale, t.beta * scale,
                       t.gamma * scale, t.delta * scale, t.epsilon * scale);
-        out += buf;
+        out += padded(r.candidate.algorithm, wa) + "  " +
+               padded(r.candidate.params.empty() ? "-" : r.candidate.params, wp) + buf;
     }
     return out;
 }

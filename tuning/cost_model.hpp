@@ -424,15 +424,23 @@ Prediction predict(const Plan& plan, size_t count, size_t elem_size, const Model
 // call from several threads.
 //
 // Pricing from one node (the quotient).  When the plan declares a rank
-// symmetry (PlanHeader::symmetry) and every node of the RankMap is a
-// translate of rank 0's node by that group (on a direct network, by
-// translations that also map every node's links onto its image's), every
-// translate of a rank starts and ends each step at the same time as the
-// rank itself (its program, its partners' programs and their link classes
-// are the same up to the translation).  build() then models only the ranks of rank 0's
-// node: a transfer to a rank p of node n is matched against the program of
-// p's translate in node 0, and the NIC and incast terms count the real
-// source nodes.  The times are those of the full model exactly when every
+// symmetry (PlanHeader::symmetry, its fixed digits left at 0) and every
+// node of the RankMap is a translate of a modelled node by that group (on
+// a direct network, by translations that also map every node's links onto
+// its image's), every translate of a rank starts and ends each step at the
+// same time as the rank itself (its program, its partners' programs and
+// their link classes are the same up to the translation).  build() then
+// models only the ranks of the nodes holding the ranks whose free digits
+// are 0 (rank 0's node when no digit is fixed): a transfer to a rank p of
+// node n is matched against the program of p's translate among them, and
+// the NIC and incast terms count the real source nodes.  On a switch tree
+// each free generator must also extend to an automorphism of the tree that
+// keeps every switch link's class; a link's load is then its orbit's, the
+// modelled ranks' bytes over the orbit's links times P / (modelled ranks ×
+// orbit size) (the switch-tree quotient; GenTree on a level-uniform tree,
+// hcps or butterfly groups whose digits follow the tree's levels).  A
+// heterogeneous direct network is always modelled in full.  The times are
+// those of the full model exactly when every
 // block holds the same number of elements (count a multiple of nblocks)
 // and every translate splits its block lists into as many messages; the
 // butterfly's cyclic and mixed groups split a wrapping range into two
@@ -451,7 +459,7 @@ class PlanModel {
     // (memory: the model, not the plan).
     static Status build(const RankGenerator& gen, const RankMap& ranks, PlanModel* out,
                         bool allow_quotient = true);
-    // Whether build() would price `gen` from one node under `ranks`.
+    // Whether build() would price `gen` by the quotient under `ranks`.
     static bool quotient_applies(const PlanHeader& header, const RankMap& ranks);
     Prediction predict(size_t count, size_t elem_size, const ModelParams& params) const;
 
@@ -459,7 +467,7 @@ class PlanModel {
     const std::string& params() const { return params_; }
     int nranks() const { return nranks_; }
     int nblocks() const { return nblocks_; }
-    // Ranks modelled: nranks, or the ranks of one node for the quotient.
+    // Ranks modelled: nranks, or the quotient's (one node's, one leaf switch's, ...).
     int modelled_ranks() const { return static_cast<int>(model_rank_.size()); }
     bool quotient() const { return modelled_ranks() < nranks_; }
 
@@ -499,6 +507,12 @@ class PlanModel {
     std::shared_ptr<const DirectNetwork> direct_;  // RankMap::direct
     std::shared_ptr<const SwitchTree> tree_;       // RankMap::tree
     std::vector<uint32_t> route_;                  // SwitchTree / DirectNetwork::route codes, by Xfer
+    // The quotient on a switch tree (else empty), per tree node: the node
+    // whose uplink stands for its orbit (route_ holds those), and the
+    // weight of the modelled ranks' bytes on it (P / (modelled ranks ×
+    // orbit size)).
+    std::vector<int> link_rep_;
+    std::vector<double> link_weight_;
     std::vector<int> direct_node_;                 // with direct_: RankMap node of each rank
     std::vector<int> model_rank_;            // real rank of each model index
     std::vector<uint32_t> rank_first_step_;  // model ranks + 1 offsets into steps_

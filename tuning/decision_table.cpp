@@ -112,13 +112,15 @@ Status sized_candidates(const std::vector<Candidate>& offered, const CommShape& 
             continue;
         }
         std::map<std::string, size_t> index;
+        std::vector<std::string> resolved;
+        const Status st = resolve_gentree_texts(c.algorithm, shape.topology.get(),
+                                                std::vector<double>(sizes.begin(), sizes.end()),
+                                                params, c.params, &resolved);
+        if (!st)
+            return Status::internal("candidate " + describe(c.algorithm, c.params) +
+                                    ": per-switch choice: " + st.message());
         for (size_t i = 0; i < sizes.size(); ++i) {
-            std::string p = c.params;
-            Status st = resolve_gentree_text(c.algorithm, shape.topology.get(),
-                                             static_cast<double>(sizes[i]), params, &p);
-            if (!st)
-                return Status::internal("candidate " + describe(c.algorithm, c.params) +
-                                        ": per-switch choice: " + st.message());
+            const std::string& p = resolved[i];
             auto it = index.find(p);
             if (it == index.end()) {
                 it = index.emplace(p, candidates->size()).first;
@@ -208,7 +210,7 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     std::set<std::string> over_budget;  // candidate keys left unpriced
     std::map<std::string, RankGenerator> prepared_gens;  // from the pre-pass
     if (at_scale) {
-        std::map<std::vector<int>, bool> quotient_ok;  // by symmetry group
+        std::map<std::vector<int>, bool> quotient_ok;  // by symmetry group and fixed digits
         std::vector<std::pair<double, std::string>> costs;
         for (size_t ci = 0; ci < candidates.size(); ++ci) {
             const Candidate& c = candidates[ci];
@@ -221,11 +223,13 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
             const std::string key = c.algorithm + "|" + c.params;
             bool quotient = false;
             if (!gen.header.symmetry.empty()) {
-                auto it = quotient_ok.find(gen.header.symmetry);
+                std::vector<int> group = gen.header.symmetry;
+                group.push_back(-1);
+                group.insert(group.end(), gen.header.symmetry_fixed.begin(),
+                             gen.header.symmetry_fixed.end());
+                auto it = quotient_ok.find(group);
                 if (it == quotient_ok.end())
-                    it = quotient_ok
-                             .emplace(gen.header.symmetry,
-                                      PlanModel::quotient_applies(gen.header, ranks))
+                    it = quotient_ok.emplace(group, PlanModel::quotient_applies(gen.header, ranks))
                              .first;
                 quotient = it->second;
             }

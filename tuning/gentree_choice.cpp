@@ -12,13 +12,12 @@ namespace genx {
 namespace {
 
 // The parameters one sub-tree's edges of `link` kind and view class `cls`
-// are priced with (gentree_choice.hpp).
-LinkParams edge_params(const TopologyView& view, GenTreeLink link, int cls, const ModelParams& params) {
+// are priced with (gentree_choice.hpp); `tree` holds the view's classes
+// and host rate.
+LinkParams edge_params(const TopologyView& view, const SwitchTree& tree, GenTreeLink link, int cls,
+                       const ModelParams& params) {
     if (link == GenTreeLink::Intra) return params.intra;
     if (link != GenTreeLink::Switch) return params.inter;
-    SwitchTree tree;
-    tree.classes = view.link_classes;
-    tree.host_rate = host_link_rate(view);
     LinkParams p = tree.class_params(cls, params);
     const bool named = cls >= 0 && static_cast<size_t>(cls) < view.link_classes.size() &&
                        params.classes.count(view.link_classes[static_cast<size_t>(cls)].name) != 0;
@@ -54,7 +53,8 @@ double ring_seconds(int c, double v0, const LinkParams& l, const HostParams& h) 
 // Algorithm 2's plan type selection: the cheapest of CPS, every ordered
 // factorisation into at most kGenTreeMaxRounds factors, rhd (2^k children)
 // and the ring; ACPS only on asymmetric children.  Ties keep the fewer rounds.
-void choose_subplan(const LinkParams& l, const HostParams& h, double bytes, GenTreeChoice* ch) {
+void choose_subplan(const LinkParams& l, const HostParams& h, double bytes,
+                    std::map<int, std::vector<std::vector<int>>>* factorizations, GenTreeChoice* ch) {
     const std::vector<int>& cs = ch->node.child_servers;
     const int c = static_cast<int>(cs.size());
     const double v0 = bytes / *std::min_element(cs.begin(), cs.end());
@@ -62,12 +62,18 @@ void choose_subplan(const LinkParams& l, const HostParams& h, double bytes, GenT
     ch->ring = false;
     ch->seconds = subplan_seconds(ch->factors, v0, l, h);
     if (!ch->symmetric()) return;
-    std::vector<std::vector<int>> candidates = ordered_factorizations(c, kGenTreeMaxRounds);
-    if ((c & (c - 1)) == 0 && c > (1 << kGenTreeMaxRounds)) {
-        std::vector<int> halvings;
-        for (int k = c; k > 1; k /= 2) halvings.push_back(2);
-        candidates.push_back(halvings);
+    // The same per fan-out: computed once per choice over the tree.
+    auto cached = factorizations->find(c);
+    if (cached == factorizations->end()) {
+        std::vector<std::vector<int>> f = ordered_factorizations(c, kGenTreeMaxRounds);
+        if ((c & (c - 1)) == 0 && c > (1 << kGenTreeMaxRounds)) {
+            std::vector<int> halvings;
+            for (int k = c; k > 1; k /= 2) halvings.push_back(2);
+            f.push_back(halvings);
+        }
+        cached = factorizations->emplace(c, std::move(f)).first;
     }
+    const std::vector<std::vector<int>>& candidates = cached->second;
     for (const std::vector<int>& f : candidates) {
         const double t = subplan_seconds(f, v0, l, h);
         if (t < ch->seconds * (1 - 1e-12)) {
@@ -160,23 +166,49 @@ ModelParams paper_model(const TopologyView& view) {
     return m;
 }
 
+namespace {
+
+// What choosing on one view needs at any size: its sub-trees, link classes
+// and host rate, and the factorisations of each fan-out met so far.
+struct ChoiceContext {
+    std::vector<GenTreeSwitch> sw;
+    SwitchTree tree;
+    std::map<int, std::vector<std::vector<int>>> factorizations;
+
+    Status init(const TopologyView& view) {
+        GENX_RETURN_IF_ERROR(gentree_switches(view, &sw));
+        tree.classes = view.link_classes;
+        tree.host_rate = host_link_rate(view);
+        return Status::ok();
+    }
+    void choose(const TopologyView& view, double bytes, const ModelParams& params,
+                std::vector<GenTreeChoice>* out);
+};
+
+}  // namespace
+
 Status gentree_choose(const TopologyView& view, double bytes, const ModelParams& params,
                       std::vector<GenTreeChoice>* out) {
-    std::vector<GenTreeSwitch> sw;
-    GENX_RETURN_IF_ERROR(gentree_switches(view, &sw));
+    ChoiceContext ctx;
+    GENX_RETURN_IF_ERROR(ctx.init(view));
+    ctx.choose(view, bytes, params, out);
+    return Status::ok();
+}
+
+void ChoiceContext::choose(const TopologyView& view, double bytes, const ModelParams& params,
+                           std::vector<GenTreeChoice>* out) {
     out->clear();
-    for (GenTreeSwitch& s : sw) {
+    for (const GenTreeSwitch& s : sw) {
         GenTreeChoice ch;
-        ch.node = std::move(s);
-        const LinkParams in = edge_params(view, ch.node.child_link, ch.node.child_class, params);
-        choose_subplan(in, params.host, bytes, &ch);
+        ch.node = s;
+        const LinkParams in = edge_params(view, tree, ch.node.child_link, ch.node.child_class, params);
+        choose_subplan(in, params.host, bytes, &factorizations, &ch);
         if (ch.node.up_link != GenTreeLink::None) {
-            const LinkParams up = edge_params(view, ch.node.up_link, ch.node.up_class, params);
+            const LinkParams up = edge_params(view, tree, ch.node.up_link, ch.node.up_class, params);
             ch.rearranged_onto = rearrange_onto(up, in, ch.node.servers, bytes);
         }
         out->push_back(std::move(ch));
     }
-    return Status::ok();
 }
 
 std::string gentree_choice_params(const std::vector<GenTreeChoice>& choices) {
@@ -202,6 +234,28 @@ Status resolve_gentree(const std::string& algorithm, const TopologyView* view, d
     GENX_RETURN_IF_ERROR(parse_params(gentree_choice_params(choices), &chosen));
     if (pm->count("rearrange") != 0) chosen.erase("rearrange");
     pm->insert(chosen.begin(), chosen.end());
+    return Status::ok();
+}
+
+Status resolve_gentree_texts(const std::string& algorithm, const TopologyView* view,
+                             const std::vector<double>& bytes, const ModelParams& params,
+                             const std::string& text, std::vector<std::string>* out) {
+    out->assign(bytes.size(), text);
+    if (algorithm != "gentree" || view == nullptr || view->empty() || view->direct) return Status::ok();
+    ParamMap pm;
+    GENX_RETURN_IF_ERROR(parse_params(text, &pm));
+    if (pm.count("plans") != 0) return Status::ok();
+    ChoiceContext ctx;
+    GENX_RETURN_IF_ERROR(ctx.init(*view));
+    std::vector<GenTreeChoice> choices;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+        ctx.choose(*view, bytes[i], params, &choices);
+        ParamMap chosen, all = pm;
+        GENX_RETURN_IF_ERROR(parse_params(gentree_choice_params(choices), &chosen));
+        if (all.count("rearrange") != 0) chosen.erase("rearrange");
+        all.insert(chosen.begin(), chosen.end());
+        (*out)[i] = format_params(all);
+    }
     return Status::ok();
 }
 

@@ -79,5 +79,10 @@ Status resolve_gentree(const std::string& algorithm, const TopologyView* view, d
 // The same on canonical text ("k=v,k=v").
 Status resolve_gentree_text(const std::string& algorithm, const TopologyView* view, double bytes,
                             const ModelParams& params, std::string* text);
+// resolve_gentree_text at each of `bytes` (out[i] for bytes[i]), reading
+// the tree once: the decision table chooses at every size class.
+Status resolve_gentree_texts(const std::string& algorithm, const TopologyView* view,
+                             const std::vector<double>& bytes, const ModelParams& params,
+                             const std::string& text, std::vector<std::string>* out);
 
 }  // namespace genx

@@ -515,10 +515,35 @@ TEST_CASE("the selector is offered gentree only where a topology is known", "[ge
     // Beyond kGenTreeMaxPipelinedOfferedRanks: unpipelined only.
     const TopologyView wide = two_level(repeat(2, kGenTreeMaxPipelinedOfferedRanks / 2 + 1));
     CHECK(offered(&wide) == std::vector<std::string>{""});
-    // Beyond kGenTreeMaxOfferedRanks the placement tables would cost too
-    // much memory per communicator: not offered.
+    // Up to kGenTreeMaxOfferedRanks (10⁴) where the placement tables stay
+    // small: one rank per host under 100 leaf switches (the switch-tree
+    // quotient prices it from one host, test_tree_quotient.cpp).
+    REQUIRE(kGenTreeMaxOfferedRanks == 10000);
+    const TopologyView wide100 = two_level(repeat(100, kGenTreeMaxOfferedRanks / 100));
+    REQUIRE(wide100.nranks() == kGenTreeMaxOfferedRanks);
+    CHECK(offered(&wide100) == std::vector<std::string>{""});
+    // Beyond it, not offered.
     const TopologyView big = two_level(repeat(2, kGenTreeMaxOfferedRanks / 2 + 1));
     CHECK(offered(&big).empty());
+    // Beyond kGenTreeMaxPlacedRanks, not where a table per multi-rank host
+    // would cost too much memory per communicator: 5,000 hosts of two ranks.
+    ViewBuilder b;
+    const int root = b.node(-1, "R-SW", "");
+    for (int m = 0; m < 50; ++m) {
+        const int mid = b.node(root, "M-SW" + std::to_string(m), "root");
+        for (int i = 0; i < 100; ++i) b.host(mid, "middle", 2);
+    }
+    REQUIRE(b.v.nranks() == kGenTreeMaxOfferedRanks);
+    CHECK(offered(&b.v).empty());
+    // At kGenTreeMaxPlacedRanks ranks two per host it still is.
+    ViewBuilder c;
+    const int top = c.node(-1, "R-SW", "");
+    for (int m = 0; m < 32; ++m) {
+        const int mid = c.node(top, "M-SW" + std::to_string(m), "root");
+        for (int i = 0; i < 64; ++i) c.host(mid, "middle", 2);
+    }
+    REQUIRE(c.v.nranks() == kGenTreeMaxPlacedRanks);
+    CHECK(offered(&c.v).size() == 1);
 }
 
 namespace {
