@@ -12,18 +12,8 @@ fails=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-# expect RC PATTERN ARGS...: exit status RC and PATTERN (grep -E) in stdout+stderr.
-expect() {
-    want_rc=$1 pattern=$2
-    shift 2
-    "$plan" "$@" >"$out" 2>&1
-    rc=$?
-    if [ "$rc" -ne "$want_rc" ] || ! grep -Eq -- "$pattern" "$out"; then
-        echo "FAIL: genx-plan $* -> exit $rc (want $want_rc), output lacks /$pattern/:"
-        sed 's/^/    /' "$out"
-        fails=$((fails + 1))
-    fi
-}
+tool=$plan
+. "$src/tests/tools/expect.sh"
 
 # 96 ranks (tree:8x12's), 16 MiB: rabenseifner, Open MPI's halving order;
 # on 12 ranks at 8 KiB, 4 elements of 2 KiB (a derived type) are fewer than

@@ -3,23 +3,14 @@
 # Run by `make check` from the build directory (where genx-plan is built).
 set -u
 plan=${GENX_PLAN:-${GENX_BUILDDIR:-.}/genx-plan}
+src=${GENX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 fails=0
 out=$(mktemp)
 dir=$(mktemp -d)
 trap 'rm -rf "$out" "$dir"' EXIT
 
-# expect RC PATTERN ARGS...: exit status RC and PATTERN (grep -E) in stdout+stderr.
-expect() {
-    want_rc=$1 pattern=$2
-    shift 2
-    "$plan" "$@" >"$out" 2>&1
-    rc=$?
-    if [ "$rc" -ne "$want_rc" ] || ! grep -Eq -- "$pattern" "$out"; then
-        echo "FAIL: genx-plan $* -> exit $rc (want $want_rc), output lacks /$pattern/:"
-        sed 's/^/    /' "$out"
-        fails=$((fails + 1))
-    fi
-}
+tool=$plan
+. "$src/tests/tools/expect.sh"
 
 expect 0 '^ring +ring reduce-scatter' --list
 expect 0 '^rank 6 step 11: recv b\[1\] from 5 -> result \| send b\[2\] to 0 from result$' \

@@ -14,18 +14,8 @@ fails=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-# expect RC PATTERN ARGS...: exit status RC and PATTERN (grep -E) in stdout+stderr.
-expect() {
-    want_rc=$1 pattern=$2
-    shift 2
-    "$sim" "$@" >"$out" 2>&1
-    rc=$?
-    if [ "$rc" -ne "$want_rc" ] || ! grep -Eq -- "$pattern" "$out"; then
-        echo "FAIL: genx-sim $* -> exit $rc (want $want_rc), output lacks /$pattern/:"
-        sed 's/^/    /' "$out"
-        fails=$((fails + 1))
-    fi
-}
+tool=$sim
+. "$src/tests/tools/expect.sh"
 
 # Runs.
 expect 0 '^ratio      [0-9.]+ \(simulated / model\)$' --preset switch:4 -a ring --bytes 1M

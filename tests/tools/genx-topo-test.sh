@@ -14,18 +14,8 @@ out=$(mktemp)
 dir=$(mktemp -d)
 trap 'rm -rf "$out" "$dir"' EXIT
 
-# expect RC PATTERN ARGS...: exit status RC and PATTERN (grep -E) in stdout+stderr.
-expect() {
-    want_rc=$1 pattern=$2
-    shift 2
-    "$topo" "$@" >"$out" 2>&1
-    rc=$?
-    if [ "$rc" -ne "$want_rc" ] || ! grep -Eq -- "$pattern" "$out"; then
-        echo "FAIL: genx-topo $* -> exit $rc (want $want_rc), output lacks /$pattern/:"
-        sed 's/^/    /' "$out"
-        fails=$((fails + 1))
-    fi
-}
+tool=$topo
+. "$src/tests/tools/expect.sh"
 
 # Valid files.
 expect 0 "^ok: $fx/tree.conf: 3 switch\(es\), 8 host\(s\), 2 level\(s\), 2 link class\(es\) \(2 without a rate\), fingerprint 0x[0-9a-f]{16}$" \

@@ -314,6 +314,27 @@ void check_same_prediction(const Prediction& a, const Prediction& b, bool link_r
     }
 }
 
+// Compares the closed form's predictions with `model`'s (and `full`'s,
+// when given: every rank's program, partners named as themselves rather
+// than their translates) under every model in `models`, at one and several
+// elements per block; returns how many (model, count) pairs it compared.
+int compare_closed_form(const std::vector<ModelParams>& models, int nblocks, const PlanModel& model,
+                        const ClosedForm& cf, const PlanModel* full = nullptr,
+                        bool full_link_ranks = true) {
+    int compared = 0;
+    for (const ModelParams& mp : models)
+        for (const auto& [per_block, elem] : {std::pair<size_t, size_t>{1, 4}, {3, 1}, {4096, 4}}) {
+            const size_t count = per_block * static_cast<size_t>(nblocks);
+            INFO("count " << count << " x " << elem << " B, alpha_msg " << mp.inter.alpha_msg
+                          << ", nonblocking " << mp.price_nonblocking);
+            const Prediction p = cf.predict(count, elem, mp);
+            check_same_prediction(model.predict(count, elem, mp), p);
+            if (full) check_same_prediction(full->predict(count, elem, mp), p, full_link_ranks);
+            ++compared;
+        }
+    return compared;
+}
+
 }  // namespace
 
 TEST_CASE("closed-form prices equal the generated plan's model", "[per-rank][cost-model][closed-form]") {
@@ -337,17 +358,7 @@ TEST_CASE("closed-form prices equal the generated plan's model", "[per-rank][cos
             REQUIRE(cf.nblocks() == g.header.nblocks);
             PlanModel model;
             REQUIRE(PlanModel::build(g, RankMap{}, &model, P > 257).is_ok());
-            for (const ModelParams& mp : models)
-                for (const auto& [per_block, elem] :
-                     {std::pair<size_t, size_t>{1, 4}, {3, 1}, {4096, 4}}) {
-                        const size_t count = per_block * static_cast<size_t>(g.header.nblocks);
-                        INFO("count " << count << " x " << elem << " B, alpha_msg "
-                                      << mp.inter.alpha_msg << ", nonblocking "
-                                      << mp.price_nonblocking);
-                        check_same_prediction(model.predict(count, elem, mp),
-                                              cf.predict(count, elem, mp));
-                        ++compared;
-                }
+            compared += compare_closed_form(models, g.header.nblocks, model, cf);
         }
     }
     CHECK(compared > 2500);
@@ -437,22 +448,10 @@ TEST_CASE("closed forms with several ranks per node equal the generated plan's m
                 PlanModel full;
                 if (P <= 64) REQUIRE(PlanModel::build(g, map, &full, false).is_ok());
                 REQUIRE(cf.nblocks() == g.header.nblocks);
-                for (const ModelParams& mp : models)
-                    for (const auto& [per_block, elem] :
-                         {std::pair<size_t, size_t>{1, 4}, {3, 1}, {4096, 4}}) {
-                        const size_t count = per_block * static_cast<size_t>(g.header.nblocks);
-                        INFO("count " << count << " x " << elem << " B, alpha_msg "
-                                      << mp.inter.alpha_msg << ", nonblocking "
-                                      << mp.price_nonblocking);
-                        const Prediction p = cf.predict(count, elem, mp);
-                        check_same_prediction(model.predict(count, elem, mp), p);
-                        // Up to 64 ranks also every rank's program, which the
-                        // table prices there: the same times, partners named
-                        // as themselves rather than their translates.
-                        if (full.nranks() > 0)
-                            check_same_prediction(full.predict(count, elem, mp), p, !symmetric);
-                        ++compared;
-                    }
+                // Up to 64 ranks also every rank's program, which the table
+                // prices there.
+                compared += compare_closed_form(models, g.header.nblocks, model, cf,
+                                                full.nranks() > 0 ? &full : nullptr, !symmetric);
             }
         }
     CHECK(compared > 10000);
