@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "runtime/mpi_transport.hpp"
+#include "tune/batch_plan.hpp"
+#include "tune/paired.hpp"
 #include "tune/report.hpp"
 
 namespace genx::tune {
@@ -14,40 +16,13 @@ double Budget::left() const { return deadline - mpi::wtime(); }
 
 namespace {
 
-// The batches of a measurement (collective over comm): one warm-up call of
-// `op` (plan buffers, connections), then rank 0 picks {batches, calls per
-// batch}, sized to at most the target and to a fair share of what the
-// budget leaves, `per_call` seconds added to each call's estimate (the
-// barrier of an isolated call); {0, 0} when not even one call fits.
-std::array<int, 2> plan_batches(const mpi::Comm& comm, const std::function<void()>& op,
-                                const Budget& budget, double target, int remaining,
-                                double per_call, int sharing) {
+// One warm-up call of `op` (plan buffers, connections), collective over
+// comm: the slowest rank's seconds.
+double warm_up(const mpi::Comm& comm, const std::function<void()>& op) {
     comm.barrier();
-    double t = mpi::wtime();
+    const double t = mpi::wtime();
     op();
-    t = comm.max(mpi::wtime() - t);
-    std::array<int, 2> plan = {0, 0};  // batches, calls per batch
-    if (comm.rank() == 0) {
-        // `sharing` ops are sized against the same time left: each gets its share.
-        const double left = budget.left() / std::max(sharing, 1);
-        const double one = std::max(t + per_call, 1e-7);
-        target = std::min(target, left / std::max(remaining, 1));
-        if (one < left) {
-            int batches = 5;
-            // Back to back, at least two calls a batch: the barrier releases
-            // the ranks up to one message's latency apart, and a batch of
-            // one call then times that skew too (4.2 ms instead of 2.1 ms
-            // across two 1 ms uplinks; docs/genx-tune.md, bench/RESULTS.md).
-            int iters = std::max(per_call > 0 ? 1 : 2, static_cast<int>(target / batches / one));
-            iters = std::min(iters, 10000);
-            while (batches > 1 && one * iters * batches > left) --batches;
-            while (iters > 1 && one * iters * batches > left) iters /= 2;
-            plan[0] = batches;
-            plan[1] = iters;
-        }
-    }
-    comm.bcast(plan.data(), 2);
-    return plan;
+    return comm.max(mpi::wtime() - t);
 }
 
 // The median or the minimum of `v` (not empty).
@@ -60,7 +35,14 @@ double summarize(std::vector<double> v, const Timing& timing) {
 
 double measure(const mpi::Comm& comm, const std::function<void()>& op, const Budget& budget,
                const Timing& timing, int remaining) {
-    const std::array<int, 2> plan = plan_batches(comm, op, budget, timing.target, remaining, 0, 1);
+    const double one = warm_up(comm, op);
+    std::array<int, 2> plan = {0, 0};
+    // Back to back, at least two calls a batch: the barrier releases the
+    // ranks up to one message's latency apart, and a batch of one call then
+    // times that skew too (4.2 ms instead of 2.1 ms across two 1 ms uplinks;
+    // docs/genx-tune.md, bench/RESULTS.md).
+    if (comm.rank() == 0) plan = plan_op_batches(one, budget.left(), timing.target, remaining, 0, 2);
+    comm.bcast(plan.data(), 2);
     if (plan[0] == 0) return -1;
     std::vector<double> means;
     for (int b = 0; b < plan[0]; ++b) {
@@ -78,7 +60,7 @@ double measure(const mpi::Comm& comm, const std::function<void()>& op, const Bud
 std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
                                             const std::vector<std::function<void()>>& ops,
                                             const Budget& budget, const Timing& timing,
-                                            int remaining) {
+                                            int remaining, const std::vector<size_t>& drop_order) {
     const int size = comm.size();
     std::vector<IsolatedTimes> out(ops.size());
     // A barrier's cost, for sizing the batches.
@@ -86,14 +68,30 @@ std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
     double bar = mpi::wtime();
     comm.barrier();
     bar = comm.max(mpi::wtime() - bar);
-    std::vector<std::array<int, 2>> plans;
+    BatchRequest req;
+    for (const auto& op : ops) req.one.push_back(warm_up(comm, op));
+    // Every op sized against its share of the same time left, before any
+    // batch runs, so that the point fits in the budget as a whole.
+    req.left = budget.left();
+    req.target = timing.target;
+    req.remaining = remaining;
+    req.per_call = bar;
+    req.drop_order = drop_order;
+    req.want = kMinPairedBatches;
+    std::vector<int> flat(2 * ops.size(), 0);
+    if (comm.rank() == 0) {
+        const std::vector<std::array<int, 2>> p = plan_point_batches(req);
+        for (size_t k = 0; k < ops.size(); ++k) {
+            flat[2 * k] = p[k][0];
+            flat[2 * k + 1] = p[k][1];
+        }
+    }
+    comm.bcast(flat.data(), static_cast<int>(flat.size()));
+    std::vector<std::array<int, 2>> plans(ops.size());
     int batches = 0;
     for (size_t k = 0; k < ops.size(); ++k) {
-        // Every op sized against its share of the same `left`, before any
-        // batch runs, so that the point fits in the budget as a whole.
-        plans.push_back(plan_batches(comm, ops[k], budget, timing.target, remaining, bar,
-                                     static_cast<int>(ops.size())));
-        if (plans.back()[0] > 0) batches = batches == 0 ? plans.back()[0] : std::min(batches, plans.back()[0]);
+        plans[k] = {flat[2 * k], flat[2 * k + 1]};
+        if (plans[k][0] > 0) batches = batches == 0 ? plans[k][0] : std::min(batches, plans[k][0]);
     }
     std::vector<std::vector<double>> means(ops.size());
     for (int b = 0; b < batches; ++b)

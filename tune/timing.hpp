@@ -46,11 +46,15 @@ struct IsolatedTimes {
 // Seconds per call of each of `ops` as OSU's osu_allreduce times
 // MPI_Allreduce: every call alone after a barrier, each rank's mean over a
 // batch, the batch's value the mean over ranks; the ops' batches
-// alternate.  --verify decides with this.
+// alternate.  --verify decides with this.  Where the budget leaves the
+// ops fewer batches than a paired decision needs (kMinPairedBatches), ops
+// of `drop_order` are left out, the first first, until it does
+// (plan_point_batches, tune/batch_plan.hpp); those get no time.
 std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
                                             const std::vector<std::function<void()>>& ops,
                                             const Budget& budget, const Timing& timing,
-                                            int remaining);
+                                            int remaining,
+                                            const std::vector<size_t>& drop_order = {});
 
 // The vector and scratch plans run on, zeros; several PlanRuns measured
 // together share one (they run one at a time).

@@ -45,7 +45,8 @@ class Verifier {
     void add_carried(size_t k);
     std::vector<IsolatedTimes> time_point(const Point& p, const std::vector<size_t>& m,
                                           const std::vector<std::shared_ptr<Plan>>& plans,
-                                          const std::vector<size_t>& timed_b, bool time_displaced);
+                                          const std::vector<size_t>& timed_b, bool time_displaced,
+                                          size_t first_carried);
     PointTimes share(const Point& p, const std::vector<size_t>& m,
                      const std::vector<std::shared_ptr<Plan>>& plans,
                      const std::vector<size_t>& timed_b, bool time_displaced,
@@ -68,6 +69,7 @@ class Verifier {
     // everything else).
     std::vector<char> dropped_;
     std::vector<std::vector<size_t>> to_measure_;  // per point: indices into ranked
+    std::vector<size_t> first_carried_;  // per point: where add_carried's plans start in it
     int todo_ = 0;  // verification runs still to come, for the budget's shares
 };
 
@@ -89,6 +91,7 @@ Verifier::Verifier(Context* ctx, Decision* d)
 void Verifier::plan_measurements() {
     const std::vector<Point>& pts = d_->points;
     to_measure_.assign(pts.size(), {});
+    first_carried_.assign(pts.size(), 0);
     const size_t nompi = ctx_->ompi_algs.size();
     size_t planned = 0;
     for (size_t k = 0; k < pts.size(); ++k) {
@@ -121,6 +124,7 @@ void Verifier::add_carried(size_t k) {
     const Point& before = d_->points[k - 1];
     const Point& p = d_->points[k];
     std::vector<size_t>& m = to_measure_[k];
+    first_carried_[k] = m.size();
     const std::pair<const std::string*, const std::string*> carried[] = {
         {&before.choice_alg, &before.choice_params},
         {&before.fastest_alg, &before.fastest_params}};
@@ -142,7 +146,7 @@ void Verifier::add_carried(size_t k) {
 std::vector<IsolatedTimes> Verifier::time_point(const Point& p, const std::vector<size_t>& m,
                                                 const std::vector<std::shared_ptr<Plan>>& plans,
                                                 const std::vector<size_t>& timed_b,
-                                                bool time_displaced) {
+                                                bool time_displaced, size_t first_carried) {
     const size_t count = p.bytes / sizeof(float);
     std::vector<IsolatedTimes> times(m.size() + (time_displaced ? 1 : 0) + timed_b.size());
     if (!sub_) return times;
@@ -164,7 +168,16 @@ std::vector<IsolatedTimes> Verifier::time_point(const Point& p, const std::vecto
                 [&buffers, count, forced] { forced->allreduce_sum(buffers.data.data(), count); });
         }
     }
-    return measure_isolated(sub_, ops, ctx_->verify_budget(), ctx_->timing, todo_);
+    // Where the budget is short (the largest sizes, last), Open MPI's own
+    // algorithms go first, then the model's lower-ranked plans, then the
+    // plans carried from the point before: the model's first plan and the
+    // displaced component keep the batches a decision needs.
+    std::vector<size_t> drop_order;
+    for (size_t k = ops.size(); k-- > m.size() + 1;) drop_order.push_back(k);
+    const size_t carried = std::max<size_t>(first_carried, 1);
+    for (size_t q = carried; q-- > 1;) drop_order.push_back(q);
+    for (size_t q = m.size(); q-- > carried;) drop_order.push_back(q);
+    return measure_isolated(sub_, ops, ctx_->verify_budget(), ctx_->timing, todo_, drop_order);
 }
 
 // A verification run of the displaced component ("fallback", params "")
@@ -383,7 +396,8 @@ void Verifier::run() {
         std::vector<size_t> timed_b;  // ompi_algs timed here, in ops order
         for (size_t b = 0; b < ctx_->ompi_algs.size() && time_displaced; ++b)
             if (!dropped_[b]) timed_b.push_back(b);
-        const std::vector<IsolatedTimes> times = time_point(p, m, plans, timed_b, time_displaced);
+        const std::vector<IsolatedTimes> times = time_point(p, m, plans, timed_b, time_displaced,
+                                                             first_carried_[k]);
         const PointTimes t = share(p, m, plans, timed_b, time_displaced, times);
         // The fastest plan timed here, carried to the next point even where
         // the model's choice got no time (cheaper plans may still have run).

@@ -1,0 +1,83 @@
+// genx-tune's batch sizing for --verify (tune/batch_plan.hpp): each op's
+// share of the budget, the common batch count, and which ops are left out
+// when the budget cannot give the kept ones the batches a paired decision
+// needs.
+#include <catch2/catch.hpp>
+
+#include "tune/batch_plan.hpp"
+
+using namespace genx::tune;
+
+TEST_CASE("one op's batches fit its share of the budget", "[tune][batches]") {
+    // 1 ms calls, 0.2 s target, plenty left: 5 batches of 40 calls.
+    auto p = plan_op_batches(1e-3, 100, 0.2, 1, 0, 1);
+    CHECK(p[0] == 5);
+    CHECK(p[1] == 40);
+    // The target shrinks with the measurements still to come.
+    p = plan_op_batches(1e-3, 1, 0.2, 10, 0, 1);
+    CHECK(p[0] == 5);
+    CHECK(p[1] == 20);
+    // 2 s calls with 5 s left: 2 batches of one call.
+    p = plan_op_batches(2, 5, 0.2, 1, 0, 1);
+    CHECK(p[0] == 2);
+    CHECK(p[1] == 1);
+    // Not one call fits; the barrier counts in each call.
+    p = plan_op_batches(2, 1.9, 0.2, 1, 0, 1);
+    CHECK(p[0] == 0);
+    p = plan_op_batches(1.0, 1.05, 0.2, 1, 0.1, 1);
+    CHECK(p[0] == 0);
+    // At least `min_calls` a batch where they fit.
+    p = plan_op_batches(1e-3, 100, 1e-9, 1, 0, 2);
+    CHECK(p[1] == 2);
+}
+
+TEST_CASE("a point whose budget suffices keeps every op", "[tune][batches]") {
+    BatchRequest r;
+    r.one = {1e-3, 2e-3, 1e-3, 3e-3};
+    r.left = 60;
+    r.drop_order = {3, 2, 1};
+    const auto plans = plan_point_batches(r);
+    REQUIRE(plans.size() == 4);
+    for (const auto& p : plans) CHECK(p[0] == 5);
+}
+
+TEST_CASE("a short budget leaves out ops in the given order until 5 batches fit",
+          "[tune][batches]") {
+    // 8 MiB on the emulated 2dc: six plans and the displaced component at
+    // 2.2-3.3 s a call, 45 s left.  Shared by all seven, each gets 6.4 s:
+    // one or two batches.  Left out from the end of drop_order until the
+    // kept ops get 5 batches: plan 0 (the model's first) and the displaced
+    // (index 6) stay.
+    BatchRequest r;
+    r.one = {2.19, 2.19, 3.29, 2.79, 2.75, 2.29, 2.72};
+    r.left = 45;
+    r.drop_order = {5, 4, 3, 2, 1};
+    const auto plans = plan_point_batches(r);
+    CHECK(plans[0][0] == 5);
+    CHECK(plans[6][0] == 5);
+    int kept = 0;
+    for (const auto& p : plans) kept += p[0] > 0;
+    // 45 s / 3 ops = 15 s: 5 calls of 2.2-2.7 s fit for three ops; four
+    // get 11.25 s each, 3 calls of op 2's 3.29 s.
+    CHECK(kept == 3);
+    CHECK(plans[1][0] == 5);  // the last in drop_order to go is kept
+    for (size_t k : {2, 3, 4, 5}) CHECK(plans[k][0] == 0);
+    // Without a drop order every op is timed, with one or two batches.
+    r.drop_order.clear();
+    const auto all = plan_point_batches(r);
+    CHECK(all[2][0] == 1);
+    for (size_t k : {0, 1, 3, 4, 5, 6}) CHECK(all[k][0] == 2);
+}
+
+TEST_CASE("ops not in the drop order are never left out", "[tune][batches]") {
+    BatchRequest r;
+    r.one = {3, 3, 3};
+    r.left = 10;
+    r.drop_order = {2};
+    const auto plans = plan_point_batches(r);
+    // After dropping op 2, ops 0 and 1 share 10 s: one batch each (5 s), and
+    // nothing more may go.
+    CHECK(plans[2][0] == 0);
+    CHECK(plans[0][0] == 1);
+    CHECK(plans[1][0] == 1);
+}

@@ -1,0 +1,43 @@
+// genx-tune's batch sizing (tune/batch_plan.hpp).
+#include "tune/batch_plan.hpp"
+
+#include <algorithm>
+
+namespace genx::tune {
+
+std::array<int, 2> plan_op_batches(double one, double left, double target, int remaining,
+                                   double per_call, int min_calls) {
+    one = std::max(one + per_call, 1e-7);
+    target = std::min(target, left / std::max(remaining, 1));
+    if (!(one < left)) return {0, 0};
+    int batches = 5;
+    int iters = std::max(min_calls, static_cast<int>(target / batches / one));
+    iters = std::min(iters, 10000);
+    while (batches > 1 && one * iters * batches > left) --batches;
+    while (iters > 1 && one * iters * batches > left) iters /= 2;
+    return {batches, iters};
+}
+
+std::vector<std::array<int, 2>> plan_point_batches(const BatchRequest& r) {
+    const size_t n = r.one.size();
+    std::vector<char> kept(n, 1);
+    std::vector<std::array<int, 2>> plans(n);
+    size_t dropped = 0;
+    for (;;) {
+        const int sharing = static_cast<int>(std::count(kept.begin(), kept.end(), 1));
+        int fewest = 0;
+        for (size_t k = 0; k < n; ++k) {
+            plans[k] = kept[k] ? plan_op_batches(r.one[k], r.left / std::max(sharing, 1), r.target,
+                                                 r.remaining, r.per_call, 1)
+                               : std::array<int, 2>{0, 0};
+            if (plans[k][0] > 0) fewest = fewest == 0 ? plans[k][0] : std::min(fewest, plans[k][0]);
+        }
+        // Enough batches for every kept op, or nothing left to drop.
+        if (fewest >= r.want || dropped == r.drop_order.size()) break;
+        const size_t k = r.drop_order[dropped++];
+        if (k < n) kept[k] = 0;
+    }
+    return plans;
+}
+
+}  // namespace genx::tune

@@ -1,0 +1,35 @@
+// How many batches of how many calls each op of a --verify point gets
+// (tune/timing.cpp, measure_isolated), and which ops are left out when the
+// budget cannot give the kept ones the batches a paired decision needs.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+namespace genx::tune {
+
+struct BatchRequest {
+    std::vector<double> one;  // seconds per call of each op, from its warm-up call
+    double left = 0;          // seconds the budget leaves for the point
+    double target = 0.2;      // seconds an op's batches should take together, at most
+    int remaining = 1;        // measurements still to come in the phase, this one included
+    double per_call = 0;      // seconds added to each call (the barrier of an isolated call)
+    // Ops that may be left out, the first to go first; every other op is
+    // always timed when it fits.  Left out only while fewer than `want`
+    // batches fit for the ops kept.
+    std::vector<size_t> drop_order;
+    int want = 5;
+};
+
+// {batches, calls per batch} of each op ({0, 0}: not timed).  Each kept op
+// is sized against an equal share of `left`; a point's ops run the same
+// number of batches, the fewest any kept op got (at most 5).
+std::vector<std::array<int, 2>> plan_point_batches(const BatchRequest& r);
+
+// {batches, calls per batch} of one op sized against `left` (at most 5
+// batches, at least `min_calls` calls a batch); {0, 0} when not one call fits.
+std::array<int, 2> plan_op_batches(double one, double left, double target, int remaining,
+                                   double per_call, int min_calls);
+
+}  // namespace genx::tune
