@@ -525,25 +525,25 @@ TEST_CASE("the selector is offered gentree only where a topology is known", "[ge
     // Beyond it, not offered.
     const TopologyView big = two_level(repeat(2, kGenTreeMaxOfferedRanks / 2 + 1));
     CHECK(offered(&big).empty());
+    // `mids` middle switches of `hosts` hosts of two ranks each.
+    const auto two_per_host = [](int mids, int hosts) {
+        ViewBuilder b;
+        const int root = b.node(-1, "R-SW", "");
+        for (int m = 0; m < mids; ++m) {
+            const int mid = b.node(root, "M-SW" + std::to_string(m), "root");
+            for (int i = 0; i < hosts; ++i) b.host(mid, "middle", 2);
+        }
+        return b.v;
+    };
     // Beyond kGenTreeMaxPlacedRanks, not where a table per multi-rank host
     // would cost too much memory per communicator: 5,000 hosts of two ranks.
-    ViewBuilder b;
-    const int root = b.node(-1, "R-SW", "");
-    for (int m = 0; m < 50; ++m) {
-        const int mid = b.node(root, "M-SW" + std::to_string(m), "root");
-        for (int i = 0; i < 100; ++i) b.host(mid, "middle", 2);
-    }
-    REQUIRE(b.v.nranks() == kGenTreeMaxOfferedRanks);
-    CHECK(offered(&b.v).empty());
+    const TopologyView many = two_per_host(50, 100);
+    REQUIRE(many.nranks() == kGenTreeMaxOfferedRanks);
+    CHECK(offered(&many).empty());
     // At kGenTreeMaxPlacedRanks ranks two per host it still is.
-    ViewBuilder c;
-    const int top = c.node(-1, "R-SW", "");
-    for (int m = 0; m < 32; ++m) {
-        const int mid = c.node(top, "M-SW" + std::to_string(m), "root");
-        for (int i = 0; i < 64; ++i) c.host(mid, "middle", 2);
-    }
-    REQUIRE(c.v.nranks() == kGenTreeMaxPlacedRanks);
-    CHECK(offered(&c.v).size() == 1);
+    const TopologyView placed = two_per_host(32, 64);
+    REQUIRE(placed.nranks() == kGenTreeMaxPlacedRanks);
+    CHECK(offered(&placed).size() == 1);
 }
 
 namespace {
