@@ -712,11 +712,8 @@ CheckResult check_symmetry(const Plan& plan) {
                                std::to_string(g.radix.size()) + " digits fixed");
     // The declared translations: those whose fixed digits are 0.
     std::vector<int> translations;
-    for (int t = 1; t < P; ++t) {
-        bool free = true;
-        for (int k : plan.symmetry_fixed) free = free && g.digit(t, static_cast<size_t>(k)) == 0;
-        if (free) translations.push_back(t);
-    }
+    for (int t = 1; t < P; ++t)
+        if (g.free_part(t, plan.symmetry_fixed) == t) translations.push_back(t);
     for (int r = 0; r < P; ++r)
         for (int t : translations) {
             const int rt = g.add(r, t);

@@ -29,6 +29,12 @@ struct RankGroup {
         }
     }
     int digit(int x, size_t k) const { return (x / stride[k]) % radix[k]; }
+    // x with its digits `fixed` (indices) set to 0: the translation of x
+    // among those that leave these digits at 0 (PlanHeader::symmetry_fixed).
+    int free_part(int x, const std::vector<int>& fixed) const {
+        for (int k : fixed) x -= digit(x, static_cast<size_t>(k)) * stride[static_cast<size_t>(k)];
+        return x;
+    }
     int add(int a, int b) const {
         if (binary) return a ^ b;
         if (radix.size() == 1) return a + b < order ? a + b : a + b - order;

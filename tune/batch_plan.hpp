@@ -23,8 +23,8 @@ struct BatchRequest {
 };
 
 // {batches, calls per batch} of each op ({0, 0}: not timed).  Each kept op
-// is sized against an equal share of `left`; a point's ops run the same
-// number of batches, the fewest any kept op got (at most 5).
+// is sized against an equal share of `left`; measure_isolated then runs
+// every timed op for the fewest batches any of them got (at most 5).
 std::vector<std::array<int, 2>> plan_point_batches(const BatchRequest& r);
 
 // {batches, calls per batch} of one op sized against `left` (at most 5

@@ -553,13 +553,7 @@ class PlanModel::Builder {
             fixed[static_cast<size_t>(k)] = 1;
         }
         // A rank's free part: its digits outside the fixed ones (a translation).
-        auto free_part = [&](int r) {
-            if (h_.symmetry_fixed.empty()) return r;
-            int out = 0;
-            for (size_t k = 0; k < fixed.size(); ++k)
-                if (!fixed[k]) out += g.digit(r, k) * g.stride[k];
-            return out;
-        };
+        auto free_part = [&](int r) { return g.free_part(r, h_.symmetry_fixed); };
         if (ranks_.node.empty() && h_.symmetry_fixed.empty() && !ranks_.tree) {
             // One rank per node: rank p is rank 0 translated by p.
             identity_ = true;
@@ -626,7 +620,6 @@ class PlanModel::Builder {
         m_->link_rep_ = std::move(link_rep);
         m_->link_weight_ = std::move(link_weight);
         group_ = std::move(g);
-        fixed_ = std::move(fixed);
         trans_ = std::move(trans);
         model_ = std::move(model);
         start();
@@ -752,9 +745,7 @@ class PlanModel::Builder {
     // declared translation); otherwise the generator emits it.
     bool translatable(int r) const {
         if (identity_) return true;
-        for (size_t k = 0; k < fixed_.size(); ++k)
-            if (fixed_[k] && group_.digit(r, k) != 0) return false;
-        return true;
+        return group_.free_part(r, h_.symmetry_fixed) == r;
     }
 
     const std::vector<int>& model_ranks() const { return model_; }
@@ -819,7 +810,6 @@ class PlanModel::Builder {
     std::vector<int> index_;   // quotient: model index per real rank of node 0, else empty
     std::vector<int> trans_;   // quotient: translation per real rank
     RankGroup group_;
-    std::vector<char> fixed_;  // quotient: per digit of group_, whether it is fixed
     bool identity_ = false;  // quotient with one rank per node: translation = the rank
     std::vector<Ends> ends_;
     std::map<int, int> node_dense_;
