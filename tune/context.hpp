@@ -94,6 +94,11 @@ struct Point {
     // (tune/rest_rules.hpp: what shapes nothing was measured on may use).
     bool verified = false;
     std::vector<std::string> vouched;
+    // --verify: each family's fastest plan measured here and the displaced
+    // component (0: not timed), which the rules for other shapes divide by
+    // the model's prices to scale them (tune/rest_rules.hpp).
+    std::map<std::string, double> measured;
+    double displaced_measured = 0;
     // --verify ran out of time before this point: its rule lets the model
     // displace Open MPI only by the margin, as for unmeasured shapes.
     bool budget_unverified = false;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "plan/registry.hpp"
@@ -13,6 +14,8 @@
 #include "tune/phases.hpp"
 #include "tune/report.hpp"
 #include "tune/rest_rules.hpp"
+#include "tuning/decision_table.hpp"
+#include "tuning/displaced.hpp"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -185,6 +188,43 @@ void print_verification(const Context& ctx) {
                 n ? 100 * errs.back() : 0.0, 100 * ctx.opt.verify_margin, agree, verified);
 }
 
+// Each point's verdict for the rules of unmeasured shapes, with measured ÷
+// predicted for every family --verify timed there and for the displaced
+// component, priced as a component running these rules prices them on
+// this shape (price_families: its topology view, tuned 4.1's fixed
+// decision where this is Open MPI 4.1).
+std::vector<VouchedPoint> vouched_points(const Context& ctx, const RulesFile& rules, int ranks,
+                                         const std::vector<Point>& pts) {
+    std::vector<VouchedPoint> out;
+    std::vector<size_t> sizes;
+    std::set<std::string> fams;
+    for (const Point& p : pts) {
+        out.push_back({p.bytes, p.verified, p.vouched, {}});
+        sizes.push_back(p.bytes);
+        for (const auto& kv : p.measured) fams.insert(kv.first);
+    }
+    if (fams.empty()) return out;
+    CommShape shape = ctx.cluster.shape_of_first(ranks);
+    shape.topology = ctx.cluster.view_of_first(ranks);
+    TableOptions opt;
+    std::string why;
+    opt.displaced = displaced_for("tuned", false, mpi::library_version(), &why);
+    FamilyPrices fp;
+    check(price_families(rules, shape, opt, sizes, {fams.begin(), fams.end()}, &fp),
+          "pricing the measured families for other shapes");
+    for (size_t i = 0; i < pts.size(); ++i) {
+        const Point& p = pts[i];
+        for (const auto& [fam, s] : p.measured) {
+            auto it = fp.best.find(fam);
+            if (it != fp.best.end() && std::isfinite(it->second[i]) && it->second[i] > 0)
+                out[i].scale[fam] = s / it->second[i];
+        }
+        if (p.displaced_measured > 0 && std::isfinite(fp.displaced[i]) && fp.displaced[i] > 0)
+            out[i].scale[kFallbackAlgorithm] = p.displaced_measured / fp.displaced[i];
+    }
+    return out;
+}
+
 }  // namespace
 
 // Decisions as explicit rules per communicator shape, then "model" for
@@ -220,10 +260,7 @@ RulesFile write_rules(const Context& ctx) {
         add_rules(ctx.cluster.shape_of_first(kv.first), pts, families, margin, &rules);
     }
     std::vector<std::vector<VouchedPoint>> shapes;
-    for (const auto& kv : ctx.decisions) {
-        shapes.emplace_back();
-        for (const Point& p : kv.second) shapes.back().push_back({p.bytes, p.verified, p.vouched});
-    }
+    for (const auto& kv : ctx.decisions) shapes.push_back(vouched_points(ctx, rules, kv.first, kv.second));
     for (AllreduceRule& r : rules_for_unmeasured_shapes(shapes, families, margin)) {
         r.index = static_cast<int>(rules.allreduce.size());
         rules.allreduce.push_back(r);

@@ -2,6 +2,7 @@
 #include "tune/rest_rules.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -16,13 +17,48 @@ namespace {
 struct Verdict {
     bool verified = false;
     std::set<std::string> vouched;
-    bool operator==(const Verdict& o) const { return verified == o.verified && vouched == o.vouched; }
+    std::map<std::string, std::vector<double>> scales;  // per family, one per shape
+    bool operator==(const Verdict& o) const {
+        return verified == o.verified && vouched == o.vouched && scales == o.scales;
+    }
+    // Calibrated: the displaced component's scale is known, so every
+    // family with one is weighed against it as measured.
+    bool calibrated() const { return scales.count(kFallbackAlgorithm) != 0 && scales.size() > 1; }
 };
 
 std::string join(const std::set<std::string>& s) {
     std::string out;
     for (const std::string& f : s) out += (out.empty() ? "" : ", ") + f;
     return out;
+}
+
+double geomean(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += std::log(x);
+    return std::exp(s / static_cast<double>(v.size()));
+}
+
+// A calibrated verdict's rule: every scaled family, scaled.
+AllreduceRule calibrated_rule(const Verdict& v, double margin, const std::string& shapes,
+                              const std::string& pct) {
+    AllreduceRule r;
+    r.algorithm = kModelAlgorithm;
+    r.margin = margin;
+    r.families.push_back(kFallbackAlgorithm);
+    std::set<std::string> names;
+    for (const auto& [fam, xs] : v.scales) {
+        r.scale[fam] = geomean(xs);
+        if (fam != kFallbackAlgorithm) {
+            r.families.push_back(fam);
+            names.insert(fam);
+        }
+    }
+    r.comment = "other communicator shapes: the fitted model's best plan of the families "
+                "measured at these sizes on the " + shapes + " (" + join(names) +
+                "), each family's prices and the displaced component's scaled by measured ÷ "
+                "predicted there, where it is " + pct +
+                " ahead of the displaced component (the model's median error), else fallback";
+    return r;
 }
 
 AllreduceRule rule_for(const Verdict& v, const std::vector<std::string>& families, double margin,
@@ -32,6 +68,7 @@ AllreduceRule rule_for(const Verdict& v, const std::vector<std::string>& familie
     std::snprintf(pct, sizeof pct, "%.0f %%", 100 * margin);
     const std::string shapes = std::to_string(measured_shapes) + " measured shape" +
                                (measured_shapes == 1 ? "" : "s");
+    if (v.verified && v.calibrated()) return calibrated_rule(v, margin, shapes, pct);
     if (v.verified && v.vouched.empty()) {
         r.algorithm = kFallbackAlgorithm;
         r.comment = "other communicator shapes: no genx plan measured faster than the displaced "
@@ -69,6 +106,8 @@ std::vector<AllreduceRule> rules_for_unmeasured_shapes(const std::vector<std::ve
             if (!p.verified) continue;
             v.verified = true;
             v.vouched.insert(p.vouched.begin(), p.vouched.end());
+            for (const auto& [fam, x] : p.scale)
+                if (x > 0 && std::isfinite(x)) v.scales[fam].push_back(x);
         }
     if (grid.empty()) grid[0] = Verdict{};
     std::vector<AllreduceRule> out;

@@ -293,7 +293,13 @@ std::string Verifier::choose(Point* p, const std::vector<size_t>& m, const Point
     const Candidate& win = p->ranked[m[best]].second;
     p->choice_alg = win.algorithm;
     p->choice_params = win.params;
+    for (size_t q = 0; q < m.size(); ++q) {
+        if (!(measured[q] > 0)) continue;
+        auto [it, fresh] = p->measured.emplace(p->ranked[m[q]].second.algorithm, measured[q]);
+        if (!fresh) it->second = std::min(it->second, measured[q]);
+    }
     if (t.displaced <= 0) return "";
+    p->displaced_measured = t.displaced;
     p->verified = true;
     for (size_t q = 0; q < m.size(); ++q) {
         const std::string& fam = p->ranked[m[q]].second.algorithm;

@@ -409,6 +409,27 @@ class IntervalDecider {
     // The most candidates any pricing left unpriced.
     int unpriced() const { return unpriced_; }
 
+    // Each family's cheapest plan and the displaced component, unscaled,
+    // at every interval (price_families()).
+    Status family_prices(const std::vector<std::string>& families, FamilyPrices* out) {
+        const std::vector<PricedCandidate>* v = nullptr;
+        GENX_RETURN_IF_ERROR(prices(families, &v));
+        const double none = std::numeric_limits<double>::infinity();
+        for (const PricedCandidate& c : *v) {
+            auto& best = out->best[c.candidate.algorithm];
+            if (best.empty()) best.assign(at_.size(), none);
+            for (size_t i = 0; i < at_.size(); ++i) best[i] = std::min(best[i], c.seconds[i]);
+        }
+        out->displaced.assign(at_.size(), none);
+        for (size_t i = 0; i < at_.size(); ++i) {
+            const PricedCandidate* theirs = nullptr;
+            std::string vs;
+            GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs));
+            if (theirs != nullptr) out->displaced[i] = theirs->seconds[i];
+        }
+        return Status::ok();
+    }
+
   private:
     Status prices(const std::vector<std::string>& families,
                   const std::vector<PricedCandidate>** p) {
@@ -425,13 +446,35 @@ class IntervalDecider {
         return Status::ok();
     }
 
+    // The prices of `families` for `rule`, each multiplied by the rule's
+    // scale for its family (rules.hpp), computed once per rule.
+    Status scaled_prices(const AllreduceRule* rule, const std::vector<std::string>& families,
+                         const std::vector<PricedCandidate>** p) {
+        GENX_RETURN_IF_ERROR(prices(families, p));
+        if (rule == nullptr || rule->scale.empty()) return Status::ok();
+        auto it = scaled_.find(rule->index);
+        if (it == scaled_.end()) {
+            std::vector<PricedCandidate> v = **p;
+            for (PricedCandidate& c : v)
+                for (double& s : c.seconds) s *= scale_of(*rule, c.candidate.algorithm);
+            it = scaled_.emplace(rule->index, std::move(v)).first;
+        }
+        *p = &it->second;
+        return Status::ok();
+    }
+
+    static double scale_of(const AllreduceRule& rule, const std::string& family) {
+        auto it = rule.scale.find(family);
+        return it == rule.scale.end() ? 1.0 : it->second;
+    }
+
     // No rule, or a "model" rule: the model's best of the rule's families.
     Status by_model(const AllreduceRule* rule, size_t i, const std::string& where, Decision* d) {
         if (rule != nullptr && !rule->families.empty() && rule->families[0] == kFallbackAlgorithm)
             return against_fallback(*rule, i, where, d);
         const std::vector<PricedCandidate>* v = nullptr;
-        GENX_RETURN_IF_ERROR(
-            prices(rule != nullptr ? rule->families : std::vector<std::string>{}, &v));
+        GENX_RETURN_IF_ERROR(scaled_prices(
+            rule, rule != nullptr ? rule->families : std::vector<std::string>{}, &v));
         const PricedCandidate *best = nullptr, *second = nullptr;
         rank_candidates(*v, i, nullptr, &best, &second);
         if (best == nullptr)
@@ -461,16 +504,22 @@ class IntervalDecider {
                             Decision* d) {
         const std::vector<std::string> ours(rule.families.begin() + 1, rule.families.end());
         const std::vector<PricedCandidate>* v = nullptr;
-        GENX_RETURN_IF_ERROR(prices(ours, &v));
+        GENX_RETURN_IF_ERROR(scaled_prices(&rule, ours, &v));
         const PricedCandidate *best = nullptr, *second = nullptr, *theirs = nullptr;
         std::string vs;
         GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs));
+        const double f = scale_of(rule, kFallbackAlgorithm);
+        const double their_s = theirs != nullptr ? f * theirs->seconds[i] : 0;
+        if (theirs != nullptr && f != 1.0) {
+            char x[48];
+            std::snprintf(x, sizeof x, " × %.2f as measured = ", f);
+            vs += x + format_seconds(their_s);
+        }
         rank_candidates(*v, i, nullptr, &best, &second);
         char pct[32];
         std::snprintf(pct, sizeof pct, "%g", rule.margin * 100);
         d->by_model = true;
-        if (best == nullptr || theirs == nullptr ||
-            best->seconds[i] > (1 - rule.margin) * theirs->seconds[i]) {
+        if (best == nullptr || theirs == nullptr || best->seconds[i] > (1 - rule.margin) * their_s) {
             d->algorithm = kFallbackAlgorithm;
             d->why = where + ": left to the component genx displaced; model at " +
                      format_bytes(at_[i]) + " B: " +
@@ -485,9 +534,11 @@ class IntervalDecider {
         d->predicted = best->seconds[i];
         d->runner_up = theirs->candidate.algorithm;
         d->runner_up_params = theirs->candidate.params;
-        d->runner_up_predicted = theirs->seconds[i];
+        d->runner_up_predicted = their_s;
         d->why = where + "; model predicts " + format_seconds(d->predicted) + " at " +
-                 format_bytes(at_[i]) + " B against " + vs;
+                 format_bytes(at_[i]) + " B" +
+                 (rule.scale.empty() ? "" : " (prices × each family's measured/predicted)") +
+                 " against " + vs;
         return Status::ok();
     }
 
@@ -601,6 +652,7 @@ class IntervalDecider {
     const std::vector<size_t>& at_;  // the size each interval is priced at
     const ModelParams model_;
     std::map<std::vector<std::string>, std::vector<PricedCandidate>> priced_;
+    std::map<int, std::vector<PricedCandidate>> scaled_;  // by rule index
     int unpriced_ = 0;
 };
 
@@ -635,6 +687,16 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
     t.unpriced_ = decider.unpriced();
     *out = std::move(t);
     return Status::ok();
+}
+
+Status price_families(const RulesFile& rules, const CommShape& shape, const TableOptions& options,
+                      const std::vector<size_t>& sizes, const std::vector<std::string>& families,
+                      FamilyPrices* out) {
+    *out = FamilyPrices{};
+    std::vector<size_t> at(sizes.size());
+    for (size_t i = 0; i < sizes.size(); ++i) at[i] = std::max<size_t>(sizes[i], 1);
+    IntervalDecider decider(rules, shape, options, at);
+    return decider.family_prices(families, out);
 }
 
 size_t DecisionTable::index(size_t bytes) const {

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -151,5 +152,19 @@ Status price_candidates(const ModelParams& model, const CommShape& shape,
                         const std::vector<std::string>& families,
                         const std::vector<size_t>& sizes, const TableOptions& options,
                         std::vector<PricedCandidate>* out, int* unpriced = nullptr);
+
+// What a "model" rule with the "fallback" incumbent weighs at each of
+// `sizes` on `shape`, priced as DecisionTable::build prices it (the rules'
+// model for this topology, no "scale"): the cheapest plan of each family
+// in `families` that enumerates there, and the displaced component
+// (infinity where not priced).  genx-tune divides what it measured by
+// these to write a rule's "scale".
+struct FamilyPrices {
+    std::map<std::string, std::vector<double>> best;
+    std::vector<double> displaced;
+};
+Status price_families(const RulesFile& rules, const CommShape& shape, const TableOptions& options,
+                      const std::vector<size_t>& sizes, const std::vector<std::string>& families,
+                      FamilyPrices* out);
 
 }  // namespace genx

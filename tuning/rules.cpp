@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -261,11 +262,32 @@ class Parser {
         return Status::ok();
     }
 
+    // "scale": {FAMILY: factor > 0, ...}, each family one the rule lists.
+    Status scale(const json& sc, const std::string& field, AllreduceRule* r) const {
+        if (!r->by_model() || r->families.empty())
+            return error(field + ".scale",
+                         "only a rule with \"algorithm\": \"model\" and \"families\" scales "
+                         "their prices");
+        if (!sc.is_object())
+            return error(field + ".scale",
+                         "expected an object of family: factor, got " + sc.dump());
+        for (const auto& [fam, v] : sc.items()) {
+            const std::string f = field + ".scale." + fam;
+            if (std::find(r->families.begin(), r->families.end(), fam) == r->families.end())
+                return error(f, "\"" + fam + "\" is not one of the rule's \"families\"");
+            if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+                return error(f, "expected a positive factor such as 1.3, got " + v.dump());
+            r->scale[fam] = v.get<double>();
+        }
+        return Status::ok();
+    }
+
     Status rule(const json& j, int index, AllreduceRule* out) const {
         const std::string field = "allreduce[" + std::to_string(index) + "]";
         GENX_RETURN_IF_ERROR(check_keys(j, field,
                                         {"call", "comm_size", "nodes", "ppn", "switch_levels", "rated",
-                                         "bytes", "algorithm", "params", "families", "margin", "comment"}));
+                                         "bytes", "algorithm", "params", "families", "margin", "scale",
+                                         "comment"}));
         AllreduceRule r;
         r.index = index;
         r.line = index_.line_of(dotted_to_pointer(field));
@@ -380,6 +402,7 @@ class Parser {
         if (!r.families.empty() && r.families[0] == kFallbackAlgorithm && r.families.size() < 2)
             return error(field + ".families",
                          "\"fallback\" is an incumbent: list the families that may replace it");
+        if (auto sc = j.find("scale"); sc != j.end()) GENX_RETURN_IF_ERROR(scale(*sc, field, &r));
         *out = std::move(r);
         return Status::ok();
     }
@@ -697,6 +720,7 @@ json rules_to_json(const RulesFile& rules) {
         if (!r.params.empty()) o["params"] = r.params;
         if (!r.families.empty()) o["families"] = r.families;
         if (r.margin > 0) o["margin"] = r.margin;
+        if (!r.scale.empty()) o["scale"] = r.scale;
         if (!r.comment.empty()) o["comment"] = r.comment;
         list.push_back(o);
     }

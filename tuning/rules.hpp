@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,6 +127,12 @@ struct AllreduceRule {
     // unknown); where no other family is that much faster, the size is left
     // to the displaced component.
     double margin = 0;
+    // "model" only: measured ÷ predicted per family ("fallback": the
+    // displaced component) where genx-tune timed them at these sizes; the
+    // model's prices are multiplied by it before ranking, so that families
+    // it mis-prices on this cluster are ranked as measured (docs/rules.md,
+    // "Calibrated families").  A family not listed keeps its price.
+    std::map<std::string, double> scale;
     std::string comment;
     int index = 0;  // position in the "allreduce" list
     int line = 0;   // line of the rule in its file

@@ -4,6 +4,7 @@
 // whose "fallback" incumbent is tuned's choice or, unknown, Open MPI's best.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -273,4 +274,54 @@ TEST_CASE("at scale the incumbent is tuned's own plan or not priced, never a che
         if (!e.defers() && e.by_model) CHECK(e.predicted <= 0.8 * e.runner_up_predicted);
     }
     CHECK(against_tuned > 0);
+}
+
+TEST_CASE("a model rule's scale ranks its families and the displaced component as measured",
+          "[displaced][scale]") {
+    RulesFile rules;
+    REQUIRE(parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [
+        {"algorithm": "model", "families": ["fallback", "ring", "rd"], "margin": 0.1}]})",
+                        "test.json", RulesCheck{}, &rules)
+                .is_ok());
+    rules.model = builtin_rules().model;
+    TableOptions opt;
+    opt.displaced = Displaced::TunedFixed41;
+    const CommShape shape{6, 6, 1};
+    const size_t at = 1 * MiB;
+    FamilyPrices fp;
+    REQUIRE(price_families(rules, shape, opt, {at}, {"ring", "rd"}, &fp).is_ok());
+    REQUIRE(fp.best.count("ring") == 1);
+    REQUIRE(fp.best.count("rd") == 1);
+    REQUIRE(fp.displaced.size() == 1);
+    const double ring = fp.best["ring"][0], rd = fp.best["rd"][0], theirs = fp.displaced[0];
+    REQUIRE(ring > 0);
+    REQUIRE(rd > ring);  // at 1 MiB the model prefers the ring's bandwidth
+    auto decide = [&](std::map<std::string, double> scale) {
+        rules.allreduce[0].scale = std::move(scale);
+        DecisionTable t;
+        REQUIRE(DecisionTable::build(rules, shape, opt, &t, nullptr).is_ok());
+        return t.lookup(at);
+    };
+    // Unscaled, the table weighs exactly what price_families reports.
+    const Decision plain = decide({});
+    INFO(plain.why);
+    CHECK(plain.defers() == (std::min(ring, rd) > 0.9 * theirs));
+    if (!plain.defers()) {
+        CHECK(plain.predicted == Approx(std::min(ring, rd)));
+        CHECK(plain.runner_up_predicted == Approx(theirs));
+    }
+    // The displaced component measured far faster than predicted: defer.
+    const Decision slow = decide({{"fallback", 0.5 * std::min(ring, rd) / theirs}});
+    INFO(slow.why);
+    CHECK(slow.defers());
+    // The displaced component measured slow and ring slower than rd: rd,
+    // priced and compared as measured.
+    const double ring_scale = 2 * rd / ring;
+    const Decision d = decide({{"fallback", 4 * rd / theirs}, {"ring", ring_scale}});
+    INFO(d.why);
+    CHECK(d.algorithm == "rd");
+    CHECK(d.predicted == Approx(rd));
+    CHECK(d.runner_up_predicted == Approx(4 * rd));
+    CHECK(d.why.find("measured/predicted") != std::string::npos);
+    CHECK(d.why.find("as measured = ") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 // genx-tune's rules for communicator shapes it never measured
-// (tune/rest_rules.hpp): the model may only choose among families that
-// measured faster than the displaced component at that size.
+// (tune/rest_rules.hpp): the model chooses among the families measured at
+// that size, scaled as measured, or among those that measured faster than
+// the displaced component where its price is unknown.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -97,4 +98,43 @@ TEST_CASE("unmeasured shapes without --verify: one model rule as before", "[rest
         rules_for_unmeasured_shapes({{pt(8, false), pt(4096, false)}}, kAll, 0.2);
     REQUIRE(unverified.size() == 1);
     CHECK(unverified[0].by_model());
+}
+
+TEST_CASE("unmeasured shapes: calibrated where the displaced component was priced", "[rest_rules]") {
+    // 64K: multitree measured slower than the displaced component (not
+    // vouched) still takes part, scaled as measured; the scales are the
+    // geometric means over the two shapes that measured them.
+    VouchedPoint a = pt(65536, true, {"gentree"});
+    a.scale = {{"fallback", 1.2}, {"gentree", 2.0}, {"multitree", 1.5}};
+    VouchedPoint b = pt(65536, true);
+    b.scale = {{"fallback", 1.2 * 4}, {"gentree", 0.5}};
+    VouchedPoint c = pt(1 << 20, true, {"gentree"});
+    c.scale = {{"gentree", 1.1}};  // the displaced component not priced there
+    const auto rules = rules_for_unmeasured_shapes({{pt(8, true), a, c}, {b}}, kAll, 0.2);
+    require_partition(rules);
+    REQUIRE(rules.size() == 3);
+    CHECK(rules[0].defers());
+    CHECK(rules[0].scale.empty());
+    const AllreduceRule& r = rules[1];
+    CHECK(r.by_model());
+    CHECK(r.bytes.lo == 65536);
+    CHECK(r.families == std::vector<std::string>{"fallback", "gentree", "multitree"});
+    REQUIRE(r.scale.size() == 3);
+    CHECK(r.scale.at("fallback") == Approx(2.4));
+    CHECK(r.scale.at("gentree") == Approx(1.0));
+    CHECK(r.scale.at("multitree") == Approx(1.5));
+    CHECK(r.margin == Approx(0.2));
+    CHECK(r.comment.find("measured ÷ predicted") != std::string::npos);
+    // Without the displaced component's scale: vouched families, unscaled.
+    CHECK(rules[2].families == std::vector<std::string>{"fallback", "gentree"});
+    CHECK(rules[2].scale.empty());
+}
+
+TEST_CASE("unmeasured shapes: a scale of the displaced component alone keeps the old rule",
+          "[rest_rules]") {
+    VouchedPoint a = pt(4096, true);
+    a.scale = {{"fallback", 0.9}};
+    const auto rules = rules_for_unmeasured_shapes({{a}}, kAll, 0.2);
+    REQUIRE(rules.size() == 1);
+    CHECK(rules[0].defers());
 }

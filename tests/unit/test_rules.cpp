@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "plan/registry.hpp"
@@ -356,7 +357,8 @@ TEST_CASE("writing and re-reading a rules file keeps every rule", "[rules]") {
                             "\"algorithm\": \"hcps\", \"params\": \"window=2,factors=2x2\", "
                             "\"comment\": \"c\"},\n"
                             "    {\"bytes\": \"1M-inf\", \"algorithm\": \"model\", "
-                            "\"families\": [\"cps\"]}"),
+                            "\"families\": [\"fallback\", \"cps\"], \"margin\": 0.2, "
+                            "\"scale\": {\"fallback\": 1.25, \"cps\": 0.5}}"),
                   &f)
                 .is_ok());
     f.provenance.hosts = 3;
@@ -378,7 +380,8 @@ TEST_CASE("writing and re-reading a rules file keeps every rule", "[rules]") {
     CHECK(format_count_range(g.allreduce[0].ppn) == "2");
     CHECK(format_byte_range(g.allreduce[0].bytes) == "8-1M");
     CHECK(g.allreduce[0].comment == "c");
-    CHECK(g.allreduce[1].families == std::vector<std::string>{"cps"});
+    CHECK(g.allreduce[1].families == std::vector<std::string>{"fallback", "cps"});
+    CHECK(g.allreduce[1].scale == std::map<std::string, double>{{"cps", 0.5}, {"fallback", 1.25}});
     CHECK(g.provenance.hosts == 3);
     CHECK(g.provenance.topology == "test-cluster");
     CHECK(g.model.inter.beta == f.model.inter.beta);
@@ -434,6 +437,17 @@ TEST_CASE("rules errors name file, line, field", "[rules]") {
          9, "allreduce[0].families[1]", "\"fallback\" only first"},
         {"fallback alone", file_with("    {\"algorithm\": \"model\", \"families\": [\"fallback\"]}"),
          8, "allreduce[0].families", "an incumbent"},
+        {"scale without model",
+         file_with("    {\"algorithm\": \"ring\",\n     \"scale\": {\"ring\": 2}}"), 9,
+         "allreduce[0].scale", "only a rule"},
+        {"scale of a family not listed",
+         file_with("    {\"algorithm\": \"model\", \"families\": [\"fallback\", \"ring\"],\n"
+                   "     \"scale\": {\"rd\": 2}}"),
+         9, "allreduce[0].scale.rd", "not one of the rule's"},
+        {"scale not positive",
+         file_with("    {\"algorithm\": \"model\", \"families\": [\"fallback\", \"ring\"],\n"
+                   "     \"scale\": {\"ring\": 0}}"),
+         9, "allreduce[0].scale.ring", "positive factor"},
         {"rated not a boolean", file_with("    {\"rated\": 1, \"algorithm\": \"ring\"}"), 8,
          "allreduce[0].rated", "expected true or false"},
         {"duplicate key", file_with("    {\"algorithm\": \"ring\",\n     \"algorithm\": \"rhd\"}"),
