@@ -35,6 +35,91 @@ void quantise_mtree_latencies(MTreeGraph* g) {
     }
 }
 
+namespace {
+
+// Rates and latencies of a view's link classes, unknown ones replaced
+// (mtree.hpp: the fastest known rate, the smallest known latency).
+struct ClassInfo {
+    const TopologyView* view;
+    double max_rate = 0, min_lat = 0;
+    explicit ClassInfo(const TopologyView* v) : view(v) {
+        for (const TopoLinkClass& c : v->link_classes) {
+            max_rate = std::max(max_rate, c.rate);
+            if (c.latency > 0 && (min_lat == 0 || c.latency < min_lat)) min_lat = c.latency;
+        }
+        if (max_rate <= 0) max_rate = 1.0;
+        if (min_lat <= 0) min_lat = kDefaultLatency;
+    }
+    const TopoLinkClass* cls(int c) const {
+        return c >= 0 && c < static_cast<int>(view->link_classes.size()) ? &view->link_classes[static_cast<size_t>(c)]
+                                                                         : nullptr;
+    }
+    double rate(int c) const { return cls(c) != nullptr && cls(c)->rate > 0 ? cls(c)->rate : max_rate; }
+    double lat(int c) const { return cls(c) != nullptr && cls(c)->latency > 0 ? cls(c)->latency : min_lat; }
+};
+
+// A switch tree's up-links: every node's depth and its up-link capacity,
+// computed bottom-up (a switch without a known rate: its children's sum
+// over its oversubscription).
+struct UpLinks {
+    std::vector<int> depth;
+    std::vector<double> cap;
+};
+
+UpLinks up_links(const TopologyView* view, const ClassInfo& ci) {
+    const size_t nn = view->nodes.size();
+    UpLinks u;
+    u.depth.assign(nn, 0);
+    u.cap.assign(nn, 0);
+    std::vector<int> order;
+    std::vector<int> stack{0};
+    while (!stack.empty()) {
+        const int x = stack.back();
+        stack.pop_back();
+        order.push_back(x);
+        for (int c : view->nodes[static_cast<size_t>(x)].children) {
+            u.depth[static_cast<size_t>(c)] = u.depth[static_cast<size_t>(x)] + 1;
+            stack.push_back(c);
+        }
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const TopoNode& node = view->nodes[static_cast<size_t>(*it)];
+        double& cap = u.cap[static_cast<size_t>(*it)];
+        const bool known = ci.cls(node.up_class) != nullptr && ci.cls(node.up_class)->rate > 0;
+        if (node.is_host()) {
+            cap = ci.rate(node.up_class) * std::max(1, node.nics);
+        } else if (known) {
+            cap = ci.rate(node.up_class);
+        } else {
+            double sum = 0;
+            for (int c : node.children) sum += u.cap[static_cast<size_t>(c)];
+            cap = sum / (node.oversubscription > 0 ? node.oversubscription : 1.0);
+            if (!(cap > 0)) cap = ci.max_rate;
+        }
+    }
+    return u;
+}
+
+// Adds the up-links of the path between nodes a and b to e (a's side
+// first, then b's from the top down) and their latencies.
+void add_path(const TopologyView* view, const ClassInfo& ci, const UpLinks& up, const std::vector<int>& res_of,
+              int a, int b, MTreeEdge* e) {
+    std::vector<int> up_b;
+    while (a != b) {
+        int& deeper = up.depth[static_cast<size_t>(a)] >= up.depth[static_cast<size_t>(b)] ? a : b;
+        const TopoNode& node = view->nodes[static_cast<size_t>(deeper)];
+        if (&deeper == &a)
+            e->res.push_back(res_of[static_cast<size_t>(deeper)]);
+        else
+            up_b.push_back(res_of[static_cast<size_t>(deeper)]);
+        e->latency += ci.lat(node.up_class);
+        deeper = node.parent;
+    }
+    e->res.insert(e->res.end(), up_b.rbegin(), up_b.rend());
+}
+
+}  // namespace
+
 Status build_mtree_graph(const TopologyView* view, int nranks, MTreeGraph* out) {
     MTreeGraph g;
     if (view == nullptr || view->empty()) {
@@ -54,26 +139,7 @@ Status build_mtree_graph(const TopologyView* view, int nranks, MTreeGraph* out) 
     if (view->nranks() != nranks)
         return Status::invalid("the topology places " + std::to_string(view->nranks()) +
                                " ranks, the plan is for " + std::to_string(nranks));
-    // Fallbacks for unknown rates and latencies.
-    double max_rate = 0, min_lat = 0;
-    for (const TopoLinkClass& c : view->link_classes) {
-        max_rate = std::max(max_rate, c.rate);
-        if (c.latency > 0 && (min_lat == 0 || c.latency < min_lat)) min_lat = c.latency;
-    }
-    if (max_rate <= 0) max_rate = 1.0;
-    if (min_lat <= 0) min_lat = kDefaultLatency;
-    const auto rate_of = [&](int cls) {
-        const double r = cls >= 0 && cls < static_cast<int>(view->link_classes.size())
-                             ? view->link_classes[static_cast<size_t>(cls)].rate
-                             : 0;
-        return r > 0 ? r : max_rate;
-    };
-    const auto lat_of = [&](int cls) {
-        const double l = cls >= 0 && cls < static_cast<int>(view->link_classes.size())
-                             ? view->link_classes[static_cast<size_t>(cls)].latency
-                             : 0;
-        return l > 0 ? l : min_lat;
-    };
+    const ClassInfo ci(view);
     const size_t nn = view->nodes.size();
     std::vector<int> vertex(nn, -1);
     for (size_t i = 0; i < nn; ++i) {
@@ -89,48 +155,18 @@ Status build_mtree_graph(const TopologyView* view, int nranks, MTreeGraph* out) 
             if (l.a < 0 || l.b < 0 || static_cast<size_t>(l.a) >= nn || static_cast<size_t>(l.b) >= nn) continue;
             const int a = vertex[static_cast<size_t>(l.a)], b = vertex[static_cast<size_t>(l.b)];
             if (a < 0 || b < 0 || a == b) continue;
-            g.capacity.push_back(rate_of(l.cls) * std::max(1, l.units));
-            g.edges.push_back({std::min(a, b), std::max(a, b), lat_of(l.cls), 1,
+            g.capacity.push_back(ci.rate(l.cls) * std::max(1, l.units));
+            g.edges.push_back({std::min(a, b), std::max(a, b), ci.lat(l.cls), 1,
                                {static_cast<int>(g.capacity.size()) - 1}});
         }
     } else {
-        // Resources: the up-link of every node below the root, capacity
-        // computed bottom-up (a switch without a known rate: its children's
-        // sum over its oversubscription).
-        std::vector<int> order;
-        std::vector<int> stack{0};
-        std::vector<int> depth(nn, 0);
-        while (!stack.empty()) {
-            const int x = stack.back();
-            stack.pop_back();
-            order.push_back(x);
-            for (int c : view->nodes[static_cast<size_t>(x)].children) {
-                depth[static_cast<size_t>(c)] = depth[static_cast<size_t>(x)] + 1;
-                stack.push_back(c);
-            }
-        }
-        std::vector<double> cap(nn, 0);
-        for (auto it = order.rbegin(); it != order.rend(); ++it) {
-            const TopoNode& node = view->nodes[static_cast<size_t>(*it)];
-            const int cls = node.up_class;
-            const bool known = cls >= 0 && cls < static_cast<int>(view->link_classes.size()) &&
-                               view->link_classes[static_cast<size_t>(cls)].rate > 0;
-            if (node.is_host()) {
-                cap[static_cast<size_t>(*it)] = rate_of(cls) * std::max(1, node.nics);
-            } else if (known) {
-                cap[static_cast<size_t>(*it)] = rate_of(cls);
-            } else {
-                double sum = 0;
-                for (int c : node.children) sum += cap[static_cast<size_t>(c)];
-                cap[static_cast<size_t>(*it)] = sum / (node.oversubscription > 0 ? node.oversubscription : 1.0);
-                if (!(cap[static_cast<size_t>(*it)] > 0)) cap[static_cast<size_t>(*it)] = max_rate;
-            }
-        }
+        // Resources: the up-link of every node below the root.
+        const UpLinks up = up_links(view, ci);
         std::vector<int> res_of(nn, -1);
         for (size_t i = 1; i < nn; ++i) {
             if (view->nodes[i].parent < 0) continue;
             res_of[i] = static_cast<int>(g.capacity.size());
-            g.capacity.push_back(cap[i]);
+            g.capacity.push_back(up.cap[i]);
         }
         std::vector<int> host_node;
         for (size_t i = 0; i < nn; ++i)
@@ -140,24 +176,101 @@ Status build_mtree_graph(const TopologyView* view, int nranks, MTreeGraph* out) 
                 MTreeEdge e;
                 e.u = u;
                 e.v = v;
-                int a = host_node[static_cast<size_t>(u)], b = host_node[static_cast<size_t>(v)];
-                std::vector<int> up_b;
-                while (a != b) {
-                    int& deeper = depth[static_cast<size_t>(a)] >= depth[static_cast<size_t>(b)] ? a : b;
-                    const TopoNode& node = view->nodes[static_cast<size_t>(deeper)];
-                    if (&deeper == &a)
-                        e.res.push_back(res_of[static_cast<size_t>(deeper)]);
-                    else
-                        up_b.push_back(res_of[static_cast<size_t>(deeper)]);
-                    e.latency += lat_of(node.up_class);
-                    deeper = node.parent;
-                }
-                e.res.insert(e.res.end(), up_b.rbegin(), up_b.rend());
+                add_path(view, ci, up, res_of, host_node[static_cast<size_t>(u)], host_node[static_cast<size_t>(v)], &e);
                 g.edges.push_back(std::move(e));
             }
     }
     quantise_mtree_latencies(&g);
     *out = std::move(g);
+    return Status::ok();
+}
+
+int mtree_host_count(const TopologyView* view, int nranks) {
+    if (view == nullptr || view->empty()) return nranks;
+    int n = 0;
+    for (size_t i = 0; i < view->nodes.size(); ++i)
+        if (view->nodes[i].is_host() && !view->nodes[i].ranks.empty() && !(view->direct && i == 0)) ++n;
+    return n;
+}
+
+Status build_mtree_leaf_graph(const TopologyView* view, int nranks, MTreeGraph* out,
+                              std::vector<std::vector<std::vector<int>>>* leaf_hosts) {
+    if (view == nullptr || view->empty() || view->direct)
+        return Status::invalid("mtree: over=leaves needs a switch tree (a topology file or preset with switches)");
+    if (view->nranks() != nranks)
+        return Status::invalid("the topology places " + std::to_string(view->nranks()) +
+                               " ranks, the plan is for " + std::to_string(nranks));
+    const size_t nn = view->nodes.size();
+    for (const TopoNode& node : view->nodes)
+        if (node.in_host > 0)
+            return Status::invalid("mtree: over=leaves takes hosts as one level; '" + node.name +
+                                   "' is a level inside a host");
+    // Leaves: the switches holding hosts with ranks, in view order; lanes:
+    // their hosts in view order.
+    const ClassInfo ci(view);
+    std::vector<int> leaf_of(nn, -1), leaf_node;
+    std::vector<std::vector<std::vector<int>>> hosts;
+    std::vector<int> host_up;  // per leaf: its first host's up-link class
+    for (size_t i = 0; i < nn; ++i) {
+        const TopoNode& node = view->nodes[i];
+        if (!node.is_host() || node.ranks.empty()) continue;
+        if (node.parent < 0)
+            return Status::invalid("mtree: over=leaves: host '" + node.name + "' has no switch above it");
+        int& l = leaf_of[static_cast<size_t>(node.parent)];
+        if (l < 0) {
+            l = static_cast<int>(leaf_node.size());
+            leaf_node.push_back(node.parent);
+            hosts.emplace_back();
+            host_up.push_back(node.up_class);
+        }
+        hosts[static_cast<size_t>(l)].push_back(node.ranks);
+    }
+    const size_t B = hosts.front().size();
+    for (size_t l = 1; l < hosts.size(); ++l)
+        if (hosts[l].size() != B)
+            return Status::invalid("mtree: over=leaves needs as many hosts with ranks under every leaf switch: '" +
+                                   view->nodes[static_cast<size_t>(leaf_node[0])].name + "' has " +
+                                   std::to_string(B) + ", '" +
+                                   view->nodes[static_cast<size_t>(leaf_node[l])].name + "' has " +
+                                   std::to_string(hosts[l].size()));
+    if (static_cast<int>(leaf_node.size()) > kMTreeMaxHosts)
+        return Status::invalid("mtree: " + std::to_string(leaf_node.size()) +
+                               " leaf switches; genx builds MTREE over at most " + std::to_string(kMTreeMaxHosts));
+    // Resources: each leaf's lane host link (its slowest host's), then every
+    // switch up-link shared by the B lanes.
+    MTreeGraph g;
+    const UpLinks up = up_links(view, ci);
+    g.n = static_cast<int>(leaf_node.size());
+    for (int l = 0; l < g.n; ++l) {
+        g.names.push_back(view->nodes[static_cast<size_t>(leaf_node[static_cast<size_t>(l)])].name);
+        g.ranks.push_back(hosts[static_cast<size_t>(l)][0]);
+        double cap = std::numeric_limits<double>::infinity();
+        const TopoNode& sw = view->nodes[static_cast<size_t>(leaf_node[static_cast<size_t>(l)])];
+        for (int c : sw.children)
+            if (view->nodes[static_cast<size_t>(c)].is_host() && !view->nodes[static_cast<size_t>(c)].ranks.empty())
+                cap = std::min(cap, up.cap[static_cast<size_t>(c)]);
+        g.capacity.push_back(cap);
+    }
+    std::vector<int> res_of(nn, -1);
+    for (size_t i = 1; i < nn; ++i) {
+        if (view->nodes[i].parent < 0 || view->nodes[i].is_host()) continue;
+        res_of[i] = static_cast<int>(g.capacity.size());
+        g.capacity.push_back(up.cap[i] / static_cast<double>(B));
+    }
+    for (int u = 0; u < g.n; ++u)
+        for (int v = u + 1; v < g.n; ++v) {
+            MTreeEdge e;
+            e.u = u;
+            e.v = v;
+            e.res.push_back(u);
+            e.latency = ci.lat(host_up[static_cast<size_t>(u)]) + ci.lat(host_up[static_cast<size_t>(v)]);
+            add_path(view, ci, up, res_of, leaf_node[static_cast<size_t>(u)], leaf_node[static_cast<size_t>(v)], &e);
+            e.res.push_back(v);
+            g.edges.push_back(std::move(e));
+        }
+    quantise_mtree_latencies(&g);
+    *out = std::move(g);
+    *leaf_hosts = std::move(hosts);
     return Status::ok();
 }
 
@@ -593,6 +706,10 @@ Status parse_mtree_params(const ParamMap& params, MTreeParams* out) {
             Status st = parse_size(value, &p.bytes);
             if (!st) return Status::invalid("mtree: bytes: " + st.message());
             if (p.bytes == 0) return Status::invalid("mtree: bytes '" + value + "' must be above 0");
+        } else if (key == "over") {
+            if (value != "hosts" && value != "leaves")
+                return Status::invalid("mtree: over '" + value + "' must be hosts or leaves");
+            p.over = value == "hosts" ? MTreeOver::Hosts : MTreeOver::Leaves;
         } else if (key == "rho") {
             char* end = nullptr;
             const double x = std::strtod(value.c_str(), &end);
@@ -600,7 +717,7 @@ Status parse_mtree_params(const ParamMap& params, MTreeParams* out) {
                 return Status::invalid("mtree: rho '" + value + "' must be a number in (0, 1]");
             p.rho = x;
         } else {
-            return Status::invalid("mtree: unknown parameter '" + key + "' (known: bytes, chunks, k, rho)");
+            return Status::invalid("mtree: unknown parameter '" + key + "' (known: bytes, chunks, k, over, rho)");
         }
     }
     *out = p;
@@ -609,18 +726,17 @@ Status parse_mtree_params(const ParamMap& params, MTreeParams* out) {
 
 // ------------------------------------------------------------------ solve
 
-Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, MTreeSolution* out) {
-    MTreeSolution s;
-    GENX_RETURN_IF_ERROR(build_mtree_graph(view, nranks, &s.graph));
-    const MTreeGraph& g = s.graph;
-    if (g.n > kMTreeMaxHosts)
-        return Status::invalid("mtree: " + std::to_string(g.n) + " hosts; genx builds MTREE for at most " +
-                               std::to_string(kMTreeMaxHosts));
+namespace {
+
+// GOST, the selection, then each tree's chunks and blocks for a share of
+// `bytes` (mtree.hpp: "Rates", "Fractions", "Pipelining").
+Status solve_trees(const MTreeParams& p, double bytes, MTreeSolution* s) {
+    const MTreeGraph& g = s->graph;
     MTreeOptions o;
     o.rho = p.rho;
     o.rmin = p.rmin;
-    GENX_RETURN_IF_ERROR(mtree_gost(g, o, &s.gost));
-    std::vector<MTreeTree> trees = mtree_select(g, s.gost.trees, p.k);
+    GENX_RETURN_IF_ERROR(mtree_gost(g, o, &s->gost));
+    std::vector<MTreeTree> trees = mtree_select(g, s->gost.trees, p.k);
     double total = 0;
     for (const MTreeTree& t : trees) total += t.rate;
     // Chunks per tree (λ*), then the block count and each tree's blocks.
@@ -629,7 +745,7 @@ Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, M
         double need = 0;
         for (MTreeTree& t : trees) {
             const double w = t.rate / total;
-            const double v = static_cast<double>(p.bytes) * w;
+            const double v = bytes * w;
             int c = 1;
             if (p.chunks > 0) {
                 c = p.chunks;
@@ -665,13 +781,41 @@ Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, M
         }
         trees = std::move(kept);
     }
-    s.trees = std::move(trees);
-    s.nblocks = N;
+    s->trees = std::move(trees);
+    s->nblocks = N;
+    for (const MTreeTree& t : s->trees) s->pipeline_steps = std::max(s->pipeline_steps, t.chunks + 2 * t.height - 1);
+    return Status::ok();
+}
+
+}  // namespace
+
+Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, MTreeSolution* out) {
+    MTreeSolution s;
+    const bool tree = view != nullptr && !view->empty() && !view->direct;
+    const bool leaves = p.over == MTreeOver::Leaves ||
+                        (p.over == MTreeOver::Auto && tree && mtree_host_count(view, nranks) > kMTreeMaxHosts);
+    std::vector<std::vector<int>> rank_groups;  // the ranks of each host
+    if (leaves) {
+        GENX_RETURN_IF_ERROR(build_mtree_leaf_graph(view, nranks, &s.graph, &s.leaf_hosts));
+        s.lanes = static_cast<int>(s.leaf_hosts.front().size());
+        for (const auto& leaf : s.leaf_hosts) rank_groups.insert(rank_groups.end(), leaf.begin(), leaf.end());
+    } else {
+        GENX_RETURN_IF_ERROR(build_mtree_graph(view, nranks, &s.graph));
+        if (s.graph.n > kMTreeMaxHosts)
+            return Status::invalid("mtree: " + std::to_string(s.graph.n) + " hosts; genx builds MTREE over at most " +
+                                   std::to_string(kMTreeMaxHosts) + " hosts" +
+                                   (tree ? " (over=leaves builds it over the leaf switches)" : ""));
+        rank_groups = s.graph.ranks;
+    }
+    const int B = std::max(1, s.lanes);
+    GENX_RETURN_IF_ERROR(solve_trees(p, static_cast<double>(p.bytes) / B, &s));
+    s.lane_blocks = s.nblocks;
+    s.nblocks *= B;
+    s.ring_steps = B - 1;
     int maxppn = 1;
-    for (const auto& rs : g.ranks) maxppn = std::max(maxppn, static_cast<int>(rs.size()));
+    for (const auto& rs : rank_groups) maxppn = std::max(maxppn, static_cast<int>(rs.size()));
     while ((1 << s.intra_steps) < maxppn) ++s.intra_steps;
-    for (const MTreeTree& t : s.trees) s.pipeline_steps = std::max(s.pipeline_steps, t.chunks + 2 * t.height - 1);
-    s.steps = 2 * s.intra_steps + s.pipeline_steps;
+    s.steps = 2 * s.intra_steps + 2 * s.ring_steps + s.pipeline_steps;
     *out = std::move(s);
     return Status::ok();
 }
@@ -741,15 +885,9 @@ void emit_program(const std::vector<Event>& ev, int nsteps, Program* prog) {
     }
 }
 
-}  // namespace
-
-Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
-    const int P = req.nranks;
-    if (P < 1) return Status::invalid("mtree: number of ranks must be >= 1, got " + std::to_string(P));
-    MTreeParams p;
-    GENX_RETURN_IF_ERROR(parse_mtree_params(req.params, &p));
-    MTreeSolution s;
-    GENX_RETURN_IF_ERROR(solve_mtree(req.topology, P, p, &s));
+// Over the hosts: every rank's events at once (each tree edge is two
+// ranks' events).
+std::shared_ptr<Events> host_events(const MTreeSolution& s, int P) {
     const MTreeGraph& g = s.graph;
     auto events = std::make_shared<Events>(static_cast<size_t>(P));
     const auto add = [&](int step, int from, int to, int lo, int hi, bool final_data, int chunk) {
@@ -783,10 +921,98 @@ Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
             }
         }
     }
-    for (auto& ev : *events)
-        std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
-            return std::tie(a.step, a.peer, a.kind, a.lo) < std::tie(b.step, b.peer, b.kind, b.lo);
-        });
+    return events;
+}
+
+// Over the leaf switches: what one rank needs to list its own events.
+struct LeafPlan {
+    MTreeSolution s;
+    struct Where {
+        int leaf = -1, lane = -1, idx = -1;  // idx: position among its host's ranks
+    };
+    std::vector<Where> where;                          // per rank
+    std::vector<std::vector<std::vector<int>>> kids;   // per tree, per leaf: children
+};
+
+// Rank r's events over the leaf switches (mtree.hpp, "Over the leaf
+// switches"): the fold into its host's first rank, the ring
+// reduce-scatter among its leaf's hosts, its lane's trees, the ring
+// all-gather, the broadcast inside the host.
+std::vector<Event> leaf_events(const LeafPlan& lp, int r) {
+    const MTreeSolution& s = lp.s;
+    const LeafPlan::Where& w = lp.where[static_cast<size_t>(r)];
+    const std::vector<int>& host = s.leaf_hosts[static_cast<size_t>(w.leaf)][static_cast<size_t>(w.lane)];
+    const int J = s.intra_steps, R = s.ring_steps, S = s.pipeline_steps, B = s.lanes, N = s.lane_blocks;
+    const int k = static_cast<int>(host.size()), all = s.nblocks;
+    std::vector<Event> ev;
+    for (int j = 0; j < J; ++j) {
+        const int bit = 1 << j, end = J + 2 * R + S + (J - 1 - j);
+        if (w.idx % (2 * bit) == bit) {
+            const int to = host[static_cast<size_t>(w.idx - bit)];
+            ev.push_back({j, to, kSend, 0, all});
+            ev.push_back({end, to, kRecvFinal, 0, all});
+        } else if (w.idx % (2 * bit) == 0 && w.idx + bit < k) {
+            const int from = host[static_cast<size_t>(w.idx + bit)];
+            ev.push_back({j, from, kRecvPartial, 0, all});
+            ev.push_back({end, from, kSend, 0, all});
+        }
+    }
+    if (w.idx != 0) return ev;
+    const auto& leaf = s.leaf_hosts[static_cast<size_t>(w.leaf)];
+    const int i = w.lane;
+    const int next = leaf[static_cast<size_t>((i + 1) % B)][0], prev = leaf[static_cast<size_t>((i + B - 1) % B)][0];
+    const auto lane_of = [B](int x) { return ((x % B) + B) % B; };
+    for (int st = 0; st < R; ++st) {
+        const int out = lane_of(i - st - 1), in = lane_of(i - st - 2);
+        ev.push_back({J + st, next, kSend, out * N, (out + 1) * N});
+        ev.push_back({J + st, prev, kRecvPartial, in * N, (in + 1) * N});
+        const int out2 = lane_of(i - st), in2 = lane_of(i - st - 1), at = J + R + S + st;
+        ev.push_back({at, next, kSend, out2 * N, (out2 + 1) * N});
+        ev.push_back({at, prev, kRecvFinal, in2 * N, (in2 + 1) * N});
+    }
+    const int base = J + R, v = w.leaf;
+    for (size_t ti = 0; ti < s.trees.size(); ++ti) {
+        const MTreeTree& t = s.trees[ti];
+        const auto blocks = [&](int c, int* lo, int* hi) {
+            *lo = i * N + t.block_begin + static_cast<int>(static_cast<long>(c) * t.nblocks / t.chunks);
+            *hi = i * N + t.block_begin + static_cast<int>(static_cast<long>(c + 1) * t.nblocks / t.chunks);
+        };
+        const int par = t.parent[static_cast<size_t>(v)];
+        for (int c = 0; c < t.chunks; ++c) {
+            int lo = 0, hi = 0;
+            blocks(c, &lo, &hi);
+            if (par >= 0) {
+                const int to = s.leaf_hosts[static_cast<size_t>(par)][static_cast<size_t>(i)][0];
+                const int d = t.depth[static_cast<size_t>(v)];
+                ev.push_back({base + c + t.height - d, to, kSend, lo, hi, hi - lo});
+                ev.push_back({base + c + t.height + d - 1, to, kRecvFinal, lo, hi, hi - lo});
+            }
+            for (int ch : lp.kids[ti][static_cast<size_t>(v)]) {
+                const int from = s.leaf_hosts[static_cast<size_t>(ch)][static_cast<size_t>(i)][0];
+                const int d = t.depth[static_cast<size_t>(ch)];
+                ev.push_back({base + c + t.height - d, from, kRecvPartial, lo, hi, hi - lo});
+                ev.push_back({base + c + t.height + d - 1, from, kSend, lo, hi, hi - lo});
+            }
+        }
+    }
+    return ev;
+}
+
+void sort_events(std::vector<Event>* ev) {
+    std::sort(ev->begin(), ev->end(), [](const Event& a, const Event& b) {
+        return std::tie(a.step, a.peer, a.kind, a.lo) < std::tie(b.step, b.peer, b.kind, b.lo);
+    });
+}
+
+}  // namespace
+
+Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
+    const int P = req.nranks;
+    if (P < 1) return Status::invalid("mtree: number of ranks must be >= 1, got " + std::to_string(P));
+    MTreeParams p;
+    GENX_RETURN_IF_ERROR(parse_mtree_params(req.params, &p));
+    MTreeSolution s;
+    GENX_RETURN_IF_ERROR(solve_mtree(req.topology, P, p, &s));
     RankGenerator gen;
     gen.header.algorithm = "mtree";
     gen.header.nranks = P;
@@ -795,10 +1021,35 @@ Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
     canon["bytes"] = std::to_string(p.bytes);
     canon["k"] = std::to_string(p.k);
     if (p.chunks > 0) canon["chunks"] = std::to_string(p.chunks);
+    if (s.lanes > 0) canon["over"] = "leaves";
     if (req.params.count("rho")) canon["rho"] = req.params.at("rho");
     gen.header.params = format_params(canon);
     const int steps = s.steps;
-    gen.emit = [events, steps](int r, Program* prog) { emit_program((*events)[static_cast<size_t>(r)], steps, prog); };
+    if (s.lanes == 0) {
+        auto events = host_events(s, P);
+        for (auto& ev : *events) sort_events(&ev);
+        gen.emit = [events, steps](int r, Program* prog) { emit_program((*events)[static_cast<size_t>(r)], steps, prog); };
+    } else {
+        auto lp = std::make_shared<LeafPlan>();
+        lp->where.resize(static_cast<size_t>(P));
+        for (size_t l = 0; l < s.leaf_hosts.size(); ++l)
+            for (size_t h = 0; h < s.leaf_hosts[l].size(); ++h)
+                for (size_t x = 0; x < s.leaf_hosts[l][h].size(); ++x)
+                    lp->where[static_cast<size_t>(s.leaf_hosts[l][h][x])] = {static_cast<int>(l), static_cast<int>(h),
+                                                                             static_cast<int>(x)};
+        for (const MTreeTree& t : s.trees) {
+            lp->kids.emplace_back(static_cast<size_t>(s.graph.n));
+            for (int v = 0; v < s.graph.n; ++v)
+                if (t.parent[static_cast<size_t>(v)] >= 0)
+                    lp->kids.back()[static_cast<size_t>(t.parent[static_cast<size_t>(v)])].push_back(v);
+        }
+        lp->s = std::move(s);
+        gen.emit = [lp, steps](int r, Program* prog) {
+            std::vector<Event> ev = leaf_events(*lp, r);
+            sort_events(&ev);
+            emit_program(ev, steps, prog);
+        };
+    }
     *out = std::move(gen);
     return Status::ok();
 }

@@ -113,13 +113,34 @@
 // ⌈log2 max ranks per host⌉ steps, one slot) and get the result from it
 // at the end (J steps).
 //
+// Over the leaf switches (param over=leaves; the default on a switch tree
+// of more than kMTreeMaxHosts hosts).  GOST over every host is O(n³) on a
+// switch tree (the complete host graph; docs/model.md, "The topology
+// families at 10⁴ ranks"), so at scale the trees span the L leaf switches
+// instead, and each leaf's B hosts (every leaf must hold the same number)
+// are B lanes.  The vector is B lane chunks of N blocks each (N from
+// "Fractions" for a share of bytes / B).  After the fold inside each host:
+//   1. ring reduce-scatter among a leaf's hosts (B − 1 steps): host i of
+//      the leaf then holds the leaf's sum of lane chunk i;
+//   2. lane i's copies of the trees, between the i-th hosts of the
+//      leaves, reduce and broadcast chunk i as above (all lanes at once);
+//   3. ring all-gather among the leaf's hosts (B − 1 steps);
+// then the broadcast inside each host.  The leaf graph (build_mtree_leaf_graph):
+// vertex = leaf switch, edge (a, b) = a's lane host link, the switch path
+// and b's lane host link; each switch up-link is a resource of 1/B of its
+// capacity, since the B lanes' trees cross it at once.  A rank's program
+// is listed from the solution alone (its host, leaf and lane), not from
+// every rank's events.  Steps: 2J + 2(B − 1) + max_i (c_i + 2 h_i − 1);
+// bytes per host link per phase: (B − 1)/B of the vector in the rings and
+// the lane's share in its trees, as a two-level reduce-scatter/all-gather.
+//
 // Steps: 2J + max_i (c_i + 2 h_i − 1).  Bytes: per tree, every vertex
 // but the root sends the tree's share once up, and every vertex sends it
 // once to each child (a root of fan-out F sends F shares).
 // Construction: one GBST round is O(n · m · path) (m edges, path = links
 // per edge); ITH runs GBST O(log H0) times.  Offered by the selector only
-// with a topology view and P ≤ kWholePlanMaxRanks; the generator refuses
-// more than kMTreeMaxHosts hosts.
+// with a topology view and P ≤ kWholePlanMaxRanks; the generator builds it
+// over at most kMTreeMaxHosts hosts, or as many leaf switches over=leaves.
 #pragma once
 
 #include <cstddef>
@@ -161,6 +182,17 @@ struct MTreeGraph {
 // The graph of `view` for `nranks` ranks (null or empty view: one switch).
 // Sets every edge's q from its latency (quantise_mtree_latencies).
 Status build_mtree_graph(const TopologyView* view, int nranks, MTreeGraph* out);
+// The leaf switches' graph of `view` (a switch tree whose every leaf
+// switch holds the same number B of hosts with ranks, no level inside a
+// host): a vertex per leaf switch, each leaf's lane host link (its slowest
+// host's) a resource, every switch up-link a resource of 1/B of its
+// capacity; edge (a, b) uses a's host link, the switch path and b's host
+// link.  *leaf_hosts: per leaf, per lane, the host's ranks.  Errors name
+// the leaves that differ.
+Status build_mtree_leaf_graph(const TopologyView* view, int nranks, MTreeGraph* out,
+                              std::vector<std::vector<std::vector<int>>>* leaf_hosts);
+// Hosts holding ranks (the vertices build_mtree_graph makes).
+int mtree_host_count(const TopologyView* view, int nranks);
 // q = clamp(round(latency / smallest positive latency), 1, kMTreeMaxQuantum).
 void quantise_mtree_latencies(MTreeGraph* g);
 
@@ -230,7 +262,14 @@ double mtree_pipeline_time(const std::vector<double>& alpha, double beta, double
 // The corrected Eq. (7): μ* = sqrt(v · max α / ((l − 1) β)); v when l < 2.
 double mtree_best_chunk(const std::vector<double>& alpha, double beta, double v);
 
+// Which graph the trees span: the hosts (the paper's), or the leaf
+// switches with one lane per host position ("Over the leaf switches"
+// above); Auto: the hosts up to kMTreeMaxHosts, the leaves beyond on a
+// switch tree.
+enum class MTreeOver { Auto, Hosts, Leaves };
+
 struct MTreeParams {
+    MTreeOver over = MTreeOver::Auto;
     int k = 4;
     size_t bytes = size_t{64} << 20;
     double rho = 0.95;
@@ -243,11 +282,18 @@ Status parse_mtree_params(const ParamMap& params, MTreeParams* out);
 struct MTreeSolution {
     MTreeGraph graph;
     MTreeGost gost;
-    std::vector<MTreeTree> trees;  // selected, with final rates, chunks and blocks
-    int nblocks = 1;
+    std::vector<MTreeTree> trees;  // selected, with final rates, chunks and blocks (of one lane)
+    int nblocks = 1;               // lanes × lane_blocks
     int intra_steps = 0;           // J
     int pipeline_steps = 0;        // max_i (c_i + 2 h_i − 1)
-    int steps = 0;                 // 2J + pipeline_steps
+    int steps = 0;                 // 2J + 2 ring_steps + pipeline_steps
+    // Over the leaf switches: hosts per leaf (B, the lanes; 0 over the
+    // hosts), each lane's blocks, B − 1, and per leaf, per lane, that
+    // host's ranks (its first rank the lane's vertex).
+    int lanes = 0;
+    int lane_blocks = 1;
+    int ring_steps = 0;
+    std::vector<std::vector<std::vector<int>>> leaf_hosts;
 };
 Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, MTreeSolution* out);
 

@@ -176,7 +176,7 @@ const std::vector<GeneratorInfo>& generators() {
         {"ring2d", "2D-ring (Ying et al.): rings along x and y of a torus or mesh, both orders at once, 2(X+Y-2) steps",
          {"dims"}, prepare_ring2d, ring2d_candidates, true},
         {"mtree", "MTREE: a few rate-weighted spanning trees of bounded height, pipelined reduce + broadcast",
-         {"bytes", "chunks", "k", "rho"}, prepare_mtree, mtree_candidates, true},
+         {"bytes", "chunks", "k", "over", "rho"}, prepare_mtree, mtree_candidates, true},
     };
     return table;
 }

@@ -192,7 +192,10 @@ void print_verification(const Context& ctx) {
 // predicted for every family --verify timed there and for the displaced
 // component, priced as a component running these rules prices them on
 // this shape (price_families: its topology view, tuned 4.1's fixed
-// decision where this is Open MPI 4.1).
+// decision where this is Open MPI 4.1).  The displaced component runs one
+// family's schedule (tuned's recursive doubling: rd); where no plan of
+// that family was timed, its time stands for the family's fastest, so
+// that family too is weighed as measured on other shapes.
 std::vector<VouchedPoint> vouched_points(const Context& ctx, const RulesFile& rules, int ranks,
                                          const std::vector<Point>& pts) {
     std::vector<VouchedPoint> out;
@@ -209,18 +212,23 @@ std::vector<VouchedPoint> vouched_points(const Context& ctx, const RulesFile& ru
     TableOptions opt;
     std::string why;
     opt.displaced = displaced_for("tuned", false, mpi::library_version(), &why);
+    for (const Candidate& c : tuned_candidates()) fams.insert(c.algorithm);
     FamilyPrices fp;
     check(price_families(rules, shape, opt, sizes, {fams.begin(), fams.end()}, &fp),
           "pricing the measured families for other shapes");
+    const auto ratio = [&](const std::string& fam, size_t i, double measured, VouchedPoint* v) {
+        auto it = fp.best.find(fam);
+        if (it != fp.best.end() && std::isfinite(it->second[i]) && it->second[i] > 0)
+            v->scale[fam] = measured / it->second[i];
+    };
     for (size_t i = 0; i < pts.size(); ++i) {
         const Point& p = pts[i];
-        for (const auto& [fam, s] : p.measured) {
-            auto it = fp.best.find(fam);
-            if (it != fp.best.end() && std::isfinite(it->second[i]) && it->second[i] > 0)
-                out[i].scale[fam] = s / it->second[i];
-        }
-        if (p.displaced_measured > 0 && std::isfinite(fp.displaced[i]) && fp.displaced[i] > 0)
-            out[i].scale[kFallbackAlgorithm] = p.displaced_measured / fp.displaced[i];
+        for (const auto& [fam, s] : p.measured) ratio(fam, i, s, &out[i]);
+        if (!(p.displaced_measured > 0) || !std::isfinite(fp.displaced[i]) || !(fp.displaced[i] > 0))
+            continue;
+        out[i].scale[kFallbackAlgorithm] = p.displaced_measured / fp.displaced[i];
+        const std::string& theirs = fp.displaced_family[i];
+        if (!theirs.empty() && p.measured.count(theirs) == 0) ratio(theirs, i, p.displaced_measured, &out[i]);
     }
     return out;
 }

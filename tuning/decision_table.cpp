@@ -421,11 +421,14 @@ class IntervalDecider {
             for (size_t i = 0; i < at_.size(); ++i) best[i] = std::min(best[i], c.seconds[i]);
         }
         out->displaced.assign(at_.size(), none);
+        out->displaced_family.assign(at_.size(), std::string());
         for (size_t i = 0; i < at_.size(); ++i) {
             const PricedCandidate* theirs = nullptr;
             std::string vs;
             GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs));
-            if (theirs != nullptr) out->displaced[i] = theirs->seconds[i];
+            if (theirs == nullptr) continue;
+            out->displaced[i] = theirs->seconds[i];
+            out->displaced_family[i] = theirs->candidate.algorithm;
         }
         return Status::ok();
     }
@@ -527,6 +530,21 @@ class IntervalDecider {
                                             " " + format_seconds(best->seconds[i])
                                       : std::string("no plan of ") + join_names(ours)) +
                      " is not " + pct + " % faster than " + vs;
+            return Status::ok();
+        }
+        // Scales come from another shape and may carry an error of the
+        // model in kind (a factor measured at one rank count): a plan
+        // displaces the component only where the unscaled model does not
+        // price it more than the margin slower (docs/rules.md, `scale`).
+        const double raw = best->seconds[i] / scale_of(rule, best->candidate.algorithm);
+        if (!rule.scale.empty() && !(raw <= (1 + rule.margin) * theirs->seconds[i])) {
+            d->algorithm = kFallbackAlgorithm;
+            d->why = where + ": left to the component genx displaced; model at " +
+                     format_bytes(at_[i]) + " B: " +
+                     describe(best->candidate.algorithm, best->candidate.params) + " " +
+                     format_seconds(best->seconds[i]) + " as measured is " + pct +
+                     " % faster than " + vs + ", but unscaled " + format_seconds(raw) +
+                     " is more than " + pct + " % slower than " + format_seconds(theirs->seconds[i]);
             return Status::ok();
         }
         d->algorithm = best->candidate.algorithm;

@@ -162,6 +162,9 @@ Status price_candidates(const ModelParams& model, const CommShape& shape,
 struct FamilyPrices {
     std::map<std::string, std::vector<double>> best;
     std::vector<double> displaced;
+    // The family of the plan the displaced component is priced as ("" where
+    // not priced): what it runs is that family's schedule.
+    std::vector<std::string> displaced_family;
 };
 Status price_families(const RulesFile& rules, const CommShape& shape, const TableOptions& options,
                       const std::vector<size_t>& sizes, const std::vector<std::string>& families,

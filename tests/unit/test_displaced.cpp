@@ -293,6 +293,9 @@ TEST_CASE("a model rule's scale ranks its families and the displaced component a
     REQUIRE(fp.best.count("ring") == 1);
     REQUIRE(fp.best.count("rd") == 1);
     REQUIRE(fp.displaced.size() == 1);
+    // Tuned runs Rabenseifner at 1 MiB on 6 ranks: genx's rhd schedule.
+    REQUIRE(fp.displaced_family.size() == 1);
+    CHECK(fp.displaced_family[0] == "rhd");
     const double ring = fp.best["ring"][0], rd = fp.best["rd"][0], theirs = fp.displaced[0];
     REQUIRE(ring > 0);
     REQUIRE(rd > ring);  // at 1 MiB the model prefers the ring's bandwidth
@@ -314,14 +317,29 @@ TEST_CASE("a model rule's scale ranks its families and the displaced component a
     const Decision slow = decide({{"fallback", 0.5 * std::min(ring, rd) / theirs}});
     INFO(slow.why);
     CHECK(slow.defers());
-    // The displaced component measured slow and ring slower than rd: rd,
-    // priced and compared as measured.
-    const double ring_scale = 2 * rd / ring;
-    const Decision d = decide({{"fallback", 4 * rd / theirs}, {"ring", ring_scale}});
+    // The displaced component measured slow: the ring, compared with it
+    // as measured.
+    const Decision d = decide({{"fallback", 4 * ring / theirs}});
     INFO(d.why);
-    CHECK(d.algorithm == "rd");
-    CHECK(d.predicted == Approx(rd));
-    CHECK(d.runner_up_predicted == Approx(4 * rd));
+    CHECK(d.algorithm == "ring");
+    CHECK(d.predicted == Approx(ring));
+    CHECK(d.runner_up_predicted == Approx(4 * ring));
     CHECK(d.why.find("measured/predicted") != std::string::npos);
     CHECK(d.why.find("as measured = ") != std::string::npos);
+    // The ring measured slower than rd: the scaled ranking puts rd first.
+    const Decision flipped = decide({{"fallback", 4 * rd / theirs}, {"ring", 2 * rd / ring}});
+    INFO(flipped.why);
+    CHECK(flipped.why.find("model at 1M B: rd ") != std::string::npos);
+    // Scaled far ahead, a family still needs the unscaled model's vote
+    // within the margin: rd (a full vector per step) is priced more than
+    // 10 % above tuned's Rabenseifner at 1 MiB, the ring below it.
+    REQUIRE(rd > 1.1 * theirs);
+    REQUIRE(ring < theirs);
+    const Decision guarded = decide({{"rd", 0.01}, {"ring", 100}});
+    INFO(guarded.why);
+    CHECK(guarded.defers());
+    CHECK(guarded.why.find("but unscaled") != std::string::npos);
+    const Decision agreed = decide({{"ring", 0.01}, {"rd", 100}});
+    INFO(agreed.why);
+    CHECK(agreed.algorithm == "ring");
 }

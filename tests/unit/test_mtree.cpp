@@ -190,13 +190,14 @@ void require_rates_and_blocks(const MTreeSolution& s, const std::string& what) {
     for (const MTreeTree& t : s.trees) {
         CHECK(t.block_begin == next);
         next += t.nblocks;
-        CHECK(std::fabs(t.nblocks - s.nblocks * t.rate / total) < 1.0 + 1e-9);
+        CHECK(std::fabs(t.nblocks - s.lane_blocks * t.rate / total) < 1.0 + 1e-9);
         CHECK(t.chunks >= 1);
         CHECK(t.chunks <= t.nblocks);
         // A spanning tree of the hosts.
         CHECK(static_cast<int>(t.edges.size()) == s.graph.n - 1);
     }
-    if (!s.trees.empty()) CHECK(next == s.nblocks);
+    if (!s.trees.empty()) CHECK(next == s.lane_blocks);
+    CHECK(s.nblocks == std::max(1, s.lanes) * s.lane_blocks);
     CHECK(static_cast<int>(s.trees.size()) <= 4);
 }
 
@@ -746,4 +747,122 @@ TEST_CASE("the cost model prices a heterogeneous graph link by link", "[mtree][m
         "hosts": ["A", "B", "C"],
         "links": [{"a": "A", "b": "B", "class": "fast"}, {"a": "B", "b": "C", "class": "fast"}]})");
     CHECK_FALSE(direct_network(u)->heterogeneous);
+}
+
+TEST_CASE("mtree over the leaf switches: lanes, rings and the leaves' trees", "[mtree][leaves]") {
+    // (hosts per leaf, leaves, ranks per host): one leaf (no trees), one
+    // host per leaf, two (the ring's two neighbours are one host), primes
+    // and 2^k ± 1 rank counts (7, 17, 9, 15, 33, 45).
+    struct Case {
+        int B, L, ppn;
+    };
+    for (const Case& c : std::vector<Case>{{5, 1, 1}, {1, 7, 1}, {1, 17, 1}, {2, 2, 1}, {3, 3, 1}, {5, 3, 1},
+                                           {3, 4, 2}, {2, 3, 3}, {11, 3, 1}, {5, 3, 3}, {4, 5, 1}}) {
+        const TopologyView v = switch_tree(std::vector<int>(static_cast<size_t>(c.L), c.B), c.ppn);
+        const int P = v.nranks();
+        const std::string what = std::to_string(c.L) + " leaves of " + std::to_string(c.B) + " hosts x" +
+                                 std::to_string(c.ppn) + " (P=" + std::to_string(P) + ")";
+        MTreeParams mp;
+        mp.over = MTreeOver::Leaves;
+        const MTreeSolution s = solve(&v, P, mp);
+        INFO(what);
+        CHECK(s.lanes == c.B);
+        CHECK(s.graph.n == c.L);
+        CHECK(s.ring_steps == c.B - 1);
+        CHECK(s.steps == 2 * s.intra_steps + 2 * (c.B - 1) + s.pipeline_steps);
+        if (c.L > 1) require_rates_and_blocks(s, what);
+        for (const std::string params : {"over=leaves", "over=leaves,chunks=7,k=3"}) {
+            const Plan p = mtree_plan(&v, P, params);
+            CHECK(p.params.find("over=leaves") != std::string::npos);
+            require_valid(p, what + " " + params);
+            const Status st = run_sum(p, {0, 1, static_cast<size_t>(P - 1), static_cast<size_t>(P),
+                                          static_cast<size_t>(2 * P + 3), 1001});
+            INFO(params << ": " << st.message());
+            CHECK(st.is_ok());
+        }
+    }
+}
+
+TEST_CASE("mtree over the leaf switches: the leaf graph shares each up-link among the lanes",
+          "[mtree][leaves]") {
+    // Two leaves of 4 hosts under a 1 GB/s spine link: a lane's trees may
+    // use a quarter of each up-link, its hosts' links whole.
+    const TopologyView v = switch_tree({4, 4}, 1, 1e9);
+    MTreeGraph g;
+    std::vector<std::vector<std::vector<int>>> hosts;
+    REQUIRE(build_mtree_leaf_graph(&v, 8, &g, &hosts));
+    REQUIRE(g.n == 2);
+    REQUIRE(hosts.size() == 2);
+    CHECK(hosts[1].size() == 4);
+    CHECK(hosts[1][2] == std::vector<int>{6});
+    REQUIRE(g.edges.size() == 1);
+    const MTreeEdge& e = g.edges[0];
+    REQUIRE(e.res.size() == 4);  // host link, up-link, up-link, host link
+    CHECK(g.capacity[static_cast<size_t>(e.res[0])] == Approx(1.25e9));
+    CHECK(g.capacity[static_cast<size_t>(e.res[3])] == Approx(1.25e9));
+    CHECK(g.capacity[static_cast<size_t>(e.res[1])] == Approx(1e9 / 4));
+    CHECK(g.capacity[static_cast<size_t>(e.res[2])] == Approx(1e9 / 4));
+    CHECK(e.latency == Approx(20e-6));
+    // The trees' rate stays within a lane's share of the up-link.
+    MTreeParams mp;
+    mp.over = MTreeOver::Leaves;
+    const MTreeSolution s = solve(&v, 8, mp);
+    double total = 0;
+    for (const MTreeTree& t : s.trees) total += t.rate;
+    CHECK(total <= 1e9 / 4 * (1 + 1e-9));
+    CHECK(total > 0);
+}
+
+TEST_CASE("mtree over the leaf switches: errors name what differs", "[mtree][leaves]") {
+    Plan plan;
+    const TopologyView ragged = switch_tree({3, 2});
+    Status st = generate("mtree", 5, ParamMap{{"over", "leaves"}}, &ragged, &plan);
+    REQUIRE_FALSE(st);
+    CHECK(st.message().find("'leaf0' has 3, 'leaf1' has 2") != std::string::npos);
+    const TopologyView torus = preset_view("torus:3x3");
+    st = generate("mtree", 9, ParamMap{{"over", "leaves"}}, &torus, &plan);
+    REQUIRE_FALSE(st);
+    CHECK(st.message().find("needs a switch tree") != std::string::npos);
+    st = generate("mtree", 5, ParamMap{{"over", "racks"}}, &ragged, &plan);
+    REQUIRE_FALSE(st);
+    CHECK(st.message().find("over 'racks' must be hosts or leaves") != std::string::npos);
+    // Over the hosts, beyond kMTreeMaxHosts: refused, naming over=leaves.
+    const TopologyView wide = switch_tree(std::vector<int>(33, 16));
+    st = generate("mtree", wide.nranks(), ParamMap{{"over", "hosts"}}, &wide, &plan);
+    REQUIRE_FALSE(st);
+    CHECK(st.message().find("528 hosts") != std::string::npos);
+    CHECK(st.message().find("over=leaves") != std::string::npos);
+}
+
+TEST_CASE("mtree beyond kMTreeMaxHosts hosts goes over the leaf switches, to 10^4 ranks",
+          "[mtree][leaves][scale]") {
+    // 33 leaves of 16 hosts (528 > 512): the default is over=leaves, and
+    // the whole plan passes the checker.
+    const TopologyView wide = switch_tree(std::vector<int>(33, 16));
+    const Plan p = mtree_plan(&wide, wide.nranks());
+    CHECK(p.params.find("over=leaves") != std::string::npos);
+    require_valid(p, "33 leaves of 16");
+    // tree:100x100: 10^4 ranks; a rank's program comes from its host, leaf
+    // and lane alone.
+    const TopologyView big = preset_view("tree:100x100");
+    REQUIRE(big.nranks() == 10000);
+    RankGenerator gen;
+    const Status st = prepare("mtree", 10000, ParamMap{}, &big, &gen);
+    INFO(st.message());
+    REQUIRE(st);
+    CHECK(gen.header.params.find("over=leaves") != std::string::npos);
+    CHECK(gen.header.nblocks % 100 == 0);
+    for (int r : {0, 4321, 9999}) {
+        Program prog;
+        gen.emit(r, &prog);
+        INFO("rank " << r);
+        // 99 reduce-scatter and 99 all-gather steps, each one send and one
+        // receive of a lane chunk, and the trees' steps between.
+        REQUIRE(prog.steps.size() >= 198u);
+        int ring_sends = 0;
+        for (size_t i = 0; i < 99; ++i) ring_sends += static_cast<int>(prog.steps[i].sends.size());
+        CHECK(ring_sends == 99);
+        CHECK(prog.steps[0].recvs.size() == 1u);
+        CHECK(prog.steps[0].sends[0].blocks.size() == static_cast<size_t>(gen.header.nblocks / 100));
+    }
 }
