@@ -2,6 +2,7 @@
 // mtree.hpp).
 #include "plan/mtree.hpp"
 #include "plan/hops.hpp"
+#include "plan/lanes.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -191,87 +192,6 @@ int mtree_host_count(const TopologyView* view, int nranks) {
     for (size_t i = 0; i < view->nodes.size(); ++i)
         if (view->nodes[i].is_host() && !view->nodes[i].ranks.empty() && !(view->direct && i == 0)) ++n;
     return n;
-}
-
-Status build_mtree_leaf_graph(const TopologyView* view, int nranks, MTreeGraph* out,
-                              std::vector<std::vector<std::vector<int>>>* leaf_hosts) {
-    if (view == nullptr || view->empty() || view->direct)
-        return Status::invalid("mtree: over=leaves needs a switch tree (a topology file or preset with switches)");
-    if (view->nranks() != nranks)
-        return Status::invalid("the topology places " + std::to_string(view->nranks()) +
-                               " ranks, the plan is for " + std::to_string(nranks));
-    const size_t nn = view->nodes.size();
-    for (const TopoNode& node : view->nodes)
-        if (node.in_host > 0)
-            return Status::invalid("mtree: over=leaves takes hosts as one level; '" + node.name +
-                                   "' is a level inside a host");
-    // Leaves: the switches holding hosts with ranks, in view order; lanes:
-    // their hosts in view order.
-    const ClassInfo ci(view);
-    std::vector<int> leaf_of(nn, -1), leaf_node;
-    std::vector<std::vector<std::vector<int>>> hosts;
-    std::vector<int> host_up;  // per leaf: its first host's up-link class
-    for (size_t i = 0; i < nn; ++i) {
-        const TopoNode& node = view->nodes[i];
-        if (!node.is_host() || node.ranks.empty()) continue;
-        if (node.parent < 0)
-            return Status::invalid("mtree: over=leaves: host '" + node.name + "' has no switch above it");
-        int& l = leaf_of[static_cast<size_t>(node.parent)];
-        if (l < 0) {
-            l = static_cast<int>(leaf_node.size());
-            leaf_node.push_back(node.parent);
-            hosts.emplace_back();
-            host_up.push_back(node.up_class);
-        }
-        hosts[static_cast<size_t>(l)].push_back(node.ranks);
-    }
-    const size_t B = hosts.front().size();
-    for (size_t l = 1; l < hosts.size(); ++l)
-        if (hosts[l].size() != B)
-            return Status::invalid("mtree: over=leaves needs as many hosts with ranks under every leaf switch: '" +
-                                   view->nodes[static_cast<size_t>(leaf_node[0])].name + "' has " +
-                                   std::to_string(B) + ", '" +
-                                   view->nodes[static_cast<size_t>(leaf_node[l])].name + "' has " +
-                                   std::to_string(hosts[l].size()));
-    if (static_cast<int>(leaf_node.size()) > kMTreeMaxHosts)
-        return Status::invalid("mtree: " + std::to_string(leaf_node.size()) +
-                               " leaf switches; genx builds MTREE over at most " + std::to_string(kMTreeMaxHosts));
-    // Resources: each leaf's lane host link (its slowest host's), then every
-    // switch up-link shared by the B lanes.
-    MTreeGraph g;
-    const UpLinks up = up_links(view, ci);
-    g.n = static_cast<int>(leaf_node.size());
-    for (int l = 0; l < g.n; ++l) {
-        g.names.push_back(view->nodes[static_cast<size_t>(leaf_node[static_cast<size_t>(l)])].name);
-        g.ranks.push_back(hosts[static_cast<size_t>(l)][0]);
-        double cap = std::numeric_limits<double>::infinity();
-        const TopoNode& sw = view->nodes[static_cast<size_t>(leaf_node[static_cast<size_t>(l)])];
-        for (int c : sw.children)
-            if (view->nodes[static_cast<size_t>(c)].is_host() && !view->nodes[static_cast<size_t>(c)].ranks.empty())
-                cap = std::min(cap, up.cap[static_cast<size_t>(c)]);
-        g.capacity.push_back(cap);
-    }
-    std::vector<int> res_of(nn, -1);
-    for (size_t i = 1; i < nn; ++i) {
-        if (view->nodes[i].parent < 0 || view->nodes[i].is_host()) continue;
-        res_of[i] = static_cast<int>(g.capacity.size());
-        g.capacity.push_back(up.cap[i] / static_cast<double>(B));
-    }
-    for (int u = 0; u < g.n; ++u)
-        for (int v = u + 1; v < g.n; ++v) {
-            MTreeEdge e;
-            e.u = u;
-            e.v = v;
-            e.res.push_back(u);
-            e.latency = ci.lat(host_up[static_cast<size_t>(u)]) + ci.lat(host_up[static_cast<size_t>(v)]);
-            add_path(view, ci, up, res_of, leaf_node[static_cast<size_t>(u)], leaf_node[static_cast<size_t>(v)], &e);
-            e.res.push_back(v);
-            g.edges.push_back(std::move(e));
-        }
-    quantise_mtree_latencies(&g);
-    *out = std::move(g);
-    *leaf_hosts = std::move(hosts);
-    return Status::ok();
 }
 
 // ------------------------------------------------------------------- GOST
@@ -796,9 +716,14 @@ Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, M
                         (p.over == MTreeOver::Auto && tree && mtree_host_count(view, nranks) > kMTreeMaxHosts);
     std::vector<std::vector<int>> rank_groups;  // the ranks of each host
     if (leaves) {
-        GENX_RETURN_IF_ERROR(build_mtree_leaf_graph(view, nranks, &s.graph, &s.leaf_hosts));
-        s.lanes = static_cast<int>(s.leaf_hosts.front().size());
-        for (const auto& leaf : s.leaf_hosts) rank_groups.insert(rank_groups.end(), leaf.begin(), leaf.end());
+        GENX_RETURN_IF_ERROR(leaf_layout(view, nranks, "mtree", &s.layout));
+        if (s.layout.leaves() > kMTreeMaxHosts)
+            return Status::invalid("mtree: " + std::to_string(s.layout.leaves()) +
+                                   " leaf switches; genx builds MTREE over at most " + std::to_string(kMTreeMaxHosts));
+        s.lanes = s.layout.lanes();
+        s.lane_net = std::make_shared<const TopologyView>(lane_view(*view, s.layout, 1.0 / s.lanes));
+        GENX_RETURN_IF_ERROR(build_mtree_graph(s.lane_net.get(), s.layout.leaves(), &s.graph));
+        for (const auto& leaf : s.layout.hosts) rank_groups.insert(rank_groups.end(), leaf.begin(), leaf.end());
     } else {
         GENX_RETURN_IF_ERROR(build_mtree_graph(view, nranks, &s.graph));
         if (s.graph.n > kMTreeMaxHosts)
@@ -924,80 +849,6 @@ std::shared_ptr<Events> host_events(const MTreeSolution& s, int P) {
     return events;
 }
 
-// Over the leaf switches: what one rank needs to list its own events.
-struct LeafPlan {
-    MTreeSolution s;
-    struct Where {
-        int leaf = -1, lane = -1, idx = -1;  // idx: position among its host's ranks
-    };
-    std::vector<Where> where;                          // per rank
-    std::vector<std::vector<std::vector<int>>> kids;   // per tree, per leaf: children
-};
-
-// Rank r's events over the leaf switches (mtree.hpp, "Over the leaf
-// switches"): the fold into its host's first rank, the ring
-// reduce-scatter among its leaf's hosts, its lane's trees, the ring
-// all-gather, the broadcast inside the host.
-std::vector<Event> leaf_events(const LeafPlan& lp, int r) {
-    const MTreeSolution& s = lp.s;
-    const LeafPlan::Where& w = lp.where[static_cast<size_t>(r)];
-    const std::vector<int>& host = s.leaf_hosts[static_cast<size_t>(w.leaf)][static_cast<size_t>(w.lane)];
-    const int J = s.intra_steps, R = s.ring_steps, S = s.pipeline_steps, B = s.lanes, N = s.lane_blocks;
-    const int k = static_cast<int>(host.size()), all = s.nblocks;
-    std::vector<Event> ev;
-    for (int j = 0; j < J; ++j) {
-        const int bit = 1 << j, end = J + 2 * R + S + (J - 1 - j);
-        if (w.idx % (2 * bit) == bit) {
-            const int to = host[static_cast<size_t>(w.idx - bit)];
-            ev.push_back({j, to, kSend, 0, all});
-            ev.push_back({end, to, kRecvFinal, 0, all});
-        } else if (w.idx % (2 * bit) == 0 && w.idx + bit < k) {
-            const int from = host[static_cast<size_t>(w.idx + bit)];
-            ev.push_back({j, from, kRecvPartial, 0, all});
-            ev.push_back({end, from, kSend, 0, all});
-        }
-    }
-    if (w.idx != 0) return ev;
-    const auto& leaf = s.leaf_hosts[static_cast<size_t>(w.leaf)];
-    const int i = w.lane;
-    const int next = leaf[static_cast<size_t>((i + 1) % B)][0], prev = leaf[static_cast<size_t>((i + B - 1) % B)][0];
-    const auto lane_of = [B](int x) { return ((x % B) + B) % B; };
-    for (int st = 0; st < R; ++st) {
-        const int out = lane_of(i - st - 1), in = lane_of(i - st - 2);
-        ev.push_back({J + st, next, kSend, out * N, (out + 1) * N});
-        ev.push_back({J + st, prev, kRecvPartial, in * N, (in + 1) * N});
-        const int out2 = lane_of(i - st), in2 = lane_of(i - st - 1), at = J + R + S + st;
-        ev.push_back({at, next, kSend, out2 * N, (out2 + 1) * N});
-        ev.push_back({at, prev, kRecvFinal, in2 * N, (in2 + 1) * N});
-    }
-    const int base = J + R, v = w.leaf;
-    for (size_t ti = 0; ti < s.trees.size(); ++ti) {
-        const MTreeTree& t = s.trees[ti];
-        const auto blocks = [&](int c, int* lo, int* hi) {
-            *lo = i * N + t.block_begin + static_cast<int>(static_cast<long>(c) * t.nblocks / t.chunks);
-            *hi = i * N + t.block_begin + static_cast<int>(static_cast<long>(c + 1) * t.nblocks / t.chunks);
-        };
-        const int par = t.parent[static_cast<size_t>(v)];
-        for (int c = 0; c < t.chunks; ++c) {
-            int lo = 0, hi = 0;
-            blocks(c, &lo, &hi);
-            if (par >= 0) {
-                const int to = s.leaf_hosts[static_cast<size_t>(par)][static_cast<size_t>(i)][0];
-                const int d = t.depth[static_cast<size_t>(v)];
-                ev.push_back({base + c + t.height - d, to, kSend, lo, hi, hi - lo});
-                ev.push_back({base + c + t.height + d - 1, to, kRecvFinal, lo, hi, hi - lo});
-            }
-            for (int ch : lp.kids[ti][static_cast<size_t>(v)]) {
-                const int from = s.leaf_hosts[static_cast<size_t>(ch)][static_cast<size_t>(i)][0];
-                const int d = t.depth[static_cast<size_t>(ch)];
-                ev.push_back({base + c + t.height - d, from, kRecvPartial, lo, hi, hi - lo});
-                ev.push_back({base + c + t.height + d - 1, from, kSend, lo, hi, hi - lo});
-            }
-        }
-    }
-    return ev;
-}
-
 void sort_events(std::vector<Event>* ev) {
     std::sort(ev->begin(), ev->end(), [](const Event& a, const Event& b) {
         return std::tie(a.step, a.peer, a.kind, a.lo) < std::tie(b.step, b.peer, b.kind, b.lo);
@@ -1030,25 +881,22 @@ Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
         for (auto& ev : *events) sort_events(&ev);
         gen.emit = [events, steps](int r, Program* prog) { emit_program((*events)[static_cast<size_t>(r)], steps, prog); };
     } else {
-        auto lp = std::make_shared<LeafPlan>();
-        lp->where.resize(static_cast<size_t>(P));
-        for (size_t l = 0; l < s.leaf_hosts.size(); ++l)
-            for (size_t h = 0; h < s.leaf_hosts[l].size(); ++h)
-                for (size_t x = 0; x < s.leaf_hosts[l][h].size(); ++x)
-                    lp->where[static_cast<size_t>(s.leaf_hosts[l][h][x])] = {static_cast<int>(l), static_cast<int>(h),
-                                                                             static_cast<int>(x)};
-        for (const MTreeTree& t : s.trees) {
-            lp->kids.emplace_back(static_cast<size_t>(s.graph.n));
-            for (int v = 0; v < s.graph.n; ++v)
-                if (t.parent[static_cast<size_t>(v)] >= 0)
-                    lp->kids.back()[static_cast<size_t>(t.parent[static_cast<size_t>(v)])].push_back(v);
-        }
-        lp->s = std::move(s);
-        gen.emit = [lp, steps](int r, Program* prog) {
-            std::vector<Event> ev = leaf_events(*lp, r);
-            sort_events(&ev);
-            emit_program(ev, steps, prog);
-        };
+        // The trees' pipelines over the lane network (one rank per leaf),
+        // inside the lanes' rings (plan/lanes.hpp).
+        MTreeSolution lane = s;
+        lane.intra_steps = 0;
+        lane.nblocks = s.lane_blocks;
+        RankGenerator inner;
+        inner.header = gen.header;
+        inner.header.nranks = s.layout.leaves();
+        inner.header.nblocks = s.lane_blocks;
+        auto events = host_events(lane, s.layout.leaves());
+        for (auto& ev : *events) sort_events(&ev);
+        const int S = s.pipeline_steps;
+        inner.emit = [events, S](int r, Program* prog) { emit_program((*events)[static_cast<size_t>(r)], S, prog); };
+        const PlanHeader header = gen.header;
+        gen = compose_lanes(s.layout, P, std::move(inner), S);
+        gen.header.params = header.params;
     }
     *out = std::move(gen);
     return Status::ok();

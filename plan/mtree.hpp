@@ -118,21 +118,12 @@
 // switch tree (the complete host graph; docs/model.md, "The topology
 // families at 10⁴ ranks"), so at scale the trees span the L leaf switches
 // instead, and each leaf's B hosts (every leaf must hold the same number)
-// are B lanes.  The vector is B lane chunks of N blocks each (N from
-// "Fractions" for a share of bytes / B).  After the fold inside each host:
-//   1. ring reduce-scatter among a leaf's hosts (B − 1 steps): host i of
-//      the leaf then holds the leaf's sum of lane chunk i;
-//   2. lane i's copies of the trees, between the i-th hosts of the
-//      leaves, reduce and broadcast chunk i as above (all lanes at once);
-//   3. ring all-gather among the leaf's hosts (B − 1 steps);
-// then the broadcast inside each host.  The leaf graph (build_mtree_leaf_graph):
-// vertex = leaf switch, edge (a, b) = a's lane host link, the switch path
-// and b's lane host link; each switch up-link is a resource of 1/B of its
-// capacity, since the B lanes' trees cross it at once.  A rank's program
-// is listed from the solution alone (its host, leaf and lane), not from
-// every rank's events.  Steps: 2J + 2(B − 1) + max_i (c_i + 2 h_i − 1);
-// bytes per host link per phase: (B − 1)/B of the vector in the rings and
-// the lane's share in its trees, as a two-level reduce-scatter/all-gather.
+// are B lanes (plan/lanes.hpp): a ring reduce-scatter among each leaf's
+// hosts, lane i's copy of the trees between the i-th hosts of the leaves
+// on its 1/B of the vector, a ring all-gather.  The trees are MTREE's over
+// the lane network (lane_view: one host per leaf, every switch up-link at
+// 1/B of its rate, since the B lanes cross it at once), for a share of
+// bytes / B.  Steps: 2J + 2(B − 1) + max_i (c_i + 2 h_i − 1).
 //
 // Steps: 2J + max_i (c_i + 2 h_i − 1).  Bytes: per tree, every vertex
 // but the root sends the tree's share once up, and every vertex sends it
@@ -144,11 +135,13 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/status.hpp"
+#include "plan/lanes.hpp"
 #include "plan/registry.hpp"
 #include "plan/topology_view.hpp"
 
@@ -182,15 +175,6 @@ struct MTreeGraph {
 // The graph of `view` for `nranks` ranks (null or empty view: one switch).
 // Sets every edge's q from its latency (quantise_mtree_latencies).
 Status build_mtree_graph(const TopologyView* view, int nranks, MTreeGraph* out);
-// The leaf switches' graph of `view` (a switch tree whose every leaf
-// switch holds the same number B of hosts with ranks, no level inside a
-// host): a vertex per leaf switch, each leaf's lane host link (its slowest
-// host's) a resource, every switch up-link a resource of 1/B of its
-// capacity; edge (a, b) uses a's host link, the switch path and b's host
-// link.  *leaf_hosts: per leaf, per lane, the host's ranks.  Errors name
-// the leaves that differ.
-Status build_mtree_leaf_graph(const TopologyView* view, int nranks, MTreeGraph* out,
-                              std::vector<std::vector<std::vector<int>>>* leaf_hosts);
 // Hosts holding ranks (the vertices build_mtree_graph makes).
 int mtree_host_count(const TopologyView* view, int nranks);
 // q = clamp(round(latency / smallest positive latency), 1, kMTreeMaxQuantum).
@@ -288,12 +272,13 @@ struct MTreeSolution {
     int pipeline_steps = 0;        // max_i (c_i + 2 h_i − 1)
     int steps = 0;                 // 2J + 2 ring_steps + pipeline_steps
     // Over the leaf switches: hosts per leaf (B, the lanes; 0 over the
-    // hosts), each lane's blocks, B − 1, and per leaf, per lane, that
-    // host's ranks (its first rank the lane's vertex).
+    // hosts), each lane's blocks, B − 1, the leaves and their hosts, and
+    // the network one lane sees (plan/lanes.hpp), whose hosts `graph` spans.
     int lanes = 0;
     int lane_blocks = 1;
     int ring_steps = 0;
-    std::vector<std::vector<std::vector<int>>> leaf_hosts;
+    LeafLayout layout;
+    std::shared_ptr<const TopologyView> lane_net;
 };
 Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, MTreeSolution* out);
 

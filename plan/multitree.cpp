@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "plan/lanes.hpp"
 #include "plan/symmetry.hpp"
 
 namespace genx {
@@ -444,6 +445,13 @@ Status prepare_translate(int P, const TopologyView* v, RankGenerator* out) {
 
 }  // namespace
 
+namespace {
+Status prepare_turns(const TopologyView* view, int P, MultiTreeOrder order, const std::string& canon,
+                     RankGenerator* out, int* steps = nullptr);
+Status prepare_over_leaves(const GenRequest& req, MultiTreeOrder order, const std::string& canon,
+                           RankGenerator* out);
+}  // namespace
+
 Status prepare_multitree(const GenRequest& req, RankGenerator* out) {
     const int P = req.nranks;
     if (P < 1)
@@ -473,12 +481,32 @@ Status prepare_multitree(const GenRequest& req, RankGenerator* out) {
         translate = torus_layout(req.topology, P, &probe).empty();
     }
     if (translate) return prepare_translate(P, req.topology, out);
+    // over=leaves: Algorithm 1 over the leaf switches, one lane per host
+    // position (plan/lanes.hpp); the default beyond kMultiTreeMaxRanks on
+    // a switch tree.
+    bool leaves = false;
+    if (auto ov = req.params.find("over"); ov != req.params.end()) {
+        if (ov->second != "hosts" && ov->second != "leaves")
+            return Status::invalid("multitree: over=" + ov->second + ": expected hosts or leaves");
+        leaves = ov->second == "leaves";
+    } else {
+        leaves = P > kMultiTreeMaxRanks && req.topology != nullptr && !req.topology->empty() &&
+                 !req.topology->direct;
+    }
+    if (leaves) return prepare_over_leaves(req, order, canon, out);
     if (P > kMultiTreeMaxRanks)
         return Status::invalid("multitree: " + std::to_string(P) + " ranks; genx builds Algorithm 1 (trees=turns) for at most " +
                                std::to_string(kMultiTreeMaxRanks) +
-                               " ranks, and trees=translate on a torus (torus:AxB[xC], one rank per host) beyond");
+                               " ranks, over=leaves on a switch tree, and trees=translate on a torus (torus:AxB[xC], one rank per host) beyond");
+    return prepare_turns(req.topology, P, order, canon, out);
+}
+
+namespace {
+
+Status prepare_turns(const TopologyView* view, int P, MultiTreeOrder order, const std::string& canon,
+                     RankGenerator* out, int* steps) {
     NetGraph g;
-    if (Status s = build_net_graph(req.topology, P, &g); !s) return Status(s.code(), "multitree: " + s.message());
+    if (Status s = build_net_graph(view, P, &g); !s) return Status(s.code(), "multitree: " + s.message());
     MultiTreeSchedule sched;
     GENX_RETURN_IF_ERROR(build_multitree(g, &sched, order));
     const int T = sched.steps;
@@ -498,8 +526,28 @@ Status prepare_multitree(const GenRequest& req, RankGenerator* out) {
     gen.header.nblocks = P;
     gen.emit = [events, T](int r, Program* prog) { emit_events((*events)[static_cast<size_t>(r)], T, prog); };
     *out = std::move(gen);
+    if (steps != nullptr) *steps = 2 * T;
     return Status::ok();
 }
+
+Status prepare_over_leaves(const GenRequest& req, MultiTreeOrder order, const std::string& canon,
+                           RankGenerator* out) {
+    LeafLayout lay;
+    GENX_RETURN_IF_ERROR(leaf_layout(req.topology, req.nranks, "multitree", &lay));
+    if (lay.leaves() > kMultiTreeMaxRanks)
+        return Status::invalid("multitree: " + std::to_string(lay.leaves()) +
+                               " leaf switches; genx builds Algorithm 1 over at most " +
+                               std::to_string(kMultiTreeMaxRanks));
+    const TopologyView lanes = lane_view(*req.topology, lay);
+    RankGenerator inner;
+    int steps = 0;
+    GENX_RETURN_IF_ERROR(prepare_turns(&lanes, lay.leaves(), order, canon, &inner, &steps));
+    *out = compose_lanes(lay, req.nranks, std::move(inner), steps);
+    out->header.params = canon.empty() ? "over=leaves" : canon + ",over=leaves";  // keys sorted
+    return Status::ok();
+}
+
+}  // namespace
 
 void multitree_candidates(const CandidateContext& ctx, std::vector<std::string>* out) {
     if (ctx.topology == nullptr || ctx.topology->empty() || ctx.nranks < 2) return;

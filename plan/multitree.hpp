@@ -45,6 +45,13 @@
 // ranks takes 3.4 s on a 32x32 torus and 3.5 s with 0.8 GB on one switch,
 // 2 cores) and builds translates of one tree on a torus instead (below).
 //
+// Over the leaf switches (over=leaves; the default beyond
+// kMultiTreeMaxRanks ranks on a switch tree): Algorithm 1 over one host
+// per leaf switch, run by B lanes at once on 1/B of the vector each,
+// inside ring reduce-scatters and all-gathers among each leaf's B hosts
+// (plan/lanes.hpp).  At most kMultiTreeMaxRanks leaves; every leaf must
+// hold as many hosts.  tree:100x100 (10⁴ ranks): 100 leaves, 4 × 99 steps.
+//
 // Parameters: order=root (default) or order=height (MultiTreeOrder below);
 // on a 4x4 mesh root order takes 10 steps per phase, height order 9.
 // trees=turns (Algorithm 1, above) or trees=translate (below); the default

@@ -172,7 +172,7 @@ const std::vector<GeneratorInfo>& generators() {
         {"gentree", "GenTree: per-switch CPS / mxn hierarchical CPS / ring sub-plans on the topology tree",
          {"pipeline", "plans", "rearrange"}, prepare_gentree, gentree_candidates, true, true},
         {"multitree", "MultiTree: one tree per root, contention-free per step on the network graph",
-         {"order", "trees"}, prepare_multitree, multitree_candidates, true},
+         {"order", "over", "trees"}, prepare_multitree, multitree_candidates, true},
         {"ring2d", "2D-ring (Ying et al.): rings along x and y of a torus or mesh, both orders at once, 2(X+Y-2) steps",
          {"dims"}, prepare_ring2d, ring2d_candidates, true},
         {"mtree", "MTREE: a few rate-weighted spanning trees of bounded height, pipelined reduce + broadcast",

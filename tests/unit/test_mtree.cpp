@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "plan/checker.hpp"
+#include "plan/lanes.hpp"
 #include "plan/mtree.hpp"
 #include "plan/registry.hpp"
 #include "runtime/executor.hpp"
@@ -788,9 +789,16 @@ TEST_CASE("mtree over the leaf switches: the leaf graph shares each up-link amon
     // Two leaves of 4 hosts under a 1 GB/s spine link: a lane's trees may
     // use a quarter of each up-link, its hosts' links whole.
     const TopologyView v = switch_tree({4, 4}, 1, 1e9);
+    LeafLayout lay;
+    REQUIRE(leaf_layout(&v, 8, "mtree", &lay));
+    REQUIRE(lay.leaves() == 2);
+    REQUIRE(lay.lanes() == 4);
+    const auto& hosts = lay.hosts;
+    const TopologyView lanes = lane_view(v, lay, 1.0 / 4);
+    REQUIRE(lanes.validate() == "");
+    REQUIRE(lanes.nranks() == 2);
     MTreeGraph g;
-    std::vector<std::vector<std::vector<int>>> hosts;
-    REQUIRE(build_mtree_leaf_graph(&v, 8, &g, &hosts));
+    REQUIRE(build_mtree_graph(&lanes, 2, &g));
     REQUIRE(g.n == 2);
     REQUIRE(hosts.size() == 2);
     CHECK(hosts[1].size() == 4);

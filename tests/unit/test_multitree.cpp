@@ -864,3 +864,60 @@ TEST_CASE("multitree trees=translate: the default beyond kMultiTreeMaxRanks on a
     REQUIRE(PlanModel::build(gen, direct, &full, false));
     CHECK(full.predict(size_t{64} << 16, 4, m).seconds == Approx(32 * (150e-9 + (4 << 16) / 16e9)).epsilon(1e-9));
 }
+
+TEST_CASE("multitree over=leaves: Algorithm 1 over the leaf switches, one lane per host position",
+          "[multitree][leaves]") {
+    // (preset, ranks per host): one leaf, primes and 2^k ± 1 rank counts.
+    for (const auto& [name, ppn] : std::vector<std::pair<std::string, int>>{
+             {"tree:2x2", 1}, {"tree:3x3", 1}, {"tree:5x3", 1}, {"tree:3x5", 3}, {"tree:4x4", 2},
+             {"tree:17x1", 1}, {"tree:7x1", 1}, {"switch:5", 1}, {"tree:2x3", 3}}) {
+        const TopologyView v = preset_view(name, ppn);
+        const int P = v.nranks();
+        Plan p;
+        const Status st = generate("multitree", P, {{"over", "leaves"}}, &v, &p);
+        INFO(name << " x" << ppn << " (P=" << P << "): " << st.message());
+        REQUIRE(st);
+        CHECK(p.params == "over=leaves");
+        require_valid(p, name);
+        CHECK(run_sum(p, {0, 1, static_cast<size_t>(P - 1), static_cast<size_t>(2 * P + 3), 1001}).is_ok());
+        Plan h;
+        REQUIRE(generate("multitree", P, {{"over", "leaves"}, {"order", "height"}}, &v, &h));
+        CHECK(h.params == "order=height,over=leaves");
+        require_valid(h, name + " height");
+    }
+    // Leaves of unequal host counts, a torus: errors naming why.
+    Plan p;
+    const TopologyView torus = preset_view("torus:3x3");
+    Status st = generate("multitree", 9, {{"over", "leaves"}}, &torus, &p);
+    CHECK_FALSE(st);
+    CHECK(st.message().find("needs a switch tree") != std::string::npos);
+    st = generate("multitree", 9, {{"over", "racks"}}, &torus, &p);
+    CHECK_FALSE(st);
+    CHECK(st.message().find("over=racks: expected hosts or leaves") != std::string::npos);
+}
+
+TEST_CASE("multitree beyond kMultiTreeMaxRanks on a switch tree goes over the leaves, to 10^4 ranks",
+          "[multitree][leaves][scale]") {
+    const TopologyView big = preset_view("tree:100x100");
+    RankGenerator gen;
+    const Status st = prepare("multitree", 10000, {}, &big, &gen);
+    INFO(st.message());
+    REQUIRE(st);
+    CHECK(gen.header.params == "over=leaves");
+    CHECK(gen.header.nblocks == 100 * 100);  // 100 lanes of Algorithm 1's 100 blocks
+    for (int r : {0, 5678, 9999}) {
+        const Program prog = gen.program(r);
+        INFO("rank " << r);
+        // 99 ring steps each way around Algorithm 1's 2 x 99 steps over
+        // the 100 leaves of one switch level.
+        CHECK(prog.steps.size() == 4u * 99u);
+        CHECK(prog.steps[0].sends.size() == 1u);
+        CHECK(prog.steps[0].sends[0].blocks.size() == 100u);
+    }
+    // The whole plan passes the checker at 1,089 ranks (33 leaves of 33).
+    const TopologyView wide = preset_view("tree:33x33");
+    Plan p;
+    REQUIRE(generate("multitree", 1089, {}, &wide, &p));
+    CHECK(p.params == "over=leaves");
+    require_valid(p, "tree:33x33");
+}
