@@ -227,8 +227,15 @@ std::vector<VouchedPoint> vouched_points(const Context& ctx, const RulesFile& ru
         if (!(p.displaced_measured > 0) || !std::isfinite(fp.displaced[i]) || !(fp.displaced[i] > 0))
             continue;
         out[i].scale[kFallbackAlgorithm] = p.displaced_measured / fp.displaced[i];
+        // The family's own cheapest plan where it is priced apart; where
+        // enumeration folded it into another family's identical schedule
+        // (rd is the xor butterfly on 2^k ranks), the displaced plan's own.
         const std::string& theirs = fp.displaced_family[i];
-        if (!theirs.empty() && p.measured.count(theirs) == 0) ratio(theirs, i, p.displaced_measured, &out[i]);
+        if (theirs.empty() || p.measured.count(theirs) != 0) continue;
+        if (fp.best.count(theirs) != 0)
+            ratio(theirs, i, p.displaced_measured, &out[i]);
+        else
+            out[i].scale[theirs] = out[i].scale[kFallbackAlgorithm];
     }
     return out;
 }
