@@ -119,7 +119,10 @@ expect 2 'rank 2 cannot be reached' -a multitree -P 3 --topology "$topo_src/grap
 expect 0 '^steps: +8$' -a multitree -p trees=translate -P 16 --topology torus:4x4 --stats
 expect 0 '^ok: allreduce for P=35' -a multitree -p trees=translate -P 35 --topology torus:5x7 --check
 expect 2 'trees=translate needs a torus .*: the topology is a mesh' -a multitree -p trees=translate -P 16 --topology mesh:4x4
-expect 2 'trees=turns\) for at most 1024 ranks' -a multitree -P 2048 --topology tree:32x64
+expect 2 'trees=turns\) for at most 1024 ranks' -a multitree -p over=hosts -P 2048 --topology tree:32x64
+# Beyond 1024 ranks on a switch tree: Algorithm 1 over the leaf switches.
+expect 0 'ok: 4 sampled ranks of P=2048' -a multitree -P 2048 --topology tree:32x64 --check --sample 4
+expect 0 'ok: 4 sampled ranks of P=10000' -a mtree -P 10000 --topology tree:100x100 --check --sample 4
 expect 0 'ok: 4 sampled ranks of P=10000' -a multitree -P 10000 --topology torus:100x100 --check --sample 4
 
 # The network's bound (plan/bound.hpp): the wire bound on one switch, the

@@ -195,11 +195,14 @@ sys.exit(1 if bad or checked == 0 else 0)
 PY
 "$tune" --check-rules tune.json >check.out 2>&1 || { cat check.out; fail "--check-rules rejects genx-tune's own file"; }
 # Shapes nothing was measured on: rules without comm_size cover every size
-# once, in order; at verified sizes a "model" rule lists only families with
+# once, in order; at verified sizes a "model" rule with a "scale" lists
+# only families measured at a verified grid point in its range or the
+# displaced component's own (tuned's ring, rd, rhd, rb), each with a scale
+# and the displaced component's too; one without lists only families with
 # a plan measured --verify-margin faster than the displaced component (on
-# the median; the paired batches are stricter) at a verified grid point in
-# its range (tune/rest_rules.hpp), and a "fallback" rule sits only where
-# points were verified.  The CSV has every verify measurement.
+# the median; the paired batches are stricter) there (tune/rest_rules.hpp),
+# and a "fallback" rule sits only where points were verified.  The CSV has
+# every verify measurement.
 python3 - tune.json tune.csv <<'PY' || fail "the rules for unmeasured shapes do not follow the measurements"
 import csv, json, re, sys
 mult = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -232,6 +235,15 @@ for r in rules:
         print("rule %s defers but no point in it was verified" % r["bytes"]); bad += 1
     if r["algorithm"] == "model" and inside:
         checked += 1
+        scale = r.get("scale", {})
+        if scale:
+            if "fallback" not in scale:
+                print("rule %s scales its families but not the displaced component" % r["bytes"]); bad += 1
+            for f in fams:
+                measured = any(alg == f for k in inside for alg, _ in plans.get(k, []))
+                if f not in scale or not (measured or f in ("ring", "rd", "rhd", "rb")):
+                    print("rule %s offers %s, unscaled or never measured there" % (r["bytes"], f)); bad += 1
+            continue
         for f in fams:
             if not any(alg == f and s <= fb[k] * 0.95 * 1.01 for k in inside for alg, s in plans.get(k, [])):
                 print("rule %s offers %s, never measured 5 %% faster than the displaced component there" % (r["bytes"], f)); bad += 1
