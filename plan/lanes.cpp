@@ -94,12 +94,21 @@ TopologyView lane_view(const TopologyView& view, const LeafLayout& lay, double s
     return v;
 }
 
-int lanes_steps(const LeafLayout& lay, int inner_steps) {
+namespace {
+
+// Steps of the fold inside a host: ⌈log2 ranks per host⌉.
+int fold_steps(const LeafLayout& lay) {
     int maxppn = 1, J = 0;
     for (const auto& leaf : lay.hosts)
         for (const auto& h : leaf) maxppn = std::max(maxppn, static_cast<int>(h.size()));
     while ((1 << J) < maxppn) ++J;
-    return 2 * J + 2 * (lay.lanes() - 1) + inner_steps;
+    return J;
+}
+
+}  // namespace
+
+int lanes_steps(const LeafLayout& lay, int inner_steps) {
+    return 2 * fold_steps(lay) + 2 * (lay.lanes() - 1) + inner_steps;
 }
 
 namespace {
@@ -189,7 +198,7 @@ RankGenerator compose_lanes(const LeafLayout& lay, int nranks, RankGenerator inn
     L->N = inner.header.nblocks;
     L->S = inner_steps;
     L->R = lay.lanes() - 1;
-    L->J = (lanes_steps(lay, 0) - 2 * L->R) / 2;
+    L->J = fold_steps(lay);
     L->where.resize(static_cast<size_t>(nranks));
     for (size_t l = 0; l < lay.hosts.size(); ++l)
         for (size_t h = 0; h < lay.hosts[l].size(); ++h)

@@ -721,8 +721,8 @@ Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, M
             return Status::invalid("mtree: " + std::to_string(s.layout.leaves()) +
                                    " leaf switches; genx builds MTREE over at most " + std::to_string(kMTreeMaxHosts));
         s.lanes = s.layout.lanes();
-        s.lane_net = std::make_shared<const TopologyView>(lane_view(*view, s.layout, 1.0 / s.lanes));
-        GENX_RETURN_IF_ERROR(build_mtree_graph(s.lane_net.get(), s.layout.leaves(), &s.graph));
+        const TopologyView lanes = lane_view(*view, s.layout, 1.0 / s.lanes);
+        GENX_RETURN_IF_ERROR(build_mtree_graph(&lanes, s.layout.leaves(), &s.graph));
         for (const auto& leaf : s.layout.hosts) rank_groups.insert(rank_groups.end(), leaf.begin(), leaf.end());
     } else {
         GENX_RETURN_IF_ERROR(build_mtree_graph(view, nranks, &s.graph));

@@ -135,7 +135,6 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -272,13 +271,13 @@ struct MTreeSolution {
     int pipeline_steps = 0;        // max_i (c_i + 2 h_i − 1)
     int steps = 0;                 // 2J + 2 ring_steps + pipeline_steps
     // Over the leaf switches: hosts per leaf (B, the lanes; 0 over the
-    // hosts), each lane's blocks, B − 1, the leaves and their hosts, and
-    // the network one lane sees (plan/lanes.hpp), whose hosts `graph` spans.
+    // hosts), each lane's blocks, B − 1, and the leaves and their hosts;
+    // `graph` then spans the hosts of the network one lane sees
+    // (plan/lanes.hpp, lane_view).
     int lanes = 0;
     int lane_blocks = 1;
     int ring_steps = 0;
     LeafLayout layout;
-    std::shared_ptr<const TopologyView> lane_net;
 };
 Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, MTreeSolution* out);
 
