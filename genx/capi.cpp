@@ -344,8 +344,9 @@ uint64_t genx_comm_digest(const genx_comm* comm) {
     return comm != nullptr ? comm->selection.digest() : 0;
 }
 
-int genx_comm_defers(const genx_comm* comm, int calls, size_t bytes, const char** reason) {
-    return comm != nullptr ? comm->selection.defers(calls, bytes, reason) : 0;
+int genx_comm_defers(const genx_comm* comm, int calls, size_t bytes, size_t count,
+                     const char** reason) {
+    return comm != nullptr ? comm->selection.defers(calls, bytes, count, reason) : 0;
 }
 
 const char* genx_base_algorithm_name(int k) {
@@ -409,8 +410,10 @@ int decide(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size, ge
         if (!st.is_ok()) return decline(comm, bytes, st.message(), why, whylen);
     }
     const genx::Selection::Choice choice = comm->selection.choose(site.nonblocking, bytes);
-    if (choice.decision != nullptr && choice.decision->defers())
-        return decline(comm, bytes, choice.decision->why, why, whylen);
+    if (choice.decision != nullptr && choice.decision->defers_at(count))
+        return decline(comm, bytes,
+                       choice.decision->defers() ? choice.decision->why : choice.decision->few_why,
+                       why, whylen);
     const genx::RankPlan* plan = choice.plan;
     if (!plan->status.is_ok())
         return decline(comm, bytes, "algorithm " + plan->algorithm + ": " + plan->status.message(),

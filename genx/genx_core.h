@@ -216,9 +216,10 @@ int genx_request_progress(genx_request *req, int *done, char *why, size_t whylen
  * left then keep their scratch area allocated (leaked, never reused). */
 void genx_request_free(genx_request *req);
 
-/* Whether the communicator's decision for a message of `bytes` leaves it
- * to the displaced component (a "fallback" rule), without looking at
- * anything else: the glue asks first, so a deferred call costs a table
+/* Whether the communicator's decision for a message of `bytes` in `count`
+ * elements leaves it to the displaced component (a "fallback" rule, or a
+ * plan that holds from more elements: docs/rules.md, "The displaced
+ * component"), without looking at anything else: the glue asks first, so a deferred call costs a table
  * lookup and nothing more.  calls: GENX_CALLS_BLOCKING (MPI_Allreduce's
  * table) or GENX_CALLS_NONBLOCKING (MPI_Iallreduce's and persistent
  * allreduce's, which differ where a rules file names a "call",
@@ -231,7 +232,7 @@ void genx_request_free(genx_request *req);
  * them: 1 basic_linear, 2 nonoverlapping, 3 recursive_doubling, 4 ring,
  * 6 rabenseifner; the non-blocking table never names one.
  *
- * bytes = GENX_EVERY_SIZE asks whether every message size of the calls
+ * bytes = GENX_EVERY_SIZE (count ignored) asks whether every message size of the calls
  * defers to the displaced component itself, where calls may also be both
  * kinds ORed (every size of both): GENX_DEFERS or 0, and 0 also where any
  * size of those calls runs a genx plan or one of Open MPI's coll/base
@@ -244,7 +245,8 @@ void genx_request_free(genx_request *req);
 #define GENX_CALLS_BLOCKING 1
 #define GENX_CALLS_NONBLOCKING 2
 #define GENX_EVERY_SIZE SIZE_MAX
-int genx_comm_defers(const genx_comm *comm, int calls, size_t bytes, const char **reason);
+int genx_comm_defers(const genx_comm *comm, int calls, size_t bytes, size_t count,
+                     const char **reason);
 /* The name of Open MPI's allreduce algorithm k as rules files spell it
  * ("recursive_doubling"), NULL for a number genx does not offer. */
 const char *genx_base_algorithm_name(int k);

@@ -214,15 +214,15 @@ const RankPlan* Selection::forced_plan_at(size_t bytes) const {
     return forced_sized_.emplace(cls, std::move(plan)).first->second.get();
 }
 
-int Selection::defers(int calls, size_t bytes, const char** reason) const {
+int Selection::defers(int calls, size_t bytes, size_t count, const char** reason) const {
     if (bytes == GENX_EVERY_SIZE) return defers_throughout(calls, reason);
     const DecisionTable* table = calls == GENX_CALLS_BLOCKING      ? table_.get()
                                  : calls == GENX_CALLS_NONBLOCKING ? nb_table_.get()
                                                                    : nullptr;
     if (forced_ || table == nullptr) return 0;
     const Decision& d = table->lookup(bytes);
-    if (!d.defers()) return 0;
-    if (reason != nullptr) *reason = d.why.c_str();
+    if (!d.defers_at(count)) return 0;
+    if (reason != nullptr) *reason = d.defers() ? d.why.c_str() : d.few_why.c_str();
     // (A non-blocking table never names an Open MPI algorithm: they are
     // blocking only, DecisionTable::build.)
     return GENX_DEFERS + d.base;

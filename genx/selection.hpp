@@ -72,9 +72,10 @@ class Selection {
     // The decision for `bytes` in the blocking or the non-blocking table;
     // ready() must hold.
     Choice choose(bool nonblocking, size_t bytes) const;
-    // genx_comm_defers: whether the decision for `bytes` (or every size:
-    // GENX_EVERY_SIZE) of `calls` leaves it to the displaced component.
-    int defers(int calls, size_t bytes, const char** reason) const;
+    // genx_comm_defers: whether the decision for `bytes` in `count`
+    // elements (or every size: GENX_EVERY_SIZE) of `calls` leaves it to the
+    // displaced component.
+    int defers(int calls, size_t bytes, size_t count, const char** reason) const;
     // genx_comm_digest and genx_comm_topology.
     uint64_t digest() const;
     uint64_t topology() const;

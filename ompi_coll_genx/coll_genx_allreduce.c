@@ -394,9 +394,9 @@ static void genx_step_aside_if_idle(mca_coll_genx_module_t *module, ompi_communi
     mca_coll_genx_component_t *cs = &mca_coll_genx_component;
     const char *reason = NULL, *nb_reason = NULL;
     const int blocking =
-        genx_comm_defers(module->core, GENX_CALLS_BLOCKING, GENX_EVERY_SIZE, &reason);
+        genx_comm_defers(module->core, GENX_CALLS_BLOCKING, GENX_EVERY_SIZE, 0, &reason);
     const int nonblocking =
-        genx_comm_defers(module->core, GENX_CALLS_NONBLOCKING, GENX_EVERY_SIZE, &nb_reason);
+        genx_comm_defers(module->core, GENX_CALLS_NONBLOCKING, GENX_EVERY_SIZE, 0, &nb_reason);
     const bool nb_move = nonblocking && !ompi_mpi_thread_multiple;
     bool b_aside, nb_aside, p_aside;
     const char *nb_what;
@@ -534,7 +534,8 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
      * any other work: deferring costs a table lookup. */
     if (0 > shape->defers) {
         shape->defers =
-            genx_comm_defers(module->core, GENX_CALLS_BLOCKING, bytes, &shape->deferred);
+            genx_comm_defers(module->core, GENX_CALLS_BLOCKING, bytes, (size_t) count,
+                             &shape->deferred);
     }
     if (shape->defers) {
         return genx_fallback(module, shape->defers, sbuf, rbuf, count, dtype, op, comm, bytes,

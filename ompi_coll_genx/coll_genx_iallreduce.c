@@ -339,7 +339,8 @@ static const char *genx_nb_reason(mca_coll_genx_module_t *module, mca_coll_genx_
     }
     if (0 > shape->defers) {
         shape->defers =
-            genx_comm_defers(module->core, GENX_CALLS_NONBLOCKING, bytes, &shape->deferred);
+            genx_comm_defers(module->core, GENX_CALLS_NONBLOCKING, bytes, (size_t) shape->count,
+                             &shape->deferred);
     }
     if (shape->defers) {
         return shape->deferred;

@@ -503,14 +503,47 @@ class IntervalDecider {
     // A "model" rule whose incumbent is "fallback": the best plan of the
     // other families runs only where the model prices it `margin` ahead of
     // the displaced component (incumbent()); elsewhere the size defers.
+    // Where tuned's choice runs another schedule for few elements, a size
+    // the plan wins only against the schedule tuned runs for many runs the
+    // plan from that many elements on (Decision::min_count).
     Status against_fallback(const AllreduceRule& rule, size_t i, const std::string& where,
                             Decision* d) {
+        GENX_RETURN_IF_ERROR(weigh(rule, i, where, false, d));
+        const size_t many = many_elements(i);
+        if (!d->defers() || many == 0) return Status::ok();
+        Decision m;
+        GENX_RETURN_IF_ERROR(weigh(rule, i, where, true, &m));
+        if (m.defers()) return Status::ok();
+        m.min_count = many;
+        m.few_why = d->why;
+        m.why += "; for " + std::to_string(many) +
+                 " elements or more (fewer: left to the component genx displaced)";
+        *d = std::move(m);
+        return Status::ok();
+    }
+
+    // The element count from which tuned runs the first of its plans at
+    // interval i (DisplacedPlans::few_below), where the others are cheaper
+    // for fewer and a call of interval i's size can hold that many; else 0.
+    size_t many_elements(size_t i) const {
+        if (options_.displaced != Displaced::TunedFixed41 || options_.nonblocking) return 0;
+        const DisplacedPlans dp = ompi41_tuned_plans(shape_.size, at_[i]);
+        const size_t hi = i + 1 < at_.size() ? at_[i + 1] : SIZE_MAX;
+        return !dp.stand_in && dp.plans.size() > 1 && dp.few_below > 1 && hi > dp.few_below
+                   ? dp.few_below
+                   : 0;
+    }
+
+    // against_fallback's test at interval i; many: the incumbent is the plan
+    // tuned runs for many elements, not the cheapest it may run.
+    Status weigh(const AllreduceRule& rule, size_t i, const std::string& where, bool many,
+                 Decision* d) {
         const std::vector<std::string> ours(rule.families.begin() + 1, rule.families.end());
         const std::vector<PricedCandidate>* v = nullptr;
         GENX_RETURN_IF_ERROR(scaled_prices(&rule, ours, &v));
         const PricedCandidate *best = nullptr, *second = nullptr, *theirs = nullptr;
         std::string vs;
-        GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs));
+        GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs, many));
         const double f = scale_of(rule, kFallbackAlgorithm);
         const double their_s = theirs != nullptr ? f * theirs->seconds[i] : 0;
         if (theirs != nullptr && f != 1.0) {
@@ -536,15 +569,25 @@ class IntervalDecider {
         // model in kind (a factor measured at one rank count): a plan
         // displaces the component only where the unscaled model does not
         // price it more than the margin slower (docs/rules.md, `scale`).
+        // The guard keeps the cheapest reading of what tuned may run, also
+        // where the count tells which one it does: the count corrects the
+        // incumbent, not the model's error in kind.
         const double raw = best->seconds[i] / scale_of(rule, best->candidate.algorithm);
-        if (!rule.scale.empty() && !(raw <= (1 + rule.margin) * theirs->seconds[i])) {
+        double guard_s = theirs->seconds[i];
+        if (many) {
+            const PricedCandidate* cheapest = nullptr;
+            std::string unused;
+            GENX_RETURN_IF_ERROR(incumbent(i, &cheapest, &unused, false));
+            if (cheapest != nullptr) guard_s = std::min(guard_s, cheapest->seconds[i]);
+        }
+        if (!rule.scale.empty() && !(raw <= (1 + rule.margin) * guard_s)) {
             d->algorithm = kFallbackAlgorithm;
             d->why = where + ": left to the component genx displaced; model at " +
                      format_bytes(at_[i]) + " B: " +
                      describe(best->candidate.algorithm, best->candidate.params) + " " +
                      format_seconds(best->seconds[i]) + " as measured is " + pct +
                      " % faster than " + vs + ", but unscaled " + format_seconds(raw) +
-                     " is more than " + pct + " % slower than " + format_seconds(theirs->seconds[i]);
+                     " is more than " + pct + " % slower than " + format_seconds(guard_s);
             return Status::ok();
         }
         d->algorithm = best->candidate.algorithm;
@@ -565,7 +608,9 @@ class IntervalDecider {
     // (the cheapest of the plans it may run there, displaced.hpp) where the
     // blocking table knows tuned decides, else the cheapest of Open MPI's
     // modelled algorithms.  *theirs stays null when nothing was priced.
-    Status incumbent(size_t i, const PricedCandidate** theirs, std::string* vs) {
+    // many: only the plan tuned runs for DisplacedPlans::few_below elements
+    // or more.
+    Status incumbent(size_t i, const PricedCandidate** theirs, std::string* vs, bool many = false) {
         *theirs = nullptr;
         const bool tuned = options_.displaced == Displaced::TunedFixed41 && !options_.nonblocking;
         const std::vector<PricedCandidate>* base = nullptr;
@@ -591,7 +636,7 @@ class IntervalDecider {
         // unpriced at scale): the others only lower its price.
         size_t which = 0;
         if (dp.stand_in || found[0] != nullptr)
-            for (size_t k = 0; k < found.size(); ++k)
+            for (size_t k = 0; k < (many ? 1 : found.size()); ++k)
                 if (found[k] != nullptr &&
                     (*theirs == nullptr || found[k]->seconds[i] < (*theirs)->seconds[i])) {
                     *theirs = found[k];
@@ -731,6 +776,7 @@ uint64_t DecisionTable::digest() const {
         mix(std::to_string(starts_[i]));
         mix(decisions_[i].algorithm);
         mix(decisions_[i].params);
+        if (decisions_[i].min_count != 0) mix(std::to_string(decisions_[i].min_count));
     }
     return h;
 }

@@ -83,7 +83,17 @@ struct Decision {
     // (params "base=NAME"; blocking tables only), read once here so that a
     // deferred call parses nothing.
     int base = 0;
+    // The plan holds for calls of at least min_count elements (0: any).
+    // Where tuned runs another schedule for fewer elements (its ring runs
+    // recursive doubling below P), a plan priced ahead of the schedule tuned
+    // runs for many elements but not of the cheaper one leaves calls of
+    // fewer elements to the displaced component, few_why saying why.
+    size_t min_count = 0;
+    std::string few_why;
     bool defers() const { return algorithm == kFallbackAlgorithm; }
+    // Whether a call of `count` elements leaves this interval's size to the
+    // displaced component or to Open MPI's algorithm `base`.
+    bool defers_at(size_t count) const { return defers() || count < min_count; }
 };
 
 class DecisionTable {

@@ -131,8 +131,11 @@ DisplacedPlans ompi41_tuned_plans(int comm_size, size_t bytes) {
     case 5:  // segmented with no segment size: the plain ring
         add(kRing, "");
         add(kRd, "as tuned runs it for fewer elements than ranks");
+        d.few_below = static_cast<size_t>(comm_size);
         break;
     default:
+        d.few_below = 1;
+        while (d.few_below * 2 <= static_cast<size_t>(comm_size)) d.few_below *= 2;
         add(kRabenseifner, "");
         add(kLinear, "basic_linear, as tuned runs it for fewer elements than 2^floor(log2 P)");
         break;
@@ -143,19 +146,9 @@ DisplacedPlans ompi41_tuned_plans(int comm_size, size_t bytes) {
 int ompi41_tuned_run_index(const DisplacedPlans& d, int comm_size, size_t count) {
     if (d.stand_in) return -1;
     if (comm_size <= 1) return 0;  // the one empty plan
-    const size_t ranks = static_cast<size_t>(comm_size);
-    switch (d.tuned_id) {
-    case 4:
-    case 5:  // plans: ring, rd
-        return count < ranks ? 1 : 0;
-    case 6: {  // plans: rhd distance=doubling, rb root=0
-        size_t pof2 = 1;
-        while (pof2 * 2 <= ranks) pof2 *= 2;
-        return count < pof2 ? 1 : 0;
-    }
-    default:  // basic_linear and recursive_doubling run as chosen
-        return 0;
-    }
+    // ring and segmented_ring: plans ring, rd; rabenseifner: rhd
+    // distance=doubling, rb root=0; the others run as chosen.
+    return count < d.few_below ? 1 : 0;
 }
 
 std::vector<Candidate> tuned_candidates() { return {kRing, kRd, kRabenseifner, kLinear}; }

@@ -54,10 +54,14 @@ const char* tuned_allreduce_name(int tuned_id);
 // basic_linear).  For nonoverlapping (tuned's own reduce, then its bcast:
 // trees no genx plan follows) `stand_in` is set: rb root=0 and Open MPI's
 // modelled algorithms, whichever is priced and cheapest, stand in for it.
-// why[k] says why plans[k] is there ("" for the first).
+// why[k] says why plans[k] is there ("" for the first).  few_below: the
+// element count below which tuned runs one of the others instead of the
+// first (the ring's P, rabenseifner's 2^⌊log2 P⌋; 0 where the count does
+// not matter), so a call of at least that many elements runs the first.
 struct DisplacedPlans {
     int tuned_id = 0;
     bool stand_in = false;
+    size_t few_below = 0;
     std::vector<Candidate> plans;
     std::vector<std::string> why;
 };

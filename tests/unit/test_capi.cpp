@@ -277,9 +277,9 @@ TEST_CASE("auto uses the built-in rules; verbose 2 logs on every rank", "[capi]"
                                GENX_OP_SUM, 1, nullptr, &ops, nullptr, why, sizeof why);
             // What the glue asks before anything else.
             const char* reason = nullptr;
-            const int defers_small = genx_comm_defers(comm, GENX_CALLS_BLOCKING, 80, &reason);
+            const int defers_small = genx_comm_defers(comm, GENX_CALLS_BLOCKING, 80, 80 / 4, &reason);
             const std::string small_reason = reason != nullptr ? reason : "";
-            const int defers_big = genx_comm_defers(comm, GENX_CALLS_BLOCKING, 16384, nullptr);
+            const int defers_big = genx_comm_defers(comm, GENX_CALLS_BLOCKING, 16384, 16384 / 4, nullptr);
             genx_comm_destroy(comm);
             GENX_RETURN_IF_ERROR(ensure(defers_small == 1, "genx_comm_defers(80 B) is not 1"));
             GENX_RETURN_IF_ERROR(ensure(small_reason.find("left to the component genx displaced") !=
@@ -326,11 +326,11 @@ TEST_CASE("non-blocking calls read their own decisions", "[capi]") {
         if (genx_comm_prepare(comm, err, sizeof err) != GENX_OK) return Status::internal(err);
         Status result;
         const char* reason = nullptr;
-        if (!genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, &reason) ||
-            genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 64, &reason) ||
-            !genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 8192, &reason) ||
-            genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 1 << 20, &reason) ||
-            genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, &reason))
+        if (!genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, 64 / 4, &reason) ||
+            genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 64, 64 / 4, &reason) ||
+            !genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 8192, 8192 / 4, &reason) ||
+            genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 1 << 20, (1 << 20) / 4, &reason) ||
+            genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, 0, &reason))
             result = Status::internal("blocking/non-blocking deferral not as the defaults say");
         const genx_transport_ops ops = transport_ops_for(&t);
         std::vector<int64_t> in(8, rank + 1), out(8, 0);
@@ -375,10 +375,10 @@ TEST_CASE("genx_comm_defers_all_calls: the glue steps aside only where no size r
         REQUIRE(comm != nullptr);
         const char* reason = nullptr;
         // Not before the table is built: the answer would be a guess.
-        CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, &reason) == 0);
+        CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, 0, &reason) == 0);
         char err[256] = "";
         REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
-        CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, &reason) == c.expect);
+        CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, 0, &reason) == c.expect);
         if (c.expect) {
             REQUIRE(reason != nullptr);
             CHECK(std::string(reason).find(c.reason) != std::string::npos);
@@ -391,7 +391,7 @@ TEST_CASE("genx_comm_defers_all_calls: the glue steps aside only where no size r
     REQUIRE(comm != nullptr);
     char err[256] = "";
     REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
-    CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, nullptr) == 0);
+    CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, 0, nullptr) == 0);
     genx_comm_destroy(comm);
 }
 
@@ -407,20 +407,20 @@ TEST_CASE("genx_comm_defers_all_calls: blocking and non-blocking calls step asid
         genx_config cfg = config("auto", "", 0, nullptr);
         genx_comm* comm = genx_comm_create(0, c.size, c.nodes, c.ppn, nullptr, &cfg, nullptr, 0);
         REQUIRE(comm != nullptr);
-        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, GENX_EVERY_SIZE, nullptr) ==
+        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, GENX_EVERY_SIZE, 0, nullptr) ==
               0);  // not built yet
         char err[256] = "";
         REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
         const char* reason = nullptr;
-        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, GENX_EVERY_SIZE, &reason) == c.blocking);
+        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, GENX_EVERY_SIZE, 0, &reason) == c.blocking);
         if (c.blocking) CHECK(reason != nullptr);
-        CHECK(genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, GENX_EVERY_SIZE, nullptr) ==
+        CHECK(genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, GENX_EVERY_SIZE, 0, nullptr) ==
               c.nonblocking);
         const int both = c.blocking && c.nonblocking ? 1 : 0;
-        CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, nullptr) == both);
+        CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, 0, nullptr) == both);
         // No kind, or an unknown one, is never "all deferred".
-        CHECK(genx_comm_defers(comm, 0, GENX_EVERY_SIZE, nullptr) == 0);
-        CHECK(genx_comm_defers(comm, 4, GENX_EVERY_SIZE, nullptr) == 0);
+        CHECK(genx_comm_defers(comm, 0, GENX_EVERY_SIZE, 0, nullptr) == 0);
+        CHECK(genx_comm_defers(comm, 4, GENX_EVERY_SIZE, 0, nullptr) == 0);
         genx_comm_destroy(comm);
     }
 }
@@ -1096,18 +1096,18 @@ TEST_CASE("a fallback rule naming an Open MPI algorithm: blocking calls get its 
     char err[256] = "";
     REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
     const char* reason = nullptr;
-    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, &reason) == GENX_DEFERS + 3);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, 64 / 4, &reason) == GENX_DEFERS + 3);
     REQUIRE(reason != nullptr);
     CHECK(std::string(reason).find("Open MPI's recursive_doubling") != std::string::npos);
-    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 4096, nullptr) == GENX_DEFERS + 1);
-    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 100000, &reason) == GENX_DEFERS);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 4096, 4096 / 4, nullptr) == GENX_DEFERS + 1);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 100000, 100000 / 4, &reason) == GENX_DEFERS);
     CHECK(std::string(reason).find("the component genx displaced") != std::string::npos);
-    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 4 << 20, nullptr) == 0);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 4 << 20, (4 << 20) / 4, nullptr) == 0);
     // coll/base has no non-blocking algorithms: MPI_Iallreduce goes to the
     // displaced component.
-    CHECK(genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 64, &reason) == GENX_DEFERS);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 64, 64 / 4, &reason) == GENX_DEFERS);
     CHECK(std::string(reason).find("the component genx displaced") != std::string::npos);
-    CHECK(genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 4096, nullptr) == GENX_DEFERS);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_NONBLOCKING, 4096, 4096 / 4, nullptr) == GENX_DEFERS);
     genx_comm_destroy(comm);
     CHECK(std::string(genx_base_algorithm_name(3)) == "recursive_doubling");
     CHECK(std::string(genx_base_algorithm_name(6)) == "rabenseifner");
@@ -1129,8 +1129,8 @@ TEST_CASE("a fallback rule naming an Open MPI algorithm: blocking calls get its 
     comm = genx_comm_create(0, 4, 4, 1, nullptr, &cfg, nullptr, 0);
     REQUIRE(comm != nullptr);
     REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
-    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, nullptr) == GENX_DEFERS + 4);
-    CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, nullptr) == 0);
+    CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, 64 / 4, nullptr) == GENX_DEFERS + 4);
+    CHECK(genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, 0, nullptr) == 0);
     genx_comm_destroy(comm);
 }
 
@@ -1169,7 +1169,7 @@ TEST_CASE("genx_comm_set_displaced: tuned's fixed choice prices the fallback inc
         char err[256] = "";
         REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
         const char* reason = nullptr;
-        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, &reason) == GENX_DEFERS);
+        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, 64 / 4, &reason) == GENX_DEFERS);
         REQUIRE(reason != nullptr);
         CHECK(std::string(reason).find(c.reason_small) != std::string::npos);
         // Told again after the table was built: the next prepare builds it
@@ -1177,7 +1177,7 @@ TEST_CASE("genx_comm_set_displaced: tuned's fixed choice prices the fallback inc
         const std::string before = reason;
         genx_comm_set_displaced(comm, c.tuned ? "han" : "tuned", 0, nullptr);
         REQUIRE(genx_comm_prepare(comm, err, sizeof err) == GENX_OK);
-        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, &reason) == GENX_DEFERS);
+        CHECK(genx_comm_defers(comm, GENX_CALLS_BLOCKING, 64, 64 / 4, &reason) == GENX_DEFERS);
         CHECK(std::string(reason) != before);
         genx_comm_destroy(comm);
     }
@@ -1188,6 +1188,69 @@ TEST_CASE("genx_comm_set_displaced: tuned's fixed choice prices the fallback inc
     CHECK(genx_comm_set_displaced(comm, "tuned", 0, nullptr) == 0);
     genx_comm_destroy(comm);
     CHECK(genx_comm_set_displaced(nullptr, "tuned", 0, nullptr) == 0);
+}
+
+TEST_CASE("genx_comm_defers: a plan that holds from some element count leaves fewer to tuned",
+          "[capi][displaced][count]") {
+    // 3 ranks at 4 KiB: tuned runs its ring, recursive doubling for fewer
+    // than 3 elements; genx's rd is priced ahead of the ring only.
+    const std::string path = "genx-test-capi-count.json";
+    {
+        std::ofstream out(path);
+        out << "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [\n"
+               "  {\"algorithm\": \"model\", \"families\": [\"fallback\", \"rd\"], "
+               "\"margin\": 0.1}]}\n";
+    }
+    const RemoveAtExit remove_rules{path};
+    genx_config cfg = config("auto", "", 0, nullptr);
+    cfg.rules_path = path.c_str();
+    cfg.mpi_version = "4.1.4";
+    // Each rank: 4 KiB in 1,024 floats runs genx's rd (exact sums), in two
+    // elements of a 2 KiB type it is declined with nothing sent.
+    const int P = 3;
+    const genx_reduce_cb sum_floats{nullptr, [](void*, const void* in, void* inout, size_t n) {
+                                        const float* a = static_cast<const float*>(in);
+                                        float* b = static_cast<float*>(inout);
+                                        for (size_t i = 0; i < n * 512; ++i) b[i] += a[i];
+                                    }};
+    const Status st = run_ranks(P, [&](int rank, Transport& t) -> Status {
+        genx_comm* comm = genx_comm_create(rank, P, P, 1, nullptr, &cfg, nullptr, 0);
+        if (comm == nullptr) return Status::internal("create failed");
+        const genx_transport_ops ops = transport_ops_for(&t);
+        GENX_RETURN_IF_ERROR(ensure(genx_comm_set_displaced(comm, "tuned", 0, nullptr) == 1,
+                                    "tuned 4.1 not recognised"));
+        char why[512] = "";
+        const int prepared = genx_comm_prepare(comm, why, sizeof why);
+        const char* reason = nullptr;
+        const int many = genx_comm_defers(comm, GENX_CALLS_BLOCKING, 4096, 1024, nullptr);
+        const int few = genx_comm_defers(comm, GENX_CALLS_BLOCKING, 4096, 2, &reason);
+        const std::string few_reason = reason != nullptr ? reason : "";
+        const int every = genx_comm_defers(comm, kBothCalls, GENX_EVERY_SIZE, 0, nullptr);
+        std::vector<float> v(1024, rank + 1.0f);
+        const int rc_many = genx_allreduce(comm, nullptr, v.data(), v.size(), GENX_DT_FLOAT, 4,
+                                           GENX_OP_SUM, 1, nullptr, &ops, nullptr, why, sizeof why);
+        const std::string many_why = why;
+        std::vector<float> w(1024, rank + 1.0f);
+        const int rc_few = genx_allreduce(comm, nullptr, w.data(), 2, GENX_DT_OTHER, 2048,
+                                          GENX_OP_OTHER, 1, &sum_floats, &ops, nullptr, why, sizeof why);
+        genx_comm_destroy(comm);
+        GENX_RETURN_IF_ERROR(ensure(prepared == GENX_OK, "prepare failed"));
+        GENX_RETURN_IF_ERROR(ensure(many == 0, "1,024 elements at 4 KiB defer"));
+        GENX_RETURN_IF_ERROR(ensure(few == GENX_DEFERS, "2 elements at 4 KiB do not defer"));
+        GENX_RETURN_IF_ERROR(ensure(few_reason.find("left to the component genx displaced") !=
+                                        std::string::npos,
+                                    "no reason for 2 elements: " + few_reason));
+        GENX_RETURN_IF_ERROR(ensure(every == 0, "every size defers"));
+        GENX_RETURN_IF_ERROR(ensure(rc_many == GENX_OK, many_why));
+        GENX_RETURN_IF_ERROR(ensure(v == std::vector<float>(1024, 6.0f), "wrong sum"));
+        GENX_RETURN_IF_ERROR(ensure(rc_few == GENX_DECLINE, "2 elements were not declined"));
+        GENX_RETURN_IF_ERROR(
+            ensure(std::string(why).find("left to the component genx displaced") != std::string::npos,
+                   std::string("declined for another reason: ") + why));
+        return ensure(w == std::vector<float>(1024, rank + 1.0f), "a declined call changed the buffer");
+    });
+    INFO(st.message());
+    CHECK(st.is_ok());
 }
 
 TEST_CASE("[capi] a forced gentree without plans= gets each size class's plans from the cost model",

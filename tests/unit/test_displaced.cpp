@@ -343,3 +343,66 @@ TEST_CASE("a model rule's scale ranks its families and the displaced component a
     INFO(agreed.why);
     CHECK(agreed.algorithm == "ring");
 }
+
+TEST_CASE("a plan ahead of only the schedule tuned runs for many elements runs from that many on",
+          "[displaced][count]") {
+    // 3 ranks, 4 KiB: tuned chooses its ring, which runs recursive doubling
+    // for fewer than 3 elements; rabenseifner on 96 ranks needs 64.
+    CHECK(ompi41_tuned_plans(3, 4 * KiB).few_below == 3);
+    CHECK(ompi41_tuned_plans(96, 16 * MiB).few_below == 64);
+    CHECK(ompi41_tuned_plans(8, 100).few_below == 0);  // recursive_doubling: any count
+    RulesFile rules;
+    REQUIRE(parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [
+        {"algorithm": "model", "families": ["fallback", "rd"], "margin": 0.1}]})",
+                        "test.json", RulesCheck{}, &rules)
+                .is_ok());
+    rules.model = builtin_rules().model;
+    TableOptions opt;
+    opt.displaced = Displaced::TunedFixed41;
+    const CommShape shape{3, 3, 1};
+    const size_t at = 4 * KiB;
+    FamilyPrices fp;
+    REQUIRE(price_families(rules, shape, opt, {at}, {"ring", "rd"}, &fp).is_ok());
+    const double ring = fp.best["ring"][0], rd = fp.best["rd"][0];
+    // The cheaper reading prices the incumbent as rd; the model puts rd well
+    // ahead of the ring on 3 ranks at 4 KiB (two exchanges against four).
+    REQUIRE(rd < 0.8 * ring);
+    CHECK(fp.displaced[0] == Approx(rd));
+    auto build = [&](std::map<std::string, double> scale) {
+        rules.allreduce[0].scale = std::move(scale);
+        DecisionTable t;
+        REQUIRE(DecisionTable::build(rules, shape, opt, &t, nullptr).is_ok());
+        return t;
+    };
+    DecisionTable t = build({});
+    const Decision& d = t.lookup(at);
+    INFO(d.why);
+    CHECK(d.algorithm == "rd");
+    CHECK(d.min_count == 3);
+    CHECK(d.runner_up == "ring");
+    CHECK(d.runner_up_predicted == Approx(ring));
+    CHECK(d.why.find("for 3 elements or more") != std::string::npos);
+    CHECK(d.few_why.find("left to the component genx displaced") != std::string::npos);
+    CHECK(d.defers_at(2));
+    CHECK_FALSE(d.defers_at(3));
+    CHECK_FALSE(d.defers_at(at / 4));
+    // Where tuned runs recursive doubling itself (8 KiB on 3 ranks), rd
+    // gains nothing at any count.
+    REQUIRE(ompi41_tuned_allreduce(3, 8 * KiB) == 3);
+    CHECK(t.lookup(8 * KiB).defers());
+    CHECK(t.lookup(8 * KiB).min_count == 0);
+    // The displaced component measured at half rd's price: rd is not ahead
+    // of tuned's ring as measured either, and the size defers at any count.
+    DecisionTable slow = build({{"fallback", 0.5 * rd / ring}, {"rd", 1.0}});
+    CHECK(slow.lookup(at).defers());
+    CHECK(slow.digest() != t.digest());
+    // The ring scaled to half its price passes the margin against tuned's
+    // ring but not against rd's cheaper reading; the guard against the
+    // unscaled model keeps the cheaper reading too, so the size defers.
+    REQUIRE(ring > 1.2 * rd);
+    rules.allreduce[0].families = {"fallback", "ring"};
+    DecisionTable g = build({{"fallback", 0.5 * ring / rd}, {"ring", 0.5}});
+    INFO(g.lookup(at).why);
+    CHECK(g.lookup(at).defers());
+    CHECK(g.lookup(at).min_count == 0);
+}
