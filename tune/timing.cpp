@@ -60,9 +60,11 @@ double measure(const mpi::Comm& comm, const std::function<void()>& op, const Bud
 std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
                                             const std::vector<std::function<void()>>& ops,
                                             const Budget& budget, const Timing& timing,
-                                            int remaining, const std::vector<size_t>& drop_order) {
+                                            int remaining, const std::vector<size_t>& drop_order,
+                                            double allowance) {
     const int size = comm.size();
     std::vector<IsolatedTimes> out(ops.size());
+    const double started = mpi::wtime();
     // A barrier's cost, for sizing the batches.
     comm.barrier();
     double bar = mpi::wtime();
@@ -73,6 +75,7 @@ std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
     // Every op sized against its share of the same time left, before any
     // batch runs, so that the point fits in the budget as a whole.
     req.left = budget.left();
+    if (allowance > 0) req.left = std::min(req.left, allowance - (mpi::wtime() - started));
     req.target = timing.target;
     req.remaining = remaining;
     req.per_call = bar;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime/mpi_tuned.hpp"
+#include "tune/batch_plan.hpp"
 #include "tune/bench.hpp"
 #include "tune/paired.hpp"
 #include "tune/phases.hpp"
@@ -43,10 +44,9 @@ class Verifier {
   private:
     void plan_measurements();
     void add_carried(size_t k);
-    std::vector<IsolatedTimes> time_point(const Point& p, const std::vector<size_t>& m,
+    std::vector<IsolatedTimes> time_point(size_t k, const std::vector<size_t>& m,
                                           const std::vector<std::shared_ptr<Plan>>& plans,
-                                          const std::vector<size_t>& timed_b, bool time_displaced,
-                                          size_t first_carried);
+                                          const std::vector<size_t>& timed_b, bool time_displaced);
     PointTimes share(const Point& p, const std::vector<size_t>& m,
                      const std::vector<std::shared_ptr<Plan>>& plans,
                      const std::vector<size_t>& timed_b, bool time_displaced,
@@ -71,6 +71,8 @@ class Verifier {
     std::vector<std::vector<size_t>> to_measure_;  // per point: indices into ranked
     std::vector<size_t> first_carried_;  // per point: where add_carried's plans start in it
     int todo_ = 0;  // verification runs still to come, for the budget's shares
+    // Per point: the fraction of the time left it may spend (point_shares).
+    std::vector<double> shares_;
 };
 
 Verifier::Verifier(Context* ctx, Decision* d)
@@ -131,11 +133,26 @@ void Verifier::plan_measurements() {
         planned += m.size() + (k > 0 ? 2 : 0) + (opt_.no_fallback ? 0 : 1 + nompi);
     }
     int after = 0;
+    int later_sizes = 0;
     for (int later : ctx_->comm_sizes)
-        if (later > d_->ranks)
+        if (later > d_->ranks) {
+            ++later_sizes;
             after += static_cast<int>(ctx_->grid.size()) *
                      (opt_.no_fallback ? 4 : 5 + static_cast<int>(nompi));
+        }
     todo_ = static_cast<int>(planned) + after;
+    // A point costs about its ops times the model's best time there (each
+    // op's warm-up and batches alike); a later communicator size about as
+    // much as this one.
+    std::vector<double> cost(pts.size(), 0);
+    double total = 0;
+    for (size_t k = 0; k < pts.size(); ++k) {
+        const double best = pts[k].ranked.empty() ? 0 : pts[k].ranked[0].first;
+        const size_t ops = to_measure_[k].size() + (k > 0 ? 2 : 0) + (opt_.no_fallback ? 0 : 1 + nompi);
+        cost[k] = static_cast<double>(ops) * std::max(best, 0.0);
+        total += cost[k];
+    }
+    shares_ = point_shares(cost, later_sizes * total);
 }
 
 // The plan kept at the point before and the fastest genx plan measured
@@ -166,10 +183,12 @@ void Verifier::add_carried(size_t k) {
 // The point's plans, MPI_Allreduce and Open MPI's algorithms, timed
 // together on the same communicator and buffer (zeros where this rank is
 // not in the communicator).
-std::vector<IsolatedTimes> Verifier::time_point(const Point& p, const std::vector<size_t>& m,
+std::vector<IsolatedTimes> Verifier::time_point(size_t k, const std::vector<size_t>& m,
                                                 const std::vector<std::shared_ptr<Plan>>& plans,
                                                 const std::vector<size_t>& timed_b,
-                                                bool time_displaced, size_t first_carried) {
+                                                bool time_displaced) {
+    const Point& p = d_->points[k];
+    const size_t first_carried = first_carried_[k];
     const size_t count = p.bytes / sizeof(float);
     std::vector<IsolatedTimes> times(m.size() + (time_displaced ? 1 : 0) + timed_b.size());
     if (!sub_) return times;
@@ -196,11 +215,17 @@ std::vector<IsolatedTimes> Verifier::time_point(const Point& p, const std::vecto
     // plans carried from the point before: the model's first plan and the
     // displaced component keep the batches a decision needs.
     std::vector<size_t> drop_order;
-    for (size_t k = ops.size(); k-- > m.size() + 1;) drop_order.push_back(k);
+    for (size_t o = ops.size(); o-- > m.size() + 1;) drop_order.push_back(o);
     const size_t carried = std::max<size_t>(first_carried, 1);
     for (size_t q = carried; q-- > 1;) drop_order.push_back(q);
     for (size_t q = m.size(); q-- > carried;) drop_order.push_back(q);
-    return measure_isolated(sub_, ops, ctx_->verify_budget(), ctx_->timing, todo_, drop_order);
+    // The point's cost-weighted share of the time left, but never less
+    // than its ops' batch targets (small sizes need little and keep it).
+    const Budget budget = ctx_->verify_budget();
+    const double share = k < shares_.size() ? shares_[k] : 1.0;
+    const double allowance =
+        std::max(share * budget.left(), static_cast<double>(ops.size()) * ctx_->timing.target);
+    return measure_isolated(sub_, ops, budget, ctx_->timing, todo_, drop_order, allowance);
 }
 
 // A verification run of the displaced component ("fallback", params "")
@@ -425,8 +450,7 @@ void Verifier::run() {
         std::vector<size_t> timed_b;  // ompi_algs timed here, in ops order
         for (size_t b = 0; b < ctx_->ompi_algs.size() && time_displaced; ++b)
             if (!dropped_[b]) timed_b.push_back(b);
-        const std::vector<IsolatedTimes> times = time_point(p, m, plans, timed_b, time_displaced,
-                                                             first_carried_[k]);
+        const std::vector<IsolatedTimes> times = time_point(k, m, plans, timed_b, time_displaced);
         const PointTimes t = share(p, m, plans, timed_b, time_displaced, times);
         // The fastest plan timed here, carried to the next point even where
         // the model's choice got no time (cheaper plans may still have run).
