@@ -214,7 +214,8 @@ std::vector<VouchedPoint> vouched_points(const Context& ctx, const RulesFile& ru
     opt.displaced = displaced_for("tuned", false, mpi::library_version(), &why);
     for (const Candidate& c : tuned_candidates()) fams.insert(c.algorithm);
     FamilyPrices fp;
-    check(price_families(rules, shape, opt, sizes, {fams.begin(), fams.end()}, &fp),
+    // --verify timed floats: tuned ran the plan of that count.
+    check(price_families(rules, shape, opt, sizes, {fams.begin(), fams.end()}, &fp, sizeof(float)),
           "pricing the measured families for other shapes");
     const auto ratio = [&](const std::string& fam, size_t i, double measured, VouchedPoint* v) {
         auto it = fp.best.find(fam);

@@ -75,9 +75,20 @@ std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
     // Every op sized against its share of the same time left, before any
     // batch runs, so that the point fits in the budget as a whole.
     req.left = budget.left();
-    if (allowance > 0) req.left = std::min(req.left, allowance - (mpi::wtime() - started));
-    req.target = timing.target;
     req.remaining = remaining;
+    if (allowance > 0) {
+        // The allowance is this point's share already: its ops size their
+        // batches against it alone.  At least the ops never left out get
+        // the batches a paired decision needs, where the budget has them.
+        double kept = 0;
+        for (size_t k = 0; k < ops.size(); ++k)
+            if (std::find(drop_order.begin(), drop_order.end(), k) == drop_order.end())
+                kept += req.one[k] + bar;
+        const double mine = std::max(allowance - (mpi::wtime() - started), kMinPairedBatches * kept);
+        req.left = std::min(req.left, mine);
+        req.remaining = 1;
+    }
+    req.target = timing.target;
     req.per_call = bar;
     req.drop_order = drop_order;
     req.want = kMinPairedBatches;

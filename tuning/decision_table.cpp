@@ -411,7 +411,8 @@ class IntervalDecider {
 
     // Each family's cheapest plan and the displaced component, unscaled,
     // at every interval (price_families()).
-    Status family_prices(const std::vector<std::string>& families, FamilyPrices* out) {
+    Status family_prices(const std::vector<std::string>& families, size_t elem_size,
+                         FamilyPrices* out) {
         const std::vector<PricedCandidate>* v = nullptr;
         GENX_RETURN_IF_ERROR(prices(families, &v));
         const double none = std::numeric_limits<double>::infinity();
@@ -425,7 +426,9 @@ class IntervalDecider {
         for (size_t i = 0; i < at_.size(); ++i) {
             const PricedCandidate* theirs = nullptr;
             std::string vs;
-            GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs));
+            const size_t many = many_elements(i);
+            const bool counted = elem_size > 0 && many > 0 && at_[i] / elem_size >= many;
+            GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs, counted));
             if (theirs == nullptr) continue;
             out->displaced[i] = theirs->seconds[i];
             out->displaced_family[i] = theirs->candidate.algorithm;
@@ -514,6 +517,7 @@ class IntervalDecider {
         Decision m;
         GENX_RETURN_IF_ERROR(weigh(rule, i, where, true, &m));
         if (m.defers()) return Status::ok();
+        m.rule = d->rule;
         m.min_count = many;
         m.few_why = d->why;
         m.why += "; for " + std::to_string(many) +
@@ -754,12 +758,12 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
 
 Status price_families(const RulesFile& rules, const CommShape& shape, const TableOptions& options,
                       const std::vector<size_t>& sizes, const std::vector<std::string>& families,
-                      FamilyPrices* out) {
+                      FamilyPrices* out, size_t elem_size) {
     *out = FamilyPrices{};
     std::vector<size_t> at(sizes.size());
     for (size_t i = 0; i < sizes.size(); ++i) at[i] = std::max<size_t>(sizes[i], 1);
     IntervalDecider decider(rules, shape, options, at);
-    return decider.family_prices(families, out);
+    return decider.family_prices(families, elem_size, out);
 }
 
 size_t DecisionTable::index(size_t bytes) const {

@@ -168,7 +168,9 @@ Status price_candidates(const ModelParams& model, const CommShape& shape,
 // model for this topology, no "scale"): the cheapest plan of each family
 // in `families` that enumerates there, and the displaced component
 // (infinity where not priced).  genx-tune divides what it measured by
-// these to write a rule's "scale".
+// these to write a rule's "scale".  elem_size > 0: the displaced component
+// is priced as the plan tuned runs for sizes[i] / elem_size elements (what
+// genx-tune timed), else as the cheapest it may run.
 struct FamilyPrices {
     std::map<std::string, std::vector<double>> best;
     std::vector<double> displaced;
@@ -178,6 +180,6 @@ struct FamilyPrices {
 };
 Status price_families(const RulesFile& rules, const CommShape& shape, const TableOptions& options,
                       const std::vector<size_t>& sizes, const std::vector<std::string>& families,
-                      FamilyPrices* out);
+                      FamilyPrices* out, size_t elem_size = 0);
 
 }  // namespace genx

@@ -93,7 +93,8 @@ TEST_CASE("a costly point keeps its share of the time left after cheaper ones", 
     // tree:2x4's 8 and 16 MiB points with 197 s left: the 8 MiB point may
     // spend a third (it took 106 s and left 16 MiB unverified).
     CHECK(point_shares({8, 16}, 0)[0] * 197 == Approx(65.7).epsilon(0.01));
-    // A later communicator size as costly as this one halves the last share.
+    // Later communicator sizes estimated at twice what is left of this one:
+    // its last point may spend a third.
     CHECK(point_shares({1, 1}, 2)[1] == Approx(1.0 / 3));
     // Nothing estimated: every point may spend what is left.
     CHECK(point_shares({0, 0}, 0)[0] == Approx(1.0));
