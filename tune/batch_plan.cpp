@@ -40,15 +40,4 @@ std::vector<std::array<int, 2>> plan_point_batches(const BatchRequest& r) {
     return plans;
 }
 
-std::vector<double> point_shares(const std::vector<double>& cost, double after) {
-    std::vector<double> share(cost.size(), 1.0);
-    double rest = std::max(after, 0.0);
-    for (size_t k = cost.size(); k-- > 0;) {
-        const double c = std::max(cost[k], 0.0);
-        rest += c;
-        share[k] = rest > 0 ? c / rest : 1.0;
-    }
-    return share;
-}
-
 }  // namespace genx::tune

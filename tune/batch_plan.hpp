@@ -32,12 +32,4 @@ std::vector<std::array<int, 2>> plan_point_batches(const BatchRequest& r);
 std::array<int, 2> plan_op_batches(double one, double left, double target, int remaining,
                                    double per_call, int min_calls);
 
-// The fraction of the time left each of a phase's remaining points may
-// spend, from their estimated costs (seconds, any common scale): point k
-// gets cost[k] over the cost of points k.. plus `after` (what later phases
-// are estimated to cost), so a cheap point does not leave a costly one
-// after it without time (tree:2x4's 8 MiB point took 106 s of the 197 s
-// left and left 16 MiB unverified: bench/RESULTS.md, section 11).
-std::vector<double> point_shares(const std::vector<double>& cost, double after);
-
 }  // namespace genx::tune

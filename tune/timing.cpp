@@ -60,11 +60,9 @@ double measure(const mpi::Comm& comm, const std::function<void()>& op, const Bud
 std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
                                             const std::vector<std::function<void()>>& ops,
                                             const Budget& budget, const Timing& timing,
-                                            int remaining, const std::vector<size_t>& drop_order,
-                                            double allowance) {
+                                            int remaining, const std::vector<size_t>& drop_order) {
     const int size = comm.size();
     std::vector<IsolatedTimes> out(ops.size());
-    const double started = mpi::wtime();
     // A barrier's cost, for sizing the batches.
     comm.barrier();
     double bar = mpi::wtime();
@@ -76,18 +74,6 @@ std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
     // batch runs, so that the point fits in the budget as a whole.
     req.left = budget.left();
     req.remaining = remaining;
-    if (allowance > 0) {
-        // The allowance is this point's share already: its ops size their
-        // batches against it alone.  At least the ops never left out get
-        // the batches a paired decision needs, where the budget has them.
-        double kept = 0;
-        for (size_t k = 0; k < ops.size(); ++k)
-            if (std::find(drop_order.begin(), drop_order.end(), k) == drop_order.end())
-                kept += req.one[k] + bar;
-        const double mine = std::max(allowance - (mpi::wtime() - started), kMinPairedBatches * kept);
-        req.left = std::min(req.left, mine);
-        req.remaining = 1;
-    }
     req.target = timing.target;
     req.per_call = bar;
     req.drop_order = drop_order;

@@ -50,14 +50,11 @@ struct IsolatedTimes {
 // ops fewer batches than a paired decision needs (kMinPairedBatches), ops
 // of `drop_order` are left out, the first first, until it does
 // (plan_point_batches, tune/batch_plan.hpp); those get no time.
-// allowance > 0: the seconds this point may spend, warm-up calls included
-// (point_shares), where the budget leaves more.
 std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
                                             const std::vector<std::function<void()>>& ops,
                                             const Budget& budget, const Timing& timing,
                                             int remaining,
-                                            const std::vector<size_t>& drop_order = {},
-                                            double allowance = 0);
+                                            const std::vector<size_t>& drop_order = {});
 
 // The vector and scratch plans run on, zeros; several PlanRuns measured
 // together share one (they run one at a time).

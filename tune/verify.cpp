@@ -9,7 +9,6 @@
 #include <string>
 
 #include "runtime/mpi_tuned.hpp"
-#include "tune/batch_plan.hpp"
 #include "tune/bench.hpp"
 #include "tune/paired.hpp"
 #include "tune/phases.hpp"
@@ -71,8 +70,6 @@ class Verifier {
     std::vector<std::vector<size_t>> to_measure_;  // per point: indices into ranked
     std::vector<size_t> first_carried_;  // per point: where add_carried's plans start in it
     int todo_ = 0;  // verification runs still to come, for the budget's shares
-    // Per point: the fraction of the time left it may spend (point_shares).
-    std::vector<double> shares_;
 };
 
 Verifier::Verifier(Context* ctx, Decision* d)
@@ -133,26 +130,11 @@ void Verifier::plan_measurements() {
         planned += m.size() + (k > 0 ? 2 : 0) + (opt_.no_fallback ? 0 : 1 + nompi);
     }
     int after = 0;
-    int later_sizes = 0;
     for (int later : ctx_->comm_sizes)
-        if (later > d_->ranks) {
-            ++later_sizes;
+        if (later > d_->ranks)
             after += static_cast<int>(ctx_->grid.size()) *
                      (opt_.no_fallback ? 4 : 5 + static_cast<int>(nompi));
-        }
     todo_ = static_cast<int>(planned) + after;
-    // A point costs about its ops times the model's best time there (each
-    // op's warm-up and batches alike); a later communicator size about as
-    // much as this one.
-    std::vector<double> cost(pts.size(), 0);
-    double total = 0;
-    for (size_t k = 0; k < pts.size(); ++k) {
-        const double best = pts[k].ranked.empty() ? 0 : pts[k].ranked[0].first;
-        const size_t ops = to_measure_[k].size() + (k > 0 ? 2 : 0) + (opt_.no_fallback ? 0 : 1 + nompi);
-        cost[k] = static_cast<double>(ops) * std::max(best, 0.0);
-        total += cost[k];
-    }
-    shares_ = point_shares(cost, later_sizes * total);
 }
 
 // The plan kept at the point before and the fastest genx plan measured
@@ -219,13 +201,7 @@ std::vector<IsolatedTimes> Verifier::time_point(size_t k, const std::vector<size
     const size_t carried = std::max<size_t>(first_carried, 1);
     for (size_t q = carried; q-- > 1;) drop_order.push_back(q);
     for (size_t q = m.size(); q-- > carried;) drop_order.push_back(q);
-    // The point's cost-weighted share of the time left, but never less
-    // than its ops' batch targets (small sizes need little and keep it).
-    const Budget budget = ctx_->verify_budget();
-    const double share = k < shares_.size() ? shares_[k] : 1.0;
-    const double allowance =
-        std::max(share * budget.left(), static_cast<double>(ops.size()) * ctx_->timing.target);
-    return measure_isolated(sub_, ops, budget, ctx_->timing, todo_, drop_order, allowance);
+    return measure_isolated(sub_, ops, ctx_->verify_budget(), ctx_->timing, todo_, drop_order);
 }
 
 // A verification run of the displaced component ("fallback", params "")

@@ -81,21 +81,3 @@ TEST_CASE("ops not in the drop order are never left out", "[tune][batches]") {
     CHECK(plans[0][0] == 1);
     CHECK(plans[1][0] == 1);
 }
-
-TEST_CASE("a costly point keeps its share of the time left after cheaper ones", "[tune][batches]") {
-    // Points doubling in cost: each gets its cost over the cost still to
-    // come, the last all that is left.
-    const std::vector<double> s = point_shares({1, 2, 4, 8, 16}, 0);
-    REQUIRE(s.size() == 5);
-    CHECK(s[0] == Approx(1.0 / 31));
-    CHECK(s[3] == Approx(8.0 / 24));
-    CHECK(s[4] == Approx(1.0));
-    // tree:2x4's 8 and 16 MiB points with 197 s left: the 8 MiB point may
-    // spend a third (it took 106 s and left 16 MiB unverified).
-    CHECK(point_shares({8, 16}, 0)[0] * 197 == Approx(65.7).epsilon(0.01));
-    // Later communicator sizes estimated at twice what is left of this one:
-    // its last point may spend a third.
-    CHECK(point_shares({1, 1}, 2)[1] == Approx(1.0 / 3));
-    // Nothing estimated: every point may spend what is left.
-    CHECK(point_shares({0, 0}, 0)[0] == Approx(1.0));
-}
