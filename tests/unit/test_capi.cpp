@@ -88,6 +88,15 @@ Status ensure(bool cond, const std::string& what) {
     return cond ? Status::ok() : Status::internal(what);
 }
 
+// Writes a rules file of one "model" rule over `families` (a JSON list)
+// with the "fallback" incumbent's `margin`.
+void write_one_model_rule(const std::string& path, const std::string& families, double margin) {
+    std::ofstream out(path);
+    out << "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [\n"
+        << "  {\"algorithm\": \"model\", \"families\": " << families << ", \"margin\": " << margin
+        << "}]}\n";
+}
+
 }  // namespace
 
 TEST_CASE("genx_comm_create validates the configuration", "[capi]") {
@@ -1138,12 +1147,7 @@ TEST_CASE("genx_comm_set_displaced: tuned's fixed choice prices the fallback inc
     // A 50 % margin over a "fallback" incumbent defers every size of 4
     // ranks; the explanation names what the incumbent was priced as.
     const std::string path = "genx-test-capi-displaced.json";
-    {
-        std::ofstream out(path);
-        out << "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [\n"
-               "  {\"algorithm\": \"model\", \"families\": [\"fallback\", \"ring\"], "
-               "\"margin\": 0.5}]}\n";
-    }
+    write_one_model_rule(path, R"(["fallback", "ring"])", 0.5);
     const RemoveAtExit remove_rules{path};
     genx_config cfg = config("auto", "", 0, nullptr);
     cfg.rules_path = path.c_str();
@@ -1195,12 +1199,7 @@ TEST_CASE("genx_comm_defers: a plan that holds from some element count leaves fe
     // 3 ranks at 4 KiB: tuned runs its ring, recursive doubling for fewer
     // than 3 elements; genx's rd is priced ahead of the ring only.
     const std::string path = "genx-test-capi-count.json";
-    {
-        std::ofstream out(path);
-        out << "{\"format\": \"genx-rules\", \"version\": 1, \"allreduce\": [\n"
-               "  {\"algorithm\": \"model\", \"families\": [\"fallback\", \"rd\"], "
-               "\"margin\": 0.1}]}\n";
-    }
+    write_one_model_rule(path, R"(["fallback", "rd"])", 0.1);
     const RemoveAtExit remove_rules{path};
     genx_config cfg = config("auto", "", 0, nullptr);
     cfg.rules_path = path.c_str();

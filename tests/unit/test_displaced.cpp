@@ -43,6 +43,20 @@ DecisionTable builtin_table(const std::shared_ptr<const TopologyView>& view, Dis
 
 constexpr size_t KiB = 1024, MiB = 1024 * 1024;
 
+// One "model" rule over `families` (a JSON list) with `margin`, priced by
+// the built-in model.
+RulesFile model_rules(const std::string& families, double margin) {
+    RulesFile rules;
+    const std::string text =
+        R"({"format": "genx-rules", "version": 1, "allreduce": [{"algorithm": "model", "families": )" +
+        families + R"(, "margin": )" + std::to_string(margin) + "}]}";
+    const Status st = parse_rules(text, "test.json", RulesCheck{}, &rules);
+    INFO(st.message());
+    REQUIRE(st.is_ok());
+    rules.model = builtin_rules().model;
+    return rules;
+}
+
 }  // namespace
 
 TEST_CASE("Open MPI 4.1 tuned's fixed allreduce decision at its edges", "[displaced]") {
@@ -232,12 +246,7 @@ TEST_CASE("an unknown displaced component keeps Open MPI's best modelled as the 
     TableOptions nb;
     nb.displaced = Displaced::TunedFixed41;
     nb.nonblocking = true;
-    RulesFile rules;
-    REQUIRE(parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [
-        {"algorithm": "model", "families": ["fallback", "ring"], "margin": 0.5}]})",
-                        "test.json", RulesCheck{}, &rules)
-                .is_ok());
-    rules.model = builtin_rules().model;
+    RulesFile rules = model_rules(R"(["fallback", "ring"])", 0.5);
     DecisionTable n;
     REQUIRE(DecisionTable::build(rules, CommShape{6, 6, 1}, nb, &n, nullptr).is_ok());
     for (size_t bytes : {size_t{64}, 1 * MiB}) {
@@ -278,12 +287,7 @@ TEST_CASE("at scale the incumbent is tuned's own plan or not priced, never a che
 
 TEST_CASE("a model rule's scale ranks its families and the displaced component as measured",
           "[displaced][scale]") {
-    RulesFile rules;
-    REQUIRE(parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [
-        {"algorithm": "model", "families": ["fallback", "ring", "rd"], "margin": 0.1}]})",
-                        "test.json", RulesCheck{}, &rules)
-                .is_ok());
-    rules.model = builtin_rules().model;
+    RulesFile rules = model_rules(R"(["fallback", "ring", "rd"])", 0.1);
     TableOptions opt;
     opt.displaced = Displaced::TunedFixed41;
     const CommShape shape{6, 6, 1};
@@ -351,12 +355,7 @@ TEST_CASE("a plan ahead of only the schedule tuned runs for many elements runs f
     CHECK(ompi41_tuned_plans(3, 4 * KiB).few_below == 3);
     CHECK(ompi41_tuned_plans(96, 16 * MiB).few_below == 64);
     CHECK(ompi41_tuned_plans(8, 100).few_below == 0);  // recursive_doubling: any count
-    RulesFile rules;
-    REQUIRE(parse_rules(R"({"format": "genx-rules", "version": 1, "allreduce": [
-        {"algorithm": "model", "families": ["fallback", "rd"], "margin": 0.1}]})",
-                        "test.json", RulesCheck{}, &rules)
-                .is_ok());
-    rules.model = builtin_rules().model;
+    RulesFile rules = model_rules(R"(["fallback", "rd"])", 0.1);
     TableOptions opt;
     opt.displaced = Displaced::TunedFixed41;
     const CommShape shape{3, 3, 1};
