@@ -40,4 +40,14 @@ std::vector<std::array<int, 2>> plan_point_batches(const BatchRequest& r) {
     return plans;
 }
 
+std::vector<size_t> warm_up_order(size_t n, const std::vector<size_t>& drop_order) {
+    std::vector<size_t> order;
+    for (size_t k = 0; k < n; ++k)
+        if (std::find(drop_order.begin(), drop_order.end(), k) == drop_order.end()) order.push_back(k);
+    for (size_t j = drop_order.size(); j-- > 0;)
+        if (drop_order[j] < n && std::find(order.begin(), order.end(), drop_order[j]) == order.end())
+            order.push_back(drop_order[j]);
+    return order;
+}
+
 }  // namespace genx::tune

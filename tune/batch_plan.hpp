@@ -32,4 +32,10 @@ std::vector<std::array<int, 2>> plan_point_batches(const BatchRequest& r);
 std::array<int, 2> plan_op_batches(double one, double left, double target, int remaining,
                                    double per_call, int min_calls);
 
+// The order a point's ops are warmed up in: those never left out, in
+// order, then drop_order from its end (the last to be left out first), so
+// that where the budget ends during the warm-ups the ops a decision needs
+// were warmed.
+std::vector<size_t> warm_up_order(size_t n, const std::vector<size_t>& drop_order);
+
 }  // namespace genx::tune

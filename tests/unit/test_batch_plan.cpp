@@ -81,3 +81,12 @@ TEST_CASE("ops not in the drop order are never left out", "[tune][batches]") {
     CHECK(plans[0][0] == 1);
     CHECK(plans[1][0] == 1);
 }
+
+TEST_CASE("warm-ups go to the ops a decision needs first", "[tune][batches]") {
+    // 5 ops: plans 0-2, the displaced component 3, an Open MPI algorithm 4;
+    // dropped first: 4, then plans 2 and 1.  Warmed: 0 and 3, then 1, 2, 4.
+    CHECK(warm_up_order(5, {4, 2, 1}) == std::vector<size_t>{0, 3, 1, 2, 4});
+    CHECK(warm_up_order(3, {}) == std::vector<size_t>{0, 1, 2});
+    // Indices past the ops are ignored.
+    CHECK(warm_up_order(2, {7, 1}) == std::vector<size_t>{0, 1});
+}
