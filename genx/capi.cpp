@@ -411,9 +411,7 @@ int decide(genx_comm* comm, size_t count, genx_dtype dtype, size_t elem_size, ge
     }
     const genx::Selection::Choice choice = comm->selection.choose(site.nonblocking, bytes);
     if (choice.decision != nullptr && choice.decision->defers_at(count))
-        return decline(comm, bytes,
-                       choice.decision->defers() ? choice.decision->why : choice.decision->few_why,
-                       why, whylen);
+        return decline(comm, bytes, choice.decision->deferred_why(), why, whylen);
     const genx::RankPlan* plan = choice.plan;
     if (!plan->status.is_ok())
         return decline(comm, bytes, "algorithm " + plan->algorithm + ": " + plan->status.message(),

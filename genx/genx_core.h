@@ -220,9 +220,10 @@ void genx_request_free(genx_request *req);
  * elements leaves it to the displaced component (a "fallback" rule, or a
  * plan that holds from more elements than `count`: docs/rules.md, "The
  * fallback incumbent"), without looking at anything else: the glue asks
- * first, so a deferred call costs a table lookup and nothing more.  calls: GENX_CALLS_BLOCKING (MPI_Allreduce's
- * table) or GENX_CALLS_NONBLOCKING (MPI_Iallreduce's and persistent
- * allreduce's, which differ where a rules file names a "call",
+ * first, so a deferred call costs a table lookup and nothing more.
+ * calls: GENX_CALLS_BLOCKING (MPI_Allreduce's table) or
+ * GENX_CALLS_NONBLOCKING (MPI_Iallreduce's and persistent allreduce's,
+ * which differ where a rules file names a "call",
  * docs/rules.md).  *reason (may be NULL) gets the decision's explanation,
  * valid while the communicator lives.  0 before a successful
  * genx_comm_prepare and for forced algorithms.  Otherwise GENX_DEFERS (the
@@ -236,8 +237,8 @@ void genx_request_free(genx_request *req);
  * of the calls defers to the displaced component itself, where calls may
  * also be both kinds ORed (every size of both): GENX_DEFERS or 0, and 0
  * also where any size of those calls runs a genx plan or one of Open
- * MPI's coll/base algorithms.  Where one kind does, the glue hands that kind's slots back
- * to the displaced components for good (allreduce; iallreduce and
+ * MPI's coll/base algorithms.  Where one kind does, the glue hands that
+ * kind's slots back to the displaced components for good (allreduce; iallreduce and
  * persistent allreduce); *reason then gets the explanation of the first
  * interval of the first table asked about.  (Both kinds defer throughout
  * on one node under the built-in defaults.) */

@@ -222,7 +222,7 @@ int Selection::defers(int calls, size_t bytes, size_t count, const char** reason
     if (forced_ || table == nullptr) return 0;
     const Decision& d = table->lookup(bytes);
     if (!d.defers_at(count)) return 0;
-    if (reason != nullptr) *reason = d.defers() ? d.why.c_str() : d.few_why.c_str();
+    if (reason != nullptr) *reason = d.deferred_why().c_str();
     // (A non-blocking table never names an Open MPI algorithm: they are
     // blocking only, DecisionTable::build.)
     return GENX_DEFERS + d.base;

@@ -94,6 +94,8 @@ struct Decision {
     // Whether a call of `count` elements leaves this interval's size to the
     // displaced component or to Open MPI's algorithm `base`.
     bool defers_at(size_t count) const { return defers() || count < min_count; }
+    // Why a call that defers_at() goes to the displaced component.
+    const std::string& deferred_why() const { return defers() ? why : few_why; }
 };
 
 class DecisionTable {
