@@ -50,4 +50,15 @@ std::vector<size_t> warm_up_order(size_t n, const std::vector<size_t>& drop_orde
     return order;
 }
 
+double later_points_reserve(const std::vector<double>& first_price, size_t k, double ratio,
+                            int batches) {
+    double sum = 0;
+    for (size_t j = k + 1; j < first_price.size(); ++j) sum += std::max(first_price[j], 0.0);
+    return sum * ratio * (1 + batches);
+}
+
+double point_deadline(double deadline, double now, double reserve, double own) {
+    return std::min(deadline, std::max(deadline - reserve, now + own));
+}
+
 }  // namespace genx::tune

@@ -38,4 +38,18 @@ std::array<int, 2> plan_op_batches(double one, double left, double target, int r
 // were warmed.
 std::vector<size_t> warm_up_order(size_t n, const std::vector<size_t>& drop_order);
 
+// Seconds a --verify point holds back for the points after it (index k of
+// `first_price`, the model's price of each point's first plan): at each
+// later point the two ops a paired decision needs (the model's first plan
+// and the displaced component), one warm-up and `batches` calls each,
+// priced as first_price × `ratio` (what the pair measured per second of
+// that price at the latest point verified).
+double later_points_reserve(const std::vector<double>& first_price, size_t k, double ratio,
+                            int batches);
+
+// A point's deadline: `deadline` less `reserve`, but no earlier than
+// now + `own` (its own pair's share: earlier points keep theirs first) and
+// no later than `deadline`.
+double point_deadline(double deadline, double now, double reserve, double own);
+
 }  // namespace genx::tune

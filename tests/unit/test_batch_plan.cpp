@@ -90,3 +90,25 @@ TEST_CASE("warm-ups go to the ops a decision needs first", "[tune][batches]") {
     // Indices past the ops are ignored.
     CHECK(warm_up_order(2, {7, 1}) == std::vector<size_t>{0, 1});
 }
+
+TEST_CASE("a point holds back the later points' paired batches", "[tune][batches]") {
+    // The model prices the first plans 1, 2 and 4 s at the last three
+    // points; the pair measured 2.5 s per second of price at the latest
+    // point: each later point needs one warm-up and 5 batches of both.
+    const std::vector<double> price = {0.5, 1, 2, 4};
+    CHECK(later_points_reserve(price, 1, 2.5, 5) == Approx((2 + 4) * 2.5 * 6));
+    CHECK(later_points_reserve(price, 3, 2.5, 5) == 0);  // the last point keeps it all
+    CHECK(later_points_reserve(price, 0, 1, 0) == Approx(7));
+    // Unpriced points (-1) hold nothing back.
+    CHECK(later_points_reserve({1, -1, 2}, 0, 1, 0) == Approx(2));
+}
+
+TEST_CASE("a point's deadline leaves the reserve but keeps its own pair", "[tune][batches]") {
+    // 100 s left, 30 s reserved: the point ends 30 s early.
+    CHECK(point_deadline(200, 100, 30, 5) == Approx(170));
+    // The reserve exceeds what is left: the point still gets its own 5 s.
+    CHECK(point_deadline(200, 100, 150, 5) == Approx(105));
+    // Never past the deadline.
+    CHECK(point_deadline(200, 198, 150, 5) == Approx(200));
+    CHECK(point_deadline(200, 100, 0, 5) == Approx(200));
+}
