@@ -2,6 +2,7 @@
 #include "tune/batch_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace genx::tune {
 
@@ -20,7 +21,9 @@ std::array<int, 2> plan_op_batches(double one, double left, double target, int r
 
 std::vector<std::array<int, 2>> plan_point_batches(const BatchRequest& r) {
     const size_t n = r.one.size();
+    // An op not warmed up (no time for it) shares nothing.
     std::vector<char> kept(n, 1);
+    for (size_t k = 0; k < n; ++k) kept[k] = std::isfinite(r.one[k]) ? 1 : 0;
     std::vector<std::array<int, 2>> plans(n);
     size_t dropped = 0;
     for (;;) {
@@ -48,6 +51,15 @@ std::vector<size_t> warm_up_order(size_t n, const std::vector<size_t>& drop_orde
         if (drop_order[j] < n && std::find(order.begin(), order.end(), drop_order[j]) == order.end())
             order.push_back(drop_order[j]);
     return order;
+}
+
+bool warm_another(const std::vector<double>& warmed_one, double left, int want, double per_call) {
+    double need = 0, slowest = 0;
+    for (double one : warmed_one) {
+        need += (one + per_call) * want;
+        slowest = std::max(slowest, one);
+    }
+    return left > 0 && left >= need + (slowest + per_call) * (want + 1);
 }
 
 double later_points_reserve(const std::vector<double>& first_price, size_t k, double ratio,

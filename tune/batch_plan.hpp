@@ -38,6 +38,13 @@ std::array<int, 2> plan_op_batches(double one, double left, double target, int r
 // were warmed.
 std::vector<size_t> warm_up_order(size_t n, const std::vector<size_t>& drop_order);
 
+// Whether a --verify point warms up one more op that may be left out:
+// the time left must hold `want` calls of each op warmed (`warmed_one`:
+// their warm-up seconds) and the next op's warm-up and `want` calls,
+// priced as the slowest warmed.  Without it a 16 MiB point's warm-ups of
+// ops the sizing then left out spent what its first plan needed.
+bool warm_another(const std::vector<double>& warmed_one, double left, int want, double per_call);
+
 // Seconds a --verify point holds back for the points after it (index k of
 // `first_price`, the model's price of each point's first plan): at each
 // later point the two ops a paired decision needs (the model's first plan

@@ -73,12 +73,22 @@ std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
     // No warm-up once the budget is spent (rank 0 decides for all): a
     // 16 MiB point's eleven warm-ups at 5-6 s a call ran a 570 s budget to
     // 626 s.  An op not warmed up gets no time.
+    // Beyond the ops always kept, an op is warmed up only where the time
+    // left still holds its batches after those of the ops warmed before it.
     req.one.assign(ops.size(), std::numeric_limits<double>::infinity());
-    for (size_t k : warm_up_order(ops.size(), drop_order)) {
-        int go = comm.rank() == 0 && budget.left() > 0 ? 1 : 0;
+    const std::vector<size_t> order = warm_up_order(ops.size(), drop_order);
+    size_t always = ops.size();
+    for (size_t k : drop_order) always -= k < ops.size() ? 1 : 0;
+    std::vector<double> warmed;
+    for (size_t j = 0; j < order.size(); ++j) {
+        int go = 0;
+        if (comm.rank() == 0)
+            go = j < always ? budget.left() > 0
+                            : warm_another(warmed, budget.left(), kMinPairedBatches, bar);
         comm.bcast(&go, 1);
         if (go == 0) break;
-        req.one[k] = warm_up(comm, ops[k]);
+        req.one[order[j]] = warm_up(comm, ops[order[j]]);
+        warmed.push_back(req.one[order[j]]);
     }
     // Every op sized against its share of the same time left, before any
     // batch runs, so that the point fits in the budget as a whole.

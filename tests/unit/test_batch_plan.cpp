@@ -4,6 +4,8 @@
 // needs.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "tune/batch_plan.hpp"
 
 using namespace genx::tune;
@@ -111,4 +113,29 @@ TEST_CASE("a point's deadline leaves the reserve but keeps its own pair", "[tune
     // Never past the deadline.
     CHECK(point_deadline(200, 198, 150, 5) == Approx(200));
     CHECK(point_deadline(200, 100, 0, 5) == Approx(200));
+}
+
+TEST_CASE("a point warms up another op only where its batches still fit", "[tune][batches]") {
+    // 16 MiB: the first plan and the displaced component warmed at 3 and
+    // 4 s; 5 calls each take 35 s.  A third op priced as the slowest needs
+    // 24 s more (its warm-up and 5 calls).
+    CHECK(warm_another({3, 4}, 60, 5, 0));
+    CHECK_FALSE(warm_another({3, 4}, 58, 5, 0));
+    // The barrier counts in every call.
+    CHECK_FALSE(warm_another({3, 4}, 60, 5, 0.2));
+    // Nothing warmed: any time left.
+    CHECK(warm_another({}, 1, 5, 0));
+    CHECK_FALSE(warm_another({}, 0, 5, 0));
+}
+
+TEST_CASE("an op not warmed up takes no share of the point", "[tune][batches]") {
+    // Op 2 was not warmed (no time): ops 0 and 1 share the 25 s, 5 batches
+    // of their 2 s calls (a third share would leave them 4).
+    BatchRequest r;
+    r.one = {2, 2, std::numeric_limits<double>::infinity()};
+    r.left = 25;
+    const auto plans = plan_point_batches(r);
+    CHECK(plans[0][0] == 5);
+    CHECK(plans[1][0] == 5);
+    CHECK(plans[2][0] == 0);
 }
