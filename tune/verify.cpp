@@ -75,8 +75,8 @@ class Verifier {
     std::vector<std::vector<size_t>> to_measure_;  // per point: indices into ranked
     std::vector<size_t> first_carried_;  // per point: where add_carried's plans start in it
     int todo_ = 0;  // verification runs still to come, for the budget's shares
-    // What the model's first plan and the displaced component measured
-    // together per second of the model's price, at the latest point
+    // What the leading plan and the displaced component measured together
+    // per second of the model's price of its first plan, at the latest point
     // verified (0: none yet), for the later points' reserve.
     double pair_ratio_ = 0;
 };
@@ -146,29 +146,45 @@ void Verifier::plan_measurements() {
     todo_ = static_cast<int>(planned) + after;
 }
 
-// The plan kept at the point before and the fastest genx plan measured
-// there, wherever the model ranks them here, unless listed already
-// (planned counted one for each: given back then), so that the kept plans
-// cannot drift from point to point (docs/genx-tune.md, "Decisions").
+// The fastest genx plan measured at the point before goes first (the
+// plan every point times, with the displaced component, however short
+// the budget), and the plan kept there is added, wherever the model ranks
+// them here, unless listed already (planned counted one for each: given
+// back then), so that the kept plans cannot drift from point to point
+// (docs/genx-tune.md, "Decisions").  The measured plan leads rather than
+// the model's first: with two ranks per host on the 2dc the fit ranked
+// MTREE first at 4-16 MiB, measured 2.5 times GenTree's time at 4 MiB,
+// and the budget then timed only MTREE and the displaced component at 8
+// and 16 MiB.
 void Verifier::add_carried(size_t k) {
     if (k == 0) return;
     const Point& before = d_->points[k - 1];
     const Point& p = d_->points[k];
     std::vector<size_t>& m = to_measure_[k];
-    first_carried_[k] = m.size();
-    const std::pair<const std::string*, const std::string*> carried[] = {
-        {&before.choice_alg, &before.choice_params},
-        {&before.fastest_alg, &before.fastest_params}};
-    for (const auto& [alg, params] : carried) {
-        bool added = false;
+    auto ranked_at = [&](const std::string& alg, const std::string& params) {
         for (size_t i = 0; i < p.ranked.size(); ++i)
-            if (is(p.ranked[i].second, *alg, *params)) {
-                added = std::find(m.begin(), m.end(), i) == m.end();
-                if (added) m.push_back(i);
-                break;
-            }
-        if (!added) --todo_;
+            if (is(p.ranked[i].second, alg, params)) return i;
+        return p.ranked.size();
+    };
+    const size_t fastest = ranked_at(before.fastest_alg, before.fastest_params);
+    if (fastest < p.ranked.size()) {
+        auto at = std::find(m.begin(), m.end(), fastest);
+        if (at == m.end()) {
+            m.insert(m.begin(), fastest);
+        } else {
+            m.erase(at);
+            m.insert(m.begin(), fastest);
+            --todo_;
+        }
+    } else {
+        --todo_;
     }
+    first_carried_[k] = m.size();
+    const size_t kept = ranked_at(before.choice_alg, before.choice_params);
+    if (kept < p.ranked.size() && std::find(m.begin(), m.end(), kept) == m.end())
+        m.push_back(kept);
+    else
+        --todo_;
 }
 
 // The point's plans, MPI_Allreduce and Open MPI's algorithms, timed
@@ -203,7 +219,7 @@ std::vector<IsolatedTimes> Verifier::time_point(size_t k, const std::vector<size
     }
     // Where the budget is short (the largest sizes, last), Open MPI's own
     // algorithms go first, then the model's lower-ranked plans, then the
-    // plans carried from the point before: the model's first plan and the
+    // plan kept at the point before: the leading plan (add_carried) and the
     // displaced component keep the batches a decision needs.
     std::vector<size_t> drop_order;
     for (size_t o = ops.size(); o-- > m.size() + 1;) drop_order.push_back(o);
@@ -313,7 +329,8 @@ std::string paired_note(const std::string& name, const std::string& than, const 
                 : std::string());
 }
 
-// The fastest measured replaces the model's choice only when it beats it
+// The fastest measured replaces the leading plan (m[0]: the fastest at
+// the point before, else the model's choice) only when it beats it
 // by more than --verify-margin (within it the difference is noise); and a
 // genx plan keeps the point only where its median is the margin below the
 // displaced component's and it measured the margin faster in the paired
