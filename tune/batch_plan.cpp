@@ -54,12 +54,10 @@ std::vector<size_t> warm_up_order(size_t n, const std::vector<size_t>& drop_orde
 }
 
 bool warm_another(const std::vector<double>& warmed_one, double left, int want, double per_call) {
-    double need = 0, slowest = 0;
-    for (double one : warmed_one) {
-        need += (one + per_call) * want;
-        slowest = std::max(slowest, one);
-    }
-    return left > 0 && left >= need + (slowest + per_call) * (want + 1);
+    double slowest = 0;
+    for (double one : warmed_one) slowest = std::max(slowest, one);
+    const double shares = static_cast<double>(warmed_one.size() + 1) * want;
+    return left > 0 && left >= slowest + (slowest + per_call) * shares;
 }
 
 double later_points_reserve(const std::vector<double>& first_price, size_t k, double ratio,

@@ -38,19 +38,19 @@ std::array<int, 2> plan_op_batches(double one, double left, double target, int r
 // were warmed.
 std::vector<size_t> warm_up_order(size_t n, const std::vector<size_t>& drop_order);
 
-// Whether a --verify point warms up one more op that may be left out:
-// the time left must hold `want` calls of each op warmed (`warmed_one`:
-// their warm-up seconds) and the next op's warm-up and `want` calls,
-// priced as the slowest warmed.  Without it a 16 MiB point's warm-ups of
-// ops the sizing then left out spent what its first plan needed.
+// Whether a --verify point warms up one more op that may be left out: after
+// its warm-up, priced as the slowest warmed (`warmed_one`: their warm-up
+// seconds), the time left must give each of the ops, that one included,
+// an equal share of `want` calls at the slowest's pace, as
+// plan_point_batches sizes them.
 bool warm_another(const std::vector<double>& warmed_one, double left, int want, double per_call);
 
 // Seconds a --verify point holds back for the points after it (index k of
 // `first_price`, the model's price of each point's first plan): at each
-// later point the two ops a paired decision needs (the model's first plan
-// and the displaced component), one warm-up and `batches` calls each,
-// priced as first_price × `ratio` (what the pair measured per second of
-// that price at the latest point verified).
+// later point the two ops a paired decision needs (its leading plan and
+// the displaced component), one warm-up and `batches` calls each, priced
+// as first_price × `ratio` (the pair's seconds per second of that price at
+// the latest point verified, the slower op's for both).
 double later_points_reserve(const std::vector<double>& first_price, size_t k, double ratio,
                             int batches);
 

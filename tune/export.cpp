@@ -182,10 +182,11 @@ void print_verification(const Context& ctx) {
         }
     const size_t n = errs.size();
     std::printf("verification: %zu allreduce runs, model |error| median %.1f%% mean "
-                "%.1f%% max %.1f%%; the model's first choice was kept (no other plan "
-                "measured more than %g%% faster) at %d of %d points\n",
+                "%.1f%% max %.1f%%; the model's first choice was kept at %d of %d points "
+                "(other plans win where they measured more than %g%% faster than the "
+                "point's leading plan, the fastest at the size before)\n",
                 n, n ? 100 * errs[n / 2] : 0.0, n ? 100 * sum / static_cast<double>(n) : 0.0,
-                n ? 100 * errs.back() : 0.0, 100 * ctx.opt.verify_margin, agree, verified);
+                n ? 100 * errs.back() : 0.0, agree, verified, 100 * ctx.opt.verify_margin);
 }
 
 // Each point's verdict for the rules of unmeasured shapes, with measured ÷

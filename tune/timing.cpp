@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -127,11 +128,13 @@ std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
             }
             means[k].push_back(comm.sum(sum / plans[k][1]) / size);
         }
-    for (size_t k = 0; k < ops.size(); ++k)
+    for (size_t k = 0; k < ops.size(); ++k) {
+        if (std::isfinite(req.one[k])) out[k].warm = req.one[k];
         if (!means[k].empty()) {
             out[k].summary = summarize(means[k], timing);
             out[k].batches = std::move(means[k]);
         }
+    }
     return out;
 }
 

@@ -41,6 +41,7 @@ double measure(const mpi::Comm& comm, const std::function<void()>& op, const Bud
 struct IsolatedTimes {
     double summary = -1;          // seconds per call; -1: the budget had no room
     std::vector<double> batches;  // seconds per call of each batch; empty when not timed
+    double warm = -1;             // its warm-up call's seconds (slowest rank); -1: not warmed
 };
 
 // Seconds per call of each of `ops` as OSU's osu_allreduce times

@@ -24,7 +24,9 @@ namespace {
 struct PointTimes {
     std::vector<double> plans;  // per entry of the point's measured list
     std::vector<std::vector<double>> plan_batches;
+    std::vector<double> plan_warm;  // each plan's warm-up call; -1: not warmed
     double displaced = -1;  // MPI_Allreduce; -1: not timed
+    double displaced_warm = -1;
     std::vector<double> displaced_batches;
     bool time_displaced = false;
     std::vector<double> ompi;  // per Context::ompi_algs; -1: not timed
@@ -75,9 +77,9 @@ class Verifier {
     std::vector<std::vector<size_t>> to_measure_;  // per point: indices into ranked
     std::vector<size_t> first_carried_;  // per point: where add_carried's plans start in it
     int todo_ = 0;  // verification runs still to come, for the budget's shares
-    // What the leading plan and the displaced component measured together
-    // per second of the model's price of its first plan, at the latest point
-    // verified (0: none yet), for the later points' reserve.
+    // The leading plan and the displaced component: twice the slower one's
+    // warm-up per second of the model's price of the point's first plan, at
+    // the latest point verified (0: none yet), for the later points' reserve.
     double pair_ratio_ = 0;
 };
 
@@ -152,10 +154,9 @@ void Verifier::plan_measurements() {
 // them here, unless listed already (planned counted one for each: given
 // back then), so that the kept plans cannot drift from point to point
 // (docs/genx-tune.md, "Decisions").  The measured plan leads rather than
-// the model's first: with two ranks per host on the 2dc the fit ranked
-// MTREE first at 4-16 MiB, measured 2.5 times GenTree's time at 4 MiB,
-// and the budget then timed only MTREE and the displaced component at 8
-// and 16 MiB.
+// the model's first: a fit can rank first a plan that measured far slower
+// at the size before, and with a short budget the leading plan is the only
+// one timed.
 void Verifier::add_carried(size_t k) {
     if (k == 0) return;
     const Point& before = d_->points[k - 1];
@@ -218,7 +219,8 @@ std::vector<IsolatedTimes> Verifier::time_point(size_t k, const std::vector<size
         }
     }
     // Where the budget is short (the largest sizes, last), Open MPI's own
-    // algorithms go first, then the model's lower-ranked plans, then the
+    // algorithms go first, then the model's other plans (its first among
+    // them when another plan leads), lowest-ranked first, then the
     // plan kept at the point before: the leading plan (add_carried) and the
     // displaced component keep the batches a decision needs.
     std::vector<size_t> drop_order;
@@ -230,13 +232,12 @@ std::vector<IsolatedTimes> Verifier::time_point(size_t k, const std::vector<size
 }
 
 // Point k's share of the verification budget: all that is left, less what
-// the later points' paired decisions need (batch_plan.hpp).  Without that
-// the largest sizes, last, got none: 8 and 16 MiB on the emulated 2dc with
-// two ranks per host, and 16 MiB on the round-robin tree, deferred
-// unverified (bench/RESULTS.md).  The pair is priced from the model's
-// first plan, scaled by pair_ratio_ clamped to 0.5-3 per op: at 8-256 B on
-// the round-robin tree the pair measured up to 27 times the model's price
-// (latency the fit does not carry), 2.5-5 times from 1 MiB.
+// the later points' paired decisions need (batch_plan.hpp; without it the
+// largest sizes, verified last, got none: docs/genx-tune.md, "Decisions").
+// A later point's pair is priced from the model's price of its first plan
+// times pair_ratio_, clamped to 0.5-3 per op (at the smallest sizes the
+// ratio carries latency the fit does not); the point itself keeps at least
+// its own pair's share, and never less than the timing target per op.
 Budget Verifier::point_budget(size_t k, int pair_ops) const {
     std::vector<double> price;
     for (const Point& p : d_->points) price.push_back(p.ranked.empty() ? -1 : p.ranked[0].first);
@@ -244,14 +245,19 @@ Budget Verifier::point_budget(size_t k, int pair_ops) const {
                                          : static_cast<double>(pair_ops);
     const Budget all = ctx_->verify_budget();
     const double reserve = later_points_reserve(price, k, ratio, kMinPairedBatches);
-    const double own = std::max(price[k], 0.0) * ratio * (1 + kMinPairedBatches);
+    const double own = std::max(std::max(price[k], 0.0) * ratio * (1 + kMinPairedBatches),
+                                pair_ops * ctx_->timing.target);
     return Budget{point_deadline(all.deadline, all.deadline - all.left(), reserve, own)};
 }
 
+// The pair's seconds per second of the model's price, as the sizing needs
+// them: each op of the pair gets an equal share, sized from its warm-up
+// call, so the slower warm-up counts for both.
 void Verifier::learn_pair_ratio(const Point& p, const PointTimes& t, int pair_ops) {
-    if (p.ranked.empty() || !(p.ranked[0].first > 0) || t.plans.empty() || t.plans[0] <= 0) return;
-    if (pair_ops == 2 && t.displaced <= 0) return;
-    pair_ratio_ = (t.plans[0] + (pair_ops == 2 ? t.displaced : 0)) / p.ranked[0].first;
+    if (p.ranked.empty() || !(p.ranked[0].first > 0) || t.plan_warm.empty() || t.plan_warm[0] <= 0)
+        return;
+    if (pair_ops == 2 && t.displaced_warm <= 0) return;
+    pair_ratio_ = pair_ops * std::max(t.plan_warm[0], t.displaced_warm) / p.ranked[0].first;
 }
 
 // A verification run of the displaced component ("fallback", params "")
@@ -271,11 +277,13 @@ void Verifier::keep_verify(const std::string& params, size_t bytes, double s) {
 
 // Rank 0's timing of one op to every rank (asleep, as ranks outside the
 // sub-communicator wait here): its summary and batches, one vector.
-double share_op(const mpi::Comm& world, const IsolatedTimes& mine, std::vector<double>* batches) {
-    std::vector<double> v = {mine.summary};
+double share_op(const mpi::Comm& world, const IsolatedTimes& mine, std::vector<double>* batches,
+                double* warm = nullptr) {
+    std::vector<double> v = {mine.summary, mine.warm};
     v.insert(v.end(), mine.batches.begin(), mine.batches.end());
     world.bcast_asleep(&v);
-    batches->assign(v.begin() + 1, v.end());
+    batches->assign(v.begin() + 2, v.end());
+    if (warm != nullptr) *warm = v[1];
     return v[0];
 }
 
@@ -289,10 +297,11 @@ PointTimes Verifier::share(const Point& p, const std::vector<size_t>& m,
     t.time_displaced = time_displaced;
     t.plans.assign(m.size(), -1);
     t.plan_batches.assign(m.size(), {});
+    t.plan_warm.assign(m.size(), -1);
     for (size_t q = 0; q < m.size(); ++q) {
         const Candidate& cand = p.ranked[m[q]].second;
         --todo_;
-        const double s = share_op(ctx_->world, times[q], &t.plan_batches[q]);
+        const double s = share_op(ctx_->world, times[q], &t.plan_batches[q], &t.plan_warm[q]);
         t.plans[q] = s;
         keep(ctx_, "verify", describe(cand.algorithm, cand.params) + " (P=" + std::to_string(d_->ranks) + ")",
              plans[q], d_->map, p.bytes, s, Measurement::Role::HeldOut);
@@ -302,7 +311,9 @@ PointTimes Verifier::share(const Point& p, const std::vector<size_t>& m,
     if (opt_.no_fallback) return t;
     --todo_;
     // Not timed (the same on every rank): -1 and no batches, not broadcast.
-    if (time_displaced) t.displaced = share_op(ctx_->world, times[m.size()], &t.displaced_batches);
+    if (time_displaced)
+        t.displaced =
+            share_op(ctx_->world, times[m.size()], &t.displaced_batches, &t.displaced_warm);
     keep_verify("", p.bytes, t.displaced);
     t.ompi.assign(ctx_->ompi_algs.size(), -1);
     t.ompi_batches.assign(ctx_->ompi_algs.size(), {});
@@ -392,7 +403,7 @@ std::string Verifier::choose(Point* p, const std::vector<size_t>& m, const Point
 // component, on the medians and in the paired batches (resolved_faster);
 // the one named at the point before is tried first while within the
 // margin of the fastest, so decisions do not flip between ties, and the
-// fastest where that one does not qualify (docs/genx-tune.md;
+// fastest where that one does not resolve (docs/genx-tune.md;
 // bench/RESULTS.md, "Open MPI's algorithms named by genx-tune").  Returns
 // the paired test's note where the medians qualified, else "".
 std::string Verifier::choose_ompi(Point* p, size_t k, const std::vector<size_t>& m,
@@ -414,11 +425,13 @@ std::string Verifier::choose_ompi(Point* p, size_t k, const std::vector<size_t>&
                 tries.push_back(b);
     }
     tries.push_back(fastest);
+    std::string first;  // the first qualifying median's note, where none resolved
     for (size_t b : tries) {
         const std::string why = try_ompi(p, m, t, b);
-        if (!why.empty()) return why;
+        if (p->choice_params == base_algorithm_params(ctx_->ompi_algs[b])) return why;
+        if (first.empty()) first = why;
     }
-    return "";
+    return first;
 }
 
 // choose_ompi's test of Open MPI's algorithm b: its paired note, or ""

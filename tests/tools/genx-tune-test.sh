@@ -85,7 +85,8 @@ print("verified intervals checked: %d" % checked)
 sys.exit(1 if bad or checked == 0 else 0)
 PY
 # --verify also measures, at every point, the fastest genx plan measured at
-# the point before, kept or not (the CSV has every verify measurement; a
+# the point before, kept or not, and it leads the point: the first plan
+# listed (the CSV has every verify measurement in the point's order; a
 # plan the budget left untimed has an empty measured_s).
 python3 - tune.csv <<'PY' || fail "a verified point did not measure the fastest genx plan of the point before"
 import csv, sys
@@ -105,6 +106,10 @@ for ranks, by in points.items():
         if fastest not in by[b]:
             print("P=%s: %s %s fastest at %d B, not measured at %d B (measured: %s)"
                   % (ranks, fastest[0], fastest[1], a, b, sorted(by[b])))
+            bad += 1
+        elif next(iter(by[b])) != fastest:
+            print("P=%s: %s %s fastest at %d B does not lead %d B (first: %s)"
+                  % (ranks, fastest[0], fastest[1], a, b, next(iter(by[b]))))
             bad += 1
 print("consecutive verified points checked: %d" % checked)
 sys.exit(1 if bad or checked == 0 else 0)

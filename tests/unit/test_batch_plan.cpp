@@ -116,13 +116,13 @@ TEST_CASE("a point's deadline leaves the reserve but keeps its own pair", "[tune
 }
 
 TEST_CASE("a point warms up another op only where its batches still fit", "[tune][batches]") {
-    // 16 MiB: the first plan and the displaced component warmed at 3 and
-    // 4 s; 5 calls each take 35 s.  A third op priced as the slowest needs
-    // 24 s more (its warm-up and 5 calls).
-    CHECK(warm_another({3, 4}, 60, 5, 0));
-    CHECK_FALSE(warm_another({3, 4}, 58, 5, 0));
+    // 8 MiB: the leading plan and the displaced component warmed at 3 and
+    // 4 s.  A third op priced as the slowest: its 4 s warm-up, then three
+    // equal shares of 5 calls at 4 s, 64 s in all.
+    CHECK(warm_another({3, 4}, 64, 5, 0));
+    CHECK_FALSE(warm_another({3, 4}, 60, 5, 0));
     // The barrier counts in every call.
-    CHECK_FALSE(warm_another({3, 4}, 60, 5, 0.2));
+    CHECK_FALSE(warm_another({3, 4}, 64, 5, 0.2));
     // Nothing warmed: any time left.
     CHECK(warm_another({}, 1, 5, 0));
     CHECK_FALSE(warm_another({}, 0, 5, 0));
@@ -138,4 +138,24 @@ TEST_CASE("an op not warmed up takes no share of the point", "[tune][batches]") 
     CHECK(plans[0][0] == 5);
     CHECK(plans[1][0] == 5);
     CHECK(plans[2][0] == 0);
+}
+
+TEST_CASE("the reserve holds a later point's unequal pair for 5 batches each", "[tune][batches]") {
+    // A later point whose leading plan warms up at 4 s and the displaced
+    // component at 5.3 s, the model pricing its first plan at 2 s: the
+    // ratio the verifier learns is 2 × 5.3 / 2.  What the reserve holds,
+    // less both warm-ups, must size both ops to 5 batches.
+    const double ratio = 2 * 5.3 / 2;
+    const double reserve = later_points_reserve({1, 2}, 0, ratio, 5);
+    BatchRequest r;
+    r.one = {4, 5.3};
+    r.left = reserve - 4 - 5.3;
+    const auto plans = plan_point_batches(r);
+    CHECK(plans[0][0] == 5);
+    CHECK(plans[1][0] == 5);
+    // A ratio from the pair's sum, (4 + 5.3) / 2, would not: the slower op
+    // gets 4.
+    const double summed = later_points_reserve({1, 2}, 0, (4 + 5.3) / 2, 5);
+    r.left = summed - 4 - 5.3;
+    CHECK(plan_point_batches(r)[1][0] < 5);
 }
