@@ -71,11 +71,10 @@ std::vector<IsolatedTimes> measure_isolated(const mpi::Comm& comm,
     comm.barrier();
     bar = comm.max(mpi::wtime() - bar);
     BatchRequest req;
-    // No warm-up once the budget is spent (rank 0 decides for all): a
-    // 16 MiB point's eleven warm-ups at 5-6 s a call ran a 570 s budget to
-    // 626 s.  An op not warmed up gets no time.
-    // Beyond the ops always kept, an op is warmed up only where the time
-    // left still holds its batches after those of the ops warmed before it.
+    // Warm-ups in warm_up_order, rank 0 deciding for all: the ops always
+    // kept while any budget is left (a 16 MiB point's eleven warm-ups at
+    // 5-6 s a call ran a 570 s budget to 626 s), the others only where their
+    // batches still fit (warm_another).  An op not warmed up gets no time.
     req.one.assign(ops.size(), std::numeric_limits<double>::infinity());
     const std::vector<size_t> order = warm_up_order(ops.size(), drop_order);
     size_t always = ops.size();

@@ -169,14 +169,12 @@ void Verifier::add_carried(size_t k) {
     };
     const size_t fastest = ranked_at(before.fastest_alg, before.fastest_params);
     if (fastest < p.ranked.size()) {
-        auto at = std::find(m.begin(), m.end(), fastest);
-        if (at == m.end()) {
-            m.insert(m.begin(), fastest);
-        } else {
+        const auto at = std::find(m.begin(), m.end(), fastest);
+        if (at != m.end()) {
             m.erase(at);
-            m.insert(m.begin(), fastest);
             --todo_;
         }
+        m.insert(m.begin(), fastest);
     } else {
         --todo_;
     }
