@@ -108,6 +108,13 @@ bool ClosedForm::make(const std::string& algorithm, const ParamMap& params, int 
         ok = (P & (P - 1)) != 0;  // 2^k: symmetric, the quotient prices it
         if (ok && K == 1) rd(P, K, &cf);
         if (ok && K > 1) rd_all_ranks(P, K, &cf);
+    } else if (algorithm == "rhd" && only_keys(params, {"distance"})) {
+        // 2^k: symmetric, the quotient prices it.  Any other distance is
+        // refused by the generator.
+        auto it = params.find("distance");
+        ok = (P & (P - 1)) != 0 && K == 1 &&
+             (it == params.end() || it->second == "halving" || it->second == "doubling");
+        if (ok) rhd(P, &cf);
     } else if (algorithm == "butterfly" && only_keys(params, {"r", "group"})) {
         std::vector<int> radix;
         int r = 0;

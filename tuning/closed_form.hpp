@@ -33,6 +33,11 @@
 //     rank: it finishes every exchange last) and rank 0; with K > 1 per
 //     node, every rank, each step of one (pairwise) transfer, since nodes
 //     mix folding and plain ranks in their NIC loads.
+//   rhd (either distance) on a non-power of two, one rank per node: rank 1
+//     and rank 0 as for rd, step j of the reduce-scatter moving p'/2^(j+1)
+//     blocks and the allgather the same counts in reverse (the distance
+//     changes who the partner is, not the counts).  None with K > 1 per
+//     node, where the distance decides which exchanges stay on a node.
 #pragma once
 
 #include <cstddef>
@@ -119,6 +124,7 @@ class ClosedForm {
     static void rb(int P, int K, ClosedForm* out);
     static void rd(int P, int K, ClosedForm* out);
     static void rd_all_ranks(int P, int K, ClosedForm* out);
+    static void rhd(int P, ClosedForm* out);
 
     // Model building: model ranks with their real ranks, loads, entries,
     // partners and phases; finish() indexes the entries by rank.

@@ -364,6 +364,51 @@ void ClosedForm::rd(int P, int, ClosedForm* out) {
     out->add_phase(1, {e_out, e_take});
 }
 
+void ClosedForm::rhd(int P, ClosedForm* out) {
+    // One rank per node, as rd: rank 1 folds rank 0's p' blocks in, halves
+    // its run k times (step j swaps p'/2^(j+1) blocks and adds the half it
+    // keeps), doubles it back k times (received in place), and hands the
+    // result to rank 0.  Every core rank moves the same blocks in the same
+    // step and the folding ones start last, so rank 1 waits for no one.
+    const Fold fold(P);
+    int k = 0;
+    while ((1 << k) < fold.p2) ++k;
+    const long all = fold.p2;
+    out->nblocks_ = fold.p2;
+    Own give, take, fold_in;
+    give.sent[1] = all;
+    give.nsent[1] = 1;
+    take.recv[1] = all;
+    take.nrecv[1] = 1;
+    fold_in = take;
+    fold_in.reduce = all;
+    fold_in.memory = 3 * all;
+    const int zero = out->add_rank(0), one = out->add_rank(1);
+    const int out_nic = out->add_nic(Nic{all, 0, 0}), in_nic = out->add_nic(Nic{0, all, 1});
+    const uint32_t e_give = out->add_entry(zero, 0, out->add_own(give), out_nic);
+    const uint32_t e_take = out->add_entry(zero, 1, out->add_own(take), in_nic);
+    const uint32_t e_in = out->add_entry(one, 0, out->add_own(fold_in), in_nic);
+    out->set_partners(e_give, {e_in});
+    out->set_partners(e_in, {e_give});
+    out->add_phase(1, {e_give, e_in});
+    // Swaps of b blocks: steps 1..k halve (b = p'/2 down to 1, each added),
+    // steps k+1..2k double (b = 1 up to p'/2).
+    for (int s = 1; s <= 2 * k; ++s) {
+        const bool halving = s <= k;
+        const long b = halving ? all >> s : 1L << (s - k - 1);
+        Own swap;
+        swap.sent[1] = swap.recv[1] = b;
+        swap.nsent[1] = swap.nrecv[1] = 1;
+        swap.reduce = halving ? b : 0;
+        swap.memory = halving ? 3 * b : 0;
+        out->add_phase(1, {out->add_entry(one, s, out->add_own(swap), out->add_nic(Nic{b, b, 1}))});
+    }
+    const uint32_t e_out = out->add_entry(one, 2 * k + 1, out->add_own(give), out_nic);
+    out->set_partners(e_take, {e_out});
+    out->set_partners(e_out, {e_take});
+    out->add_phase(1, {e_out, e_take});
+}
+
 void ClosedForm::rd_all_ranks(int P, int K, ClosedForm* out) {
     // K ranks per node: a node's NIC carries its ranks' inter-node blocks in
     // their steps of the same index, and nodes mix giving, folding and plain

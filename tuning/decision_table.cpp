@@ -290,6 +290,31 @@ Status price_candidates(const ModelParams& params, const CommShape& shape,
     return Status::ok();
 }
 
+bool price_lower_bound(const ModelParams& params, const CommShape& shape, const Candidate& c,
+                       const std::vector<size_t>& sizes, PricedCandidate* out) {
+    const RankMap routed = rank_map_for(shape);
+    if (!routed.tree || routed.direct) return false;
+    // The same hosts, numbered in order of their first rank, no tree.
+    RankMap flat;
+    std::map<int, int> dense;
+    for (int r = 0; r < shape.size; ++r)
+        flat.node.push_back(
+            dense.emplace(routed.node_of(r), static_cast<int>(dense.size())).first->second);
+    const int K = ClosedForm::ranks_per_node(flat, shape.size);
+    ParamMap pm;
+    ClosedForm cf;
+    if (K < 1 || !parse_params(c.params, &pm) ||
+        !ClosedForm::make(c.algorithm, pm, shape.size, K, &cf))
+        return false;
+    PricedCandidate pc;
+    pc.candidate = c;
+    if (!price_sizes(c, cf.nblocks(), sizes, false,
+                     [&](size_t n) { return cf.predict(n, 1, params); }, &pc.seconds))
+        return false;
+    *out = std::move(pc);
+    return true;
+}
+
 namespace {
 
 // The rules that can match this shape (their count keys), minus those whose
@@ -547,7 +572,7 @@ class IntervalDecider {
         GENX_RETURN_IF_ERROR(scaled_prices(&rule, ours, &v));
         const PricedCandidate *best = nullptr, *second = nullptr, *theirs = nullptr;
         std::string vs;
-        GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs, many));
+        GENX_RETURN_IF_ERROR(incumbent(i, &theirs, &vs, many, true));
         const double f = scale_of(rule, kFallbackAlgorithm);
         const double their_s = theirs != nullptr ? f * theirs->seconds[i] : 0;
         if (theirs != nullptr && f != 1.0) {
@@ -581,7 +606,7 @@ class IntervalDecider {
         if (many) {
             const PricedCandidate* cheapest = nullptr;
             std::string unused;
-            GENX_RETURN_IF_ERROR(incumbent(i, &cheapest, &unused, false));
+            GENX_RETURN_IF_ERROR(incumbent(i, &cheapest, &unused, false, true));
             if (cheapest != nullptr) guard_s = std::min(guard_s, cheapest->seconds[i]);
         }
         if (!rule.scale.empty() && !(raw <= (1 + rule.margin) * guard_s)) {
@@ -614,7 +639,10 @@ class IntervalDecider {
     // modelled algorithms.  *theirs stays null when nothing was priced.
     // many: only the plan tuned runs for DisplacedPlans::few_below elements
     // or more.
-    Status incumbent(size_t i, const PricedCandidate** theirs, std::string* vs, bool many = false) {
+    // bound: where tuned's plan was not priced, its lower bound
+    // (price_lower_bound) stands in for it, said so in *vs.
+    Status incumbent(size_t i, const PricedCandidate** theirs, std::string* vs, bool many = false,
+                     bool bound = false) {
         *theirs = nullptr;
         const bool tuned = options_.displaced == Displaced::TunedFixed41 && !options_.nonblocking;
         const std::vector<PricedCandidate>* base = nullptr;
@@ -631,11 +659,17 @@ class IntervalDecider {
         }
         const DisplacedPlans dp = ompi41_tuned_plans(shape_.size, at_[i]);
         std::vector<const PricedCandidate*> found(dp.plans.size(), nullptr);
-        for (size_t k = 0; k < dp.plans.size(); ++k)
+        std::vector<bool> at_least(dp.plans.size(), false);
+        for (size_t k = 0; k < dp.plans.size(); ++k) {
             for (const PricedCandidate& c : *base)
                 if (c.candidate.algorithm == dp.plans[k].algorithm &&
                     c.candidate.params == dp.plans[k].params)
                     found[k] = &c;
+            if (found[k] == nullptr && bound) {
+                found[k] = lower_bound(dp.plans[k]);
+                at_least[k] = found[k] != nullptr;
+            }
+        }
         // The plan of tuned's schedule must be priced (budgets leave some
         // unpriced at scale): the others only lower its price.
         size_t which = 0;
@@ -654,7 +688,10 @@ class IntervalDecider {
         *vs = "Open MPI tuned's fixed choice (" + name + " → " +
               describe((*theirs)->candidate.algorithm, (*theirs)->candidate.params) +
               (dp.why[which].empty() ? "" : ", " + dp.why[which]) + ") " +
-              format_seconds((*theirs)->seconds[i]);
+              (at_least[which] ? "at least " : "") + format_seconds((*theirs)->seconds[i]) +
+              (at_least[which] ? " (its closed form without the switches above the hosts: "
+                                 "every rank's program is beyond the budget)"
+                               : "");
         return Status::ok();
     }
 
@@ -713,6 +750,21 @@ class IntervalDecider {
         return Status::ok();
     }
 
+    // tuned's plan `c` priced by price_lower_bound (null where it has no
+    // closed form), computed once per plan.
+    const PricedCandidate* lower_bound(const Candidate& c) {
+        const std::string key = c.algorithm + "|" + c.params;
+        auto it = bounds_.find(key);
+        if (it == bounds_.end()) {
+            PricedCandidate pc;
+            const bool ok = price_lower_bound(model_, shape_, c, at_, &pc);
+            it = bounds_.emplace(key, ok ? std::make_unique<PricedCandidate>(std::move(pc))
+                                         : nullptr)
+                     .first;
+        }
+        return it->second.get();
+    }
+
     const RulesFile& rules_;
     const CommShape& shape_;
     const TableOptions& options_;
@@ -720,6 +772,7 @@ class IntervalDecider {
     const ModelParams model_;
     std::map<std::vector<std::string>, std::vector<PricedCandidate>> priced_;
     std::map<int, std::vector<PricedCandidate>> scaled_;  // by rule index
+    std::map<std::string, std::unique_ptr<PricedCandidate>> bounds_;
     int unpriced_ = 0;
 };
 

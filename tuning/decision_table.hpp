@@ -165,6 +165,21 @@ Status price_candidates(const ModelParams& model, const CommShape& shape,
                         const std::vector<size_t>& sizes, const TableOptions& options,
                         std::vector<PricedCandidate>* out, int* unpriced = nullptr);
 
+// A lower bound on the model's price of candidate `c` on `shape` at each of
+// `sizes` (bytes), for a plan only every rank's program could price
+// (beyond kFullModelBudget): its closed form (closed_form.hpp) on the same
+// hosts with the switch tree above them left out.  On a tree a step's
+// inter-node cost is its NIC's plus the route's latency and the busiest
+// link's excess over the NIC, never less, and no step starts earlier, so
+// the plan's price is at least the closed form's; the envelope of the
+// closed form's lines (price_candidates) is at most the closed form.  The
+// decision table lets it stand in for the displaced component's plan
+// only, never for a plan of genx's.  False where `shape` is not a switch
+// tree, its hosts do not hold one or K consecutive ranks each, or the
+// family has no closed form there.
+bool price_lower_bound(const ModelParams& params, const CommShape& shape, const Candidate& c,
+                       const std::vector<size_t>& sizes, PricedCandidate* out);
+
 // What a "model" rule with the "fallback" incumbent weighs at each of
 // `sizes` on `shape`, priced as DecisionTable::build prices it (the rules'
 // model for this topology, no "scale"): the cheapest plan of each family

@@ -267,7 +267,11 @@ std::vector<ModelParams> closed_form_models() {
 std::vector<std::pair<std::string, std::string>> closed_form_variants(int P, size_t max_hcps) {
     std::vector<std::pair<std::string, std::string>> v = {
         {"ring", ""}, {"cps", ""}, {"rb", "root=0"}, {"rb", ""}, {"hcps", ""}};
-    if ((P & (P - 1)) != 0) v.push_back({"rd", ""});
+    if ((P & (P - 1)) != 0) {
+        v.push_back({"rd", ""});
+        v.push_back({"rhd", ""});
+        v.push_back({"rhd", "distance=doubling"});
+    }
     int L = 0;
     for (int N = P; N > 1; N = (N + 1) / 2) ++L;
     for (int r = 0; r <= L; ++r) v.push_back({"butterfly", "group=cyclic,r=" + std::to_string(r)});
@@ -492,9 +496,16 @@ TEST_CASE("closed forms are offered only where they are exact", "[per-rank][cost
     CHECK(ClosedForm::make("rb", none, 100, RankMap::by_slot(100, 3), &cf));
     CHECK(ClosedForm::make("rd", none, 100, RankMap::by_slot(100, 3), &cf));
     CHECK_FALSE(ClosedForm::make("ring", none, 1, RankMap{}, &cf));
-    // rd on 2^k is symmetric (the quotient's); rhd is not covered.
+    // rd and rhd on 2^k are symmetric (the quotient's); rhd only with one
+    // rank per node, and only the generator's two distances.
     CHECK_FALSE(ClosedForm::make("rd", none, 128, RankMap{}, &cf));
-    CHECK_FALSE(ClosedForm::make("rhd", none, 100, RankMap{}, &cf));
+    CHECK_FALSE(ClosedForm::make("rhd", none, 128, RankMap{}, &cf));
+    CHECK(ClosedForm::make("rhd", none, 100, RankMap{}, &cf));
+    CHECK_FALSE(ClosedForm::make("rhd", none, 100, RankMap::by_slot(100, 2), &cf));
+    REQUIRE(parse_params("distance=doubling", &pm).is_ok());
+    CHECK(ClosedForm::make("rhd", pm, 100, RankMap{}, &cf));
+    REQUIRE(parse_params("distance=tripling", &pm).is_ok());
+    CHECK_FALSE(ClosedForm::make("rhd", pm, 100, RankMap{}, &cf));
     // Params the generators refuse.
     REQUIRE(parse_params("group=xor,r=1", &pm).is_ok());
     CHECK(ClosedForm::make("butterfly", pm, 128, RankMap{}, &cf));

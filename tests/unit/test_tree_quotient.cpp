@@ -279,3 +279,89 @@ TEST_CASE("the decision table prices gentree on 10^4 ranks of a two-level tree",
         CHECK(std::isfinite(best));
     }
 }
+
+TEST_CASE("a closed form without the switches bounds a switch tree's price from below",
+          "[closed-form][decision-table][cost-model]") {
+    struct Case {
+        std::string preset;
+        int hosts, ppn;
+    };
+    // Non-powers of two (rd and rhd fold), one and two consecutive ranks per
+    // host, uplinks as fast as the hosts' and 4:1 oversubscribed.
+    const std::vector<Case> cases = {{"tree:8x12", 90, 1}, {"tree:8x12/4", 90, 1},
+                                     {"tree:8x12/4", 45, 2}, {"tree:4x4", 13, 1},
+                                     {"tree:4x4", 12, 2}};
+    const std::vector<std::pair<std::string, std::string>> plans = {
+        {"rhd", ""}, {"rhd", "distance=doubling"}, {"rd", ""}, {"ring", ""}, {"rb", ""},
+        {"butterfly", "r=1"}};
+    int bounded = 0, strictly = 0;
+    double tightest = 0;
+    for (const Case& c : cases) {
+        const auto v = placed(c.preset, c.hosts, c.ppn);
+        const CommShape shape{v->nranks(), c.hosts, c.ppn, v};
+        const RankMap ranks = ranks_on(v);
+        for (const ModelParams& base : {builtin_rules().model, busy_model()}) {
+            const ModelParams m = model_for_topology(base, v.get());
+            for (const auto& [alg, params] : plans) {
+                INFO(c.preset << " on " << c.hosts << " hosts x " << c.ppn << ": " << alg << " "
+                              << params);
+                const RankGenerator g = prepared(alg, *v, params);
+                std::vector<size_t> sizes;
+                for (size_t per_block : {1, 300, 65536})
+                    sizes.push_back(per_block * static_cast<size_t>(g.header.nblocks));
+                PricedCandidate lb;
+                if (!price_lower_bound(m, shape, Candidate{alg, params}, sizes, &lb)) {
+                    // Only rhd has no closed form with two ranks per host.
+                    CHECK((alg == "rhd" && c.ppn > 1));
+                    continue;
+                }
+                PlanModel full;
+                REQUIRE(PlanModel::build(g, ranks, &full, false).is_ok());
+                for (size_t i = 0; i < sizes.size(); ++i) {
+                    const double t = full.predict(sizes[i], 1, m).seconds;
+                    INFO(sizes[i] << " B: bound " << lb.seconds[i] << " s, model " << t << " s");
+                    CHECK(lb.seconds[i] <= t);
+                    CHECK(lb.seconds[i] > 0);
+                    ++bounded;
+                    if (lb.seconds[i] < t) ++strictly;
+                    tightest = std::max(tightest, lb.seconds[i] / t);
+                }
+            }
+        }
+    }
+    CHECK(bounded > 150);
+    CHECK(strictly > 0);      // the tree's links add latency, and load where oversubscribed
+    CHECK(tightest > 0.9);    // and the bound is close where they add little
+    // Not a switch tree, or hosts not holding consecutive ranks: no bound.
+    PricedCandidate lb;
+    const std::vector<size_t> one = {size_t{1} << 20};
+    CHECK_FALSE(price_lower_bound(builtin_rules().model, CommShape{90, 90, 1}, {"rd", ""}, one, &lb));
+    const auto rr = placed("tree:4x4", 12, 2, true);
+    CHECK_FALSE(price_lower_bound(builtin_rules().model, CommShape{24, 12, 2, rr}, {"rd", ""}, one,
+                                  &lb));
+    std::vector<std::string> cells;
+    for (int i = 0; i < 15; ++i) cells.push_back("n" + std::to_string(i));
+    std::shared_ptr<const TopologyView> torus;
+    REQUIRE(place_ranks("torus:4x4", "", cells, &torus).is_ok());
+    CHECK_FALSE(price_lower_bound(builtin_rules().model, CommShape{15, 15, 1, torus}, {"rd", ""},
+                                  one, &lb));
+}
+
+TEST_CASE("on 10^4 ranks of a tree the defaults weigh gentree against tuned's bound",
+          "[gentree][decision-table]") {
+    // Tuned's Rabenseifner on 10^4 ranks is beyond the full-model budget;
+    // its closed form without the switches stands in, so large sizes run
+    // GenTree instead of deferring.
+    const auto v = placed("tree:100x100", 10000, 1);
+    TableOptions opt;
+    opt.displaced = Displaced::TunedFixed41;
+    DecisionTable t;
+    REQUIRE(DecisionTable::build(builtin_rules(), CommShape{10000, 10000, 1, v}, opt, &t, nullptr)
+                .is_ok());
+    const Decision& d = t.lookup(size_t{16} << 20);
+    INFO(d.why);
+    CHECK(d.algorithm == "gentree");
+    CHECK(d.why.find("rhd (distance=doubling)) at least") != std::string::npos);
+    // Small sizes stay with tuned.
+    CHECK(t.lookup(64).algorithm == kFallbackAlgorithm);
+}
