@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <limits>
 #include <map>
 #include <memory>
+#include <queue>
 #include <tuple>
 
 namespace genx {
@@ -272,15 +274,260 @@ double rmin_of(const MTreeGraph& g, const MTreeOptions& o) {
 
 // Resource uses of a tree: (resource, count) pairs.
 std::vector<std::pair<int, int>> tree_uses(const MTreeGraph& g, const MTreeTree& t) {
-    std::map<int, int> m;
+    std::vector<int> all;
     for (int e : t.edges)
-        for (int r : g.edges[static_cast<size_t>(e)].res) ++m[r];
-    return {m.begin(), m.end()};
+        for (int r : g.edges[static_cast<size_t>(e)].res) all.push_back(r);
+    std::sort(all.begin(), all.end());
+    std::vector<std::pair<int, int>> out;
+    for (int r : all) {
+        if (out.empty() || out.back().first != r) out.push_back({r, 0});
+        ++out.back().second;
+    }
+    return out;
+}
+
+// One GBST round's tree from `start` as the paper grows it: each join scans
+// every edge for the largest capacity (resources the tree already holds
+// shared with it), then the smallest diameter, and GRTH updates D.
+void scan_grow(const MTreeGraph& g, const std::vector<double>& R, double rmin, long d, int start,
+               std::vector<int>* chosen, std::vector<int>* Dp, std::vector<int>* multp, int* diam_out) {
+    const size_t n = static_cast<size_t>(g.n);
+    std::vector<int>& D = *Dp;
+    std::vector<int>& mult = *multp;
+    std::vector<char> in(n, 0);
+    in[static_cast<size_t>(start)] = 1;
+    std::vector<std::vector<std::pair<int, int>>> adj(n);
+    int diam = 0;
+    for (size_t size = 1; size < n; ++size) {
+        int best = -1;
+        double best_c = 0;
+        int best_diam = 0;
+        for (size_t ei = 0; ei < g.edges.size(); ++ei) {
+            const MTreeEdge& e = g.edges[ei];
+            if (in[static_cast<size_t>(e.u)] == in[static_cast<size_t>(e.v)]) continue;
+            const double c = edge_capacity(e, R, mult);
+            if (c < rmin) continue;
+            const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
+            const int nd = std::max(diam, D[static_cast<size_t>(u)] + e.q);
+            if (nd > d) continue;
+            if (best < 0 || (c > best_c && !cap_equal(c, best_c)) || (cap_equal(c, best_c) && nd < best_diam)) {
+                best = static_cast<int>(ei);
+                best_c = c;
+                best_diam = nd;
+            }
+        }
+        if (best < 0) break;
+        const MTreeEdge& e = g.edges[static_cast<size_t>(best)];
+        const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
+        const int v = u == e.u ? e.v : e.u;
+        D = mtree_grth(adj, D, u, v, e.q);
+        adj[static_cast<size_t>(u)].push_back({v, e.q});
+        adj[static_cast<size_t>(v)].push_back({u, e.q});
+        in[static_cast<size_t>(v)] = 1;
+        for (int r : e.res) ++mult[static_cast<size_t>(r)];
+        chosen->push_back(best);
+        diam = best_diam;
+    }
+    *diam_out = diam;
+}
+
+// Whether no resource serves two edges (a direct network: each link its
+// own).  Then a frontier edge draws on nothing the growing tree holds, and
+// its capacity stays put for the whole round.
+bool resources_private(const MTreeGraph& g) {
+    std::vector<char> used(g.capacity.size(), 0);
+    for (const MTreeEdge& e : g.edges)
+        for (int r : e.res) {
+            if (r < 0 || static_cast<size_t>(r) >= used.size() || used[static_cast<size_t>(r)]) return false;
+            used[static_cast<size_t>(r)] = 1;
+        }
+    return true;
+}
+
+// A tree grown a leaf at a time that answers eccentricities (in quantised
+// latency) in O(log n): in a tree every vertex is farthest from one end of
+// a diameter, and a new leaf lengthens the diameter only to itself.
+// Distances come from depths and lowest common ancestors (binary lifting;
+// keeping every vertex's distance to both ends instead costs a walk of
+// the tree each time an end moves, slower on a torus of 10⁴).
+class GrowingTree {
+  public:
+    GrowingTree(int n, int root)
+        : depth_(static_cast<size_t>(n), 0), qdepth_(depth_), end_dist_(static_cast<size_t>(n)) {
+        while ((1 << levels_) < n) ++levels_;
+        width_ = static_cast<size_t>(levels_) + 1;
+        up_.assign(static_cast<size_t>(n) * width_, root);
+        end_[0] = end_[1] = root;
+    }
+    void add_leaf(int u, int v, int q) {
+        const size_t x = static_cast<size_t>(v);
+        depth_[x] = depth_[static_cast<size_t>(u)] + 1;
+        qdepth_[x] = qdepth_[static_cast<size_t>(u)] + q;
+        int* row = &up_[x * width_];
+        row[0] = u;
+        for (size_t k = 1; k < width_; ++k) row[k] = up_[static_cast<size_t>(row[k - 1]) * width_ + k - 1];
+        // A leaf is its parent's distance plus q from either end.
+        EndDist& c = end_dist_[x];
+        for (int i = 0; i < 2; ++i) {
+            c.dist[i] = to_end(u, i) + q;
+            c.version[i] = version_[i];
+        }
+        const int da = c.dist[0], db = c.dist[1];
+        if (std::max(da, db) > diameter_) {
+            diameter_ = std::max(da, db);
+            const int moved = da >= db ? 1 : 0;  // v replaces the nearer end
+            end_[moved] = v;
+            c.dist[moved] = 0;
+            c.version[moved] = ++version_[moved];
+        }
+    }
+    int ecc(int x) { return std::max(to_end(x, 0), to_end(x, 1)); }
+    int diameter() const { return diameter_; }
+
+  private:
+    // x's distance to end i, kept until that end moves (distances between
+    // vertices already in the tree never change).
+    int to_end(int x, int i) {
+        EndDist& c = end_dist_[static_cast<size_t>(x)];
+        if (c.version[i] != version_[i]) {
+            c.dist[i] = dist(x, end_[i]);
+            c.version[i] = version_[i];
+        }
+        return c.dist[i];
+    }
+    int dist(int x, int y) const {
+        return qdepth_[static_cast<size_t>(x)] + qdepth_[static_cast<size_t>(y)] -
+               2 * qdepth_[static_cast<size_t>(lca(x, y))];
+    }
+    int anc(int x, int k) const { return up_[static_cast<size_t>(x) * width_ + static_cast<size_t>(k)]; }
+    int lca(int x, int y) const {
+        if (depth_[static_cast<size_t>(x)] < depth_[static_cast<size_t>(y)]) std::swap(x, y);
+        for (int k = levels_; k >= 0; --k)
+            if (depth_[static_cast<size_t>(x)] - (1 << k) >= depth_[static_cast<size_t>(y)]) x = anc(x, k);
+        if (x == y) return x;
+        for (int k = levels_; k >= 0; --k)
+            if (anc(x, k) != anc(y, k)) {
+                x = anc(x, k);
+                y = anc(y, k);
+            }
+        return anc(x, 0);
+    }
+    int levels_ = 0;
+    size_t width_ = 1;
+    std::vector<int> depth_, qdepth_;
+    std::vector<int> up_;  // vertex x's 2^k-th ancestor at x · width_ + k
+    struct EndDist {
+        int dist[2] = {0, 0};
+        long version[2] = {-1, -1};
+    };
+    std::vector<EndDist> end_dist_;
+    int end_[2] = {0, 0};        // a diameter's ends
+    long version_[2] = {0, 0};   // bumped when an end moves
+    int diameter_ = 0;
+};
+
+// The edges' capacity classes for a round (0 the largest; -1 below rmin),
+// where the scan's choice (largest capacity, then smallest diameter, then
+// first edge) is a plain lexicographic order: no two usable capacities
+// within cap_equal's tolerance unless equal.  False where they are not.
+bool capacity_classes(const MTreeGraph& g, const std::vector<double>& R, double rmin,
+                      std::vector<int>* cls) {
+    const std::vector<int> zero(g.capacity.size(), 0);
+    std::vector<double> c(g.edges.size());
+    for (size_t ei = 0; ei < g.edges.size(); ++ei) c[ei] = edge_capacity(g.edges[ei], R, zero);
+    std::vector<double> distinct;
+    for (double x : c)
+        if (x >= rmin) distinct.push_back(x);
+    std::sort(distinct.begin(), distinct.end(), std::greater<double>());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (size_t i = 1; i < distinct.size(); ++i)
+        if (cap_equal(distinct[i], distinct[i - 1])) return false;
+    cls->assign(g.edges.size(), -1);
+    for (size_t ei = 0; ei < g.edges.size(); ++ei)
+        if (c[ei] >= rmin)
+            (*cls)[ei] = static_cast<int>(std::lower_bound(distinct.begin(), distinct.end(), c[ei],
+                                                           std::greater<double>()) -
+                                          distinct.begin());
+    return true;
+}
+
+// grow_by_heap's keys packed in 64 bits: capacity class, diameter, edge.
+constexpr int kClassBits = 12, kDiamBits = 26, kEdgeBits = 26;
+
+// Whether a graph's keys fit those bits (else the scan grows its trees).
+bool keys_fit(const MTreeGraph& g, long d) {
+    return g.edges.size() < (size_t{1} << kEdgeBits) && d < (1L << kDiamBits);
+}
+
+// One GBST round's tree from `start` by a heap instead of a scan of every
+// edge per join: the same choice where resources are private and the
+// capacity classes plain (capacity_classes).  A frontier edge's key
+// (class, the diameter it would make, index) never decreases as the tree
+// grows, so an entry whose key went stale is pushed again with its new
+// one, and the first entry popped with a current key is the scan's
+// choice.  Fills `chosen` and D (the eccentricities) as the scan does.
+void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edges_at,
+                  const std::vector<int>& cls, long d, int start, std::vector<int>* chosen,
+                  std::vector<int>* D, int* diam) {
+    const size_t n = static_cast<size_t>(g.n);
+    std::vector<char> in(n, 0);
+    GrowingTree tree(g.n, start);
+    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> heap;
+    auto made = [&](const MTreeEdge& e) {
+        const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
+        return std::max(tree.diameter(), tree.ecc(u) + e.q);
+    };
+    auto key = [](int c, int nd, int ei) {
+        return (static_cast<uint64_t>(c) << (kDiamBits + kEdgeBits)) |
+               (static_cast<uint64_t>(nd) << kEdgeBits) | static_cast<uint64_t>(ei);
+    };
+    auto offer = [&](int x) {
+        for (int ei : edges_at[static_cast<size_t>(x)]) {
+            const MTreeEdge& e = g.edges[static_cast<size_t>(ei)];
+            if (cls[static_cast<size_t>(ei)] < 0 || (in[static_cast<size_t>(e.u)] && in[static_cast<size_t>(e.v)]))
+                continue;
+            const int nd = made(e);
+            if (nd <= d) heap.push(key(cls[static_cast<size_t>(ei)], nd, ei));
+        }
+    };
+    in[static_cast<size_t>(start)] = 1;
+    offer(start);
+    const uint64_t edge_mask = (uint64_t{1} << kEdgeBits) - 1, diam_mask = (uint64_t{1} << kDiamBits) - 1;
+    for (size_t size = 1; size < n; ++size) {
+        int best = -1;
+        while (!heap.empty()) {
+            const uint64_t k = heap.top();
+            heap.pop();
+            const int ei = static_cast<int>(k & edge_mask);
+            const int nd = static_cast<int>((k >> kEdgeBits) & diam_mask);
+            const MTreeEdge& e = g.edges[static_cast<size_t>(ei)];
+            if (in[static_cast<size_t>(e.u)] && in[static_cast<size_t>(e.v)]) continue;
+            const int now = made(e);
+            if (now > d) continue;  // diameters only grow: never again
+            if (now != nd) {
+                heap.push(key(cls[static_cast<size_t>(ei)], now, ei));
+                continue;
+            }
+            best = ei;
+            break;
+        }
+        if (best < 0) break;
+        const MTreeEdge& e = g.edges[static_cast<size_t>(best)];
+        const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
+        const int v = u == e.u ? e.v : e.u;
+        tree.add_leaf(u, v, e.q);
+        in[static_cast<size_t>(v)] = 1;
+        chosen->push_back(best);
+        offer(v);
+    }
+    for (size_t x = 0; x < n; ++x) (*D)[x] = in[x] ? tree.ecc(static_cast<int>(x)) : 0;
+    *diam = tree.diameter();
 }
 
 }  // namespace
 
-std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o) {
+std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o, int* widest) {
+    if (widest != nullptr) *widest = std::numeric_limits<int>::max();
     std::vector<MTreeTree> out;
     if (g.n < 2) return out;
     const size_t n = static_cast<size_t>(g.n);
@@ -290,6 +537,16 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
     std::vector<double> R = g.capacity;
     const std::vector<int> zero(g.capacity.size(), 0);
     std::map<std::vector<int>, size_t> seen;  // edge set -> index in out
+    // Where no resource serves two edges, a heap grows the same trees in
+    // O(m log m) a round instead of the scan's O(n · m).
+    const bool by_heap = !o.scan_every_edge && resources_private(g) && keys_fit(g, d);
+    bool ordered = true;  // every round's choice lexicographic (capacities_apart)
+    int most = 0;         // the largest diameter a round reached
+    std::vector<std::vector<int>> edges_at(by_heap ? n : 0);
+    for (size_t ei = 0; by_heap && ei < g.edges.size(); ++ei) {
+        edges_at[static_cast<size_t>(g.edges[ei].u)].push_back(static_cast<int>(ei));
+        edges_at[static_cast<size_t>(g.edges[ei].v)].push_back(static_cast<int>(ei));
+    }
     for (int round = 0; round < kMTreeMaxRounds; ++round) {
         // Start vertex: most remaining usable incident capacity.
         std::vector<double> incident(n, 0);
@@ -303,41 +560,21 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
         for (size_t v = 1; v < n; ++v)
             if (incident[v] > incident[static_cast<size_t>(start)] && !cap_equal(incident[v], incident[static_cast<size_t>(start)]))
                 start = static_cast<int>(v);
-        std::vector<char> in(n, 0);
-        in[static_cast<size_t>(start)] = 1;
         std::vector<int> D(n, 0), mult(g.capacity.size(), 0), chosen;
-        std::vector<std::vector<std::pair<int, int>>> adj(n);
+        std::vector<int> cls;
+        const bool apart = capacity_classes(g, R, rmin, &cls);
+        ordered = ordered && apart;
         int diam = 0;
-        for (size_t size = 1; size < n; ++size) {
-            int best = -1;
-            double best_c = 0;
-            int best_diam = 0;
-            for (size_t ei = 0; ei < g.edges.size(); ++ei) {
-                const MTreeEdge& e = g.edges[ei];
-                if (in[static_cast<size_t>(e.u)] == in[static_cast<size_t>(e.v)]) continue;
-                const double c = edge_capacity(e, R, mult);
-                if (c < rmin) continue;
-                const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
-                const int nd = std::max(diam, D[static_cast<size_t>(u)] + e.q);
-                if (nd > d) continue;
-                if (best < 0 || (c > best_c && !cap_equal(c, best_c)) || (cap_equal(c, best_c) && nd < best_diam)) {
-                    best = static_cast<int>(ei);
-                    best_c = c;
-                    best_diam = nd;
-                }
-            }
-            if (best < 0) break;
-            const MTreeEdge& e = g.edges[static_cast<size_t>(best)];
-            const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
-            const int v = u == e.u ? e.v : e.u;
-            D = mtree_grth(adj, D, u, v, e.q);
-            adj[static_cast<size_t>(u)].push_back({v, e.q});
-            adj[static_cast<size_t>(v)].push_back({u, e.q});
-            in[static_cast<size_t>(v)] = 1;
-            for (int r : e.res) ++mult[static_cast<size_t>(r)];
-            chosen.push_back(best);
-            diam = best_diam;
+        if (by_heap && apart) {
+            grow_by_heap(g, edges_at, cls, d, start, &chosen, &D, &diam);
+            for (int e : chosen)
+                for (int r : g.edges[static_cast<size_t>(e)].res) ++mult[static_cast<size_t>(r)];
+        } else {
+            scan_grow(g, R, rmin, d, start, &chosen, &D, &mult, &diam);
         }
+        most = std::max(most, diam);
+        if (widest != nullptr && ordered) *widest = most;
+        if (chosen.size() + 1 != n) break;  // no tree within H spans the hosts
         if (chosen.size() + 1 != n) break;  // no tree within H spans the hosts
         MTreeTree t;
         std::sort(chosen.begin(), chosen.end());
@@ -390,15 +627,20 @@ Status mtree_gost(const MTreeGraph& g, const MTreeOptions& o, MTreeGost* out) {
         int qmax = 1;
         for (const MTreeEdge& e : g.edges) qmax = std::max(qmax, e.q);
         r.H0 = (g.n - 1) * qmax;
-        r.trees = mtree_gbst(g, r.H0, o);
+        // A bound no round's tree came near turns away none of the edges
+        // GBST chose: any H with 2H ≥ widest grows the H0 trees again.
+        int widest = 0;
+        r.trees = mtree_gbst(g, r.H0, o, &widest);
         for (const MTreeTree& t : r.trees) r.total += t.rate;
         if (r.trees.empty())
             return Status::internal("mtree: no spanning tree found on a connected graph");
         const double want = o.rho * r.total;
+        const std::vector<MTreeTree> unbounded = r.trees;
         int lo = 1, hi = r.H0;
         while (lo < hi) {
             const int mid = lo + (hi - lo) / 2;
-            std::vector<MTreeTree> ts = mtree_gbst(g, mid, o);
+            std::vector<MTreeTree> ts =
+                2L * mid >= widest ? unbounded : mtree_gbst(g, mid, o);
             double total = 0;
             for (const MTreeTree& t : ts) total += t.rate;
             if (!ts.empty() && total >= want * (1 - 1e-12)) {
@@ -472,30 +714,70 @@ std::vector<double> mtree_max_rates(const std::vector<std::vector<double>>& A, c
     return x;
 }
 
-std::vector<double> mtree_rates(const MTreeGraph& g, const std::vector<MTreeTree>& trees) {
-    // Rows: the resources some tree uses; a[j][i] = uses of resource j by tree i.
-    std::map<int, size_t> row_of;
+namespace {
+
+// Resources above which the rate LP first merges rows of the same uses
+// (keeping the smallest capacity): the same feasible set and total, and
+// far fewer rows on a large torus, whose links mostly carry the same
+// subsets of trees.  Below it the LP is solved as built, as before.
+constexpr size_t kMTreeMergeRows = 4096;
+
+// The rate LP over trees given by their resource uses (tree_uses): rows
+// are the resources some tree uses, in order of first use; a[j][i] = uses
+// of resource j by tree i.
+std::vector<double> rates_of_uses(const MTreeGraph& g,
+                                  const std::vector<const std::vector<std::pair<int, int>>*>& uses) {
+    const size_t K = uses.size();
+    std::vector<int> row_of(g.capacity.size(), -1);
     std::vector<std::vector<double>> A;
     std::vector<double> b;
-    for (size_t i = 0; i < trees.size(); ++i)
-        for (const auto& [r, c] : tree_uses(g, trees[i])) {
-            auto it = row_of.find(r);
-            if (it == row_of.end()) {
-                it = row_of.emplace(r, A.size()).first;
-                A.emplace_back(trees.size(), 0.0);
+    for (size_t i = 0; i < K; ++i)
+        for (const auto& [r, c] : *uses[i]) {
+            int& row = row_of[static_cast<size_t>(r)];
+            if (row < 0) {
+                row = static_cast<int>(A.size());
+                A.emplace_back(K, 0.0);
                 b.push_back(g.capacity[static_cast<size_t>(r)]);
             }
-            A[it->second][i] += c;
+            A[static_cast<size_t>(row)][i] += c;
         }
-    if (A.empty()) return std::vector<double>(trees.size(), 0);
+    if (A.empty()) return std::vector<double>(K, 0);
+    if (A.size() > kMTreeMergeRows) {
+        std::map<std::vector<double>, size_t> same;
+        std::vector<std::vector<double>> A2;
+        std::vector<double> b2;
+        for (size_t j = 0; j < A.size(); ++j) {
+            auto [it, fresh] = same.emplace(A[j], A2.size());
+            if (fresh) {
+                A2.push_back(std::move(A[j]));
+                b2.push_back(b[j]);
+            } else {
+                b2[it->second] = std::min(b2[it->second], b[j]);
+            }
+        }
+        A = std::move(A2);
+        b = std::move(b2);
+    }
     return mtree_max_rates(A, b);
 }
 
+}  // namespace
+
+std::vector<double> mtree_rates(const MTreeGraph& g, const std::vector<MTreeTree>& trees) {
+    std::vector<std::vector<std::pair<int, int>>> uses;
+    for (const MTreeTree& t : trees) uses.push_back(tree_uses(g, t));
+    std::vector<const std::vector<std::pair<int, int>>*> of;
+    for (const auto& u : uses) of.push_back(&u);
+    return rates_of_uses(g, of);
+}
+
 std::vector<MTreeTree> mtree_select(const MTreeGraph& g, const std::vector<MTreeTree>& trees, int k) {
+    std::vector<std::vector<std::pair<int, int>>> uses;
+    for (const MTreeTree& t : trees) uses.push_back(tree_uses(g, t));
     const auto rates_of = [&](const std::vector<size_t>& set) {
-        std::vector<MTreeTree> ts;
-        for (size_t i : set) ts.push_back(trees[i]);
-        return mtree_rates(g, ts);
+        std::vector<const std::vector<std::pair<int, int>>*> of;
+        for (size_t i : set) of.push_back(&uses[i]);
+        return rates_of_uses(g, of);
     };
     const auto total_of = [&](const std::vector<size_t>& set) {
         double sum = 0;
@@ -726,9 +1008,10 @@ Status solve_mtree(const TopologyView* view, int nranks, const MTreeParams& p, M
         for (const auto& leaf : s.layout.hosts) rank_groups.insert(rank_groups.end(), leaf.begin(), leaf.end());
     } else {
         GENX_RETURN_IF_ERROR(build_mtree_graph(view, nranks, &s.graph));
-        if (s.graph.n > kMTreeMaxHosts)
+        const int most = tree || view == nullptr || view->empty() ? kMTreeMaxHosts : kMTreeMaxDirectHosts;
+        if (s.graph.n > most)
             return Status::invalid("mtree: " + std::to_string(s.graph.n) + " hosts; genx builds MTREE over at most " +
-                                   std::to_string(kMTreeMaxHosts) + " hosts" +
+                                   std::to_string(most) + " hosts" + (view != nullptr && view->direct ? " of a direct network" : "") +
                                    (tree ? " (over=leaves builds it over the leaf switches)" : ""));
         rank_groups = s.graph.ranks;
     }
@@ -759,7 +1042,6 @@ struct Event {
     int chunk = 0;  // a tree's chunk: its block count (one message); 0 inside a host
 };
 
-using Events = std::vector<std::vector<Event>>;  // per rank
 
 void emit_program(const std::vector<Event>& ev, int nsteps, Program* prog) {
     const size_t base = prog->steps.size();
@@ -812,42 +1094,87 @@ void emit_program(const std::vector<Event>& ev, int nsteps, Program* prog) {
 
 // Over the hosts: every rank's events at once (each tree edge is two
 // ranks' events).
-std::shared_ptr<Events> host_events(const MTreeSolution& s, int P) {
-    const MTreeGraph& g = s.graph;
-    auto events = std::make_shared<Events>(static_cast<size_t>(P));
-    const auto add = [&](int step, int from, int to, int lo, int hi, bool final_data, int chunk) {
-        (*events)[static_cast<size_t>(from)].push_back({step, to, kSend, lo, hi, chunk});
-        (*events)[static_cast<size_t>(to)].push_back(
-            {step, from, final_data ? kRecvFinal : kRecvPartial, lo, hi, chunk});
+// What one rank's events need of a solution, built once per plan: each
+// rank's host and place in it, and each tree's parents, children, depths
+// and chunks.  O(P + trees · hosts).
+struct EventSource {
+    int J = 0, S = 0, nblocks = 1;
+    std::vector<std::vector<int>> host_ranks;  // per host vertex
+    std::vector<int> host_of, place;           // per rank: host vertex, index in it (-1: none)
+    struct Tree {
+        std::vector<int> parent, depth;
+        std::vector<std::vector<int>> children;
+        int height = 0, chunks = 1, block_begin = 0, nblocks = 0;
     };
-    const int J = s.intra_steps, S = s.pipeline_steps;
-    // Inside hosts: binomial reduce into the first rank, broadcast back.
-    for (const std::vector<int>& rs : g.ranks) {
-        const int k = static_cast<int>(rs.size());
-        for (int j = 0; j < J; ++j)
-            for (int l = 0; l + (1 << j) < k; l += 2 << j) {
-                add(j, rs[static_cast<size_t>(l + (1 << j))], rs[static_cast<size_t>(l)], 0, s.nblocks, false, 0);
-                add(J + S + (J - 1 - j), rs[static_cast<size_t>(l)], rs[static_cast<size_t>(l + (1 << j))], 0,
-                    s.nblocks, true, 0);
+    std::vector<Tree> trees;
+
+    EventSource(const MTreeSolution& s, int P)
+        : J(s.intra_steps), S(s.pipeline_steps), nblocks(s.nblocks), host_ranks(s.graph.ranks),
+          host_of(static_cast<size_t>(P), -1), place(static_cast<size_t>(P), -1) {
+        for (size_t v = 0; v < host_ranks.size(); ++v)
+            for (size_t l = 0; l < host_ranks[v].size(); ++l) {
+                const size_t r = static_cast<size_t>(host_ranks[v][l]);
+                host_of[r] = static_cast<int>(v);
+                place[r] = static_cast<int>(l);
             }
+        for (const MTreeTree& t : s.trees) {
+            Tree x;
+            x.parent = t.parent;
+            x.depth = t.depth;
+            x.children.resize(t.parent.size());
+            for (size_t v = 0; v < t.parent.size(); ++v)
+                if (t.parent[v] >= 0) x.children[static_cast<size_t>(t.parent[v])].push_back(static_cast<int>(v));
+            x.height = t.height;
+            x.chunks = t.chunks;
+            x.block_begin = t.block_begin;
+            x.nblocks = t.nblocks;
+            trees.push_back(std::move(x));
+        }
     }
-    // The trees' pipelines between the hosts' first ranks.
-    for (const MTreeTree& t : s.trees) {
-        for (int v = 0; v < g.n; ++v) {
-            const int par = t.parent[static_cast<size_t>(v)];
-            if (par < 0) continue;
-            const int d = t.depth[static_cast<size_t>(v)];
-            const int child = g.ranks[static_cast<size_t>(v)][0], parent = g.ranks[static_cast<size_t>(par)][0];
+
+    // Rank r's events, as the whole plan's would list them for r: inside
+    // its host a binomial reduce into the first rank and the broadcast
+    // back; between the hosts' first ranks each tree's chunks pipelined up
+    // to the root and down again.
+    std::vector<Event> of(int r) const {
+        std::vector<Event> ev;
+        const int v = host_of[static_cast<size_t>(r)], l = place[static_cast<size_t>(r)];
+        if (v < 0) return ev;
+        const std::vector<int>& rs = host_ranks[static_cast<size_t>(v)];
+        const int k = static_cast<int>(rs.size());
+        for (int j = 0; j < J; ++j) {
+            const int down = J + S + (J - 1 - j);
+            if (l % (2 << j) == 0 && l + (1 << j) < k) {
+                const int from = rs[static_cast<size_t>(l + (1 << j))];
+                ev.push_back({j, from, kRecvPartial, 0, nblocks, 0});
+                ev.push_back({down, from, kSend, 0, nblocks, 0});
+            } else if (l % (2 << j) == (1 << j)) {
+                const int to = rs[static_cast<size_t>(l - (1 << j))];
+                ev.push_back({j, to, kSend, 0, nblocks, 0});
+                ev.push_back({down, to, kRecvFinal, 0, nblocks, 0});
+            }
+        }
+        if (l != 0) return ev;
+        const auto first = [&](int host) { return host_ranks[static_cast<size_t>(host)][0]; };
+        for (const Tree& t : trees)
             for (int c = 0; c < t.chunks; ++c) {
                 const int lo = t.block_begin + static_cast<int>(static_cast<long>(c) * t.nblocks / t.chunks);
                 const int hi = t.block_begin + static_cast<int>(static_cast<long>(c + 1) * t.nblocks / t.chunks);
-                add(J + c + t.height - d, child, parent, lo, hi, false, hi - lo);
-                add(J + c + t.height + d - 1, parent, child, lo, hi, true, hi - lo);
+                const int par = t.parent[static_cast<size_t>(v)];
+                if (par >= 0) {
+                    const int d = t.depth[static_cast<size_t>(v)];
+                    ev.push_back({J + c + t.height - d, first(par), kSend, lo, hi, hi - lo});
+                    ev.push_back({J + c + t.height + d - 1, first(par), kRecvFinal, lo, hi, hi - lo});
+                }
+                for (int w : t.children[static_cast<size_t>(v)]) {
+                    const int d = t.depth[static_cast<size_t>(w)];
+                    ev.push_back({J + c + t.height - d, first(w), kRecvPartial, lo, hi, hi - lo});
+                    ev.push_back({J + c + t.height + d - 1, first(w), kSend, lo, hi, hi - lo});
+                }
             }
-        }
+        return ev;
     }
-    return events;
-}
+};
 
 void sort_events(std::vector<Event>* ev) {
     std::sort(ev->begin(), ev->end(), [](const Event& a, const Event& b) {
@@ -876,10 +1203,16 @@ Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
     if (req.params.count("rho")) canon["rho"] = req.params.at("rho");
     gen.header.params = format_params(canon);
     const int steps = s.steps;
+    // Each rank's events are built when its program is (sorted, they
+    // are the same whatever order they were listed in: no two share step,
+    // peer, kind and first block).
     if (s.lanes == 0) {
-        auto events = host_events(s, P);
-        for (auto& ev : *events) sort_events(&ev);
-        gen.emit = [events, steps](int r, Program* prog) { emit_program((*events)[static_cast<size_t>(r)], steps, prog); };
+        auto source = std::make_shared<const EventSource>(s, P);
+        gen.emit = [source, steps](int r, Program* prog) {
+            std::vector<Event> ev = source->of(r);
+            sort_events(&ev);
+            emit_program(ev, steps, prog);
+        };
     } else {
         // The trees' pipelines over the lane network (one rank per leaf),
         // inside the lanes' rings (plan/lanes.hpp).
@@ -890,10 +1223,13 @@ Status prepare_mtree(const GenRequest& req, RankGenerator* out) {
         inner.header = gen.header;
         inner.header.nranks = s.layout.leaves();
         inner.header.nblocks = s.lane_blocks;
-        auto events = host_events(lane, s.layout.leaves());
-        for (auto& ev : *events) sort_events(&ev);
+        auto source = std::make_shared<const EventSource>(lane, s.layout.leaves());
         const int S = s.pipeline_steps;
-        inner.emit = [events, S](int r, Program* prog) { emit_program((*events)[static_cast<size_t>(r)], S, prog); };
+        inner.emit = [source, S](int r, Program* prog) {
+            std::vector<Event> ev = source->of(r);
+            sort_events(&ev);
+            emit_program(ev, S, prog);
+        };
         const PlanHeader header = gen.header;
         gen = compose_lanes(s.layout, P, std::move(inner), S);
         gen.header.params = header.params;

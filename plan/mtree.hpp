@@ -129,9 +129,11 @@
 // but the root sends the tree's share once up, and every vertex sends it
 // once to each child (a root of fan-out F sends F shares).
 // Construction: one GBST round is O(n · m · path) (m edges, path = links
-// per edge); ITH runs GBST O(log H0) times.  Offered by the selector only
-// with a topology view and P ≤ kWholePlanMaxRanks; the generator builds it
-// over at most kMTreeMaxHosts hosts, or as many leaf switches over=leaves.
+// per edge), O(m log m) by heap on a direct network (mtree_gbst); ITH runs
+// GBST O(log H0) times.  Offered by the selector only with a topology view
+// and P ≤ kWholePlanMaxRanks; the generator builds it over at most
+// kMTreeMaxHosts hosts of a switch tree (kMTreeMaxDirectHosts of a direct
+// network), or as many leaf switches over=leaves.
 #pragma once
 
 #include <cstddef>
@@ -147,6 +149,9 @@
 namespace genx {
 
 constexpr int kMTreeMaxHosts = 512;
+// On a direct network (a torus, a mesh, a graph of sites) every link is a
+// resource of its own and GBST grows its trees by a heap (mtree_gbst).
+constexpr int kMTreeMaxDirectHosts = 10000;
 constexpr int kMTreeMaxChunks = 64;
 constexpr int kMTreeMaxBlocks = 1024;
 constexpr int kMTreeMaxK = 16;
@@ -208,11 +213,21 @@ struct MTreeOptions {
     // capacity, step_fraction × largest), largest / 64)).  0 = the paper's
     // rule (the smallest usable capacity, floored at largest / 64).
     double step_fraction = 1.0 / 8;
+    // GBST as the paper runs it: every join scans every edge.  False: where
+    // no resource serves two edges (direct networks), a heap that grows the
+    // same trees (tests compare the two).
+    bool scan_every_edge = false;
 };
 
 // GBST (Algorithm 1) with height bound H (quantised units): the trees
 // (identical ones merged, in order of first appearance) with their rates.
-std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o);
+// *widest (when given): the largest diameter, in quantised units, any
+// round's tree reached (the last, unfinished one included) where every
+// round chose by a plain order (capacities not within cap_equal's
+// tolerance unless equal), else INT_MAX.  A bound H' ≤ H with 2H' ≥
+// widest turns away none of the edges GBST chose, so it grows the same
+// trees (ITH's search skips those runs).
+std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o, int* widest = nullptr);
 
 struct MTreeGost {
     int H0 = 0;   // the unbounded height bound ITH starts from

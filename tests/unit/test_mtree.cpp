@@ -874,3 +874,93 @@ TEST_CASE("mtree beyond kMTreeMaxHosts hosts goes over the leaf switches, to 10^
         CHECK(prog.steps[0].sends[0].blocks.size() == static_cast<size_t>(gen.header.nblocks / 100));
     }
 }
+
+namespace {
+
+// GBST's trees and rates, compared field by field.
+void require_same_trees(const std::vector<MTreeTree>& a, const std::vector<MTreeTree>& b,
+                        const std::string& what) {
+    INFO(what);
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        INFO("tree " << i);
+        CHECK(a[i].edges == b[i].edges);
+        CHECK(a[i].root == b[i].root);
+        CHECK(a[i].parent == b[i].parent);
+        CHECK(a[i].height == b[i].height);
+        CHECK(a[i].qheight == b[i].qheight);
+        CHECK(a[i].rate == b[i].rate);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("GBST by heap grows the paper's scan's trees on direct networks", "[mtree][scale]") {
+    // Uniform tori and meshes (ties everywhere: the first edge must win),
+    // and random graphs of distinct rates and latencies, at every height
+    // bound from the one that fails to the unbounded one.
+    std::vector<std::pair<std::string, MTreeGraph>> graphs;
+    for (const char* preset : {"torus:4x4", "torus:5x7", "mesh:6x6", "torus:8x8", "mesh:3x9"}) {
+        const TopologyView v = preset_view(preset);
+        MTreeGraph g;
+        REQUIRE(build_mtree_graph(&v, v.nranks(), &g));
+        graphs.push_back({preset, std::move(g)});
+    }
+    std::mt19937 rng(20261130);
+    for (int n : {5, 9, 17, 33, 65}) {
+        const TopologyView v = graph_view(random_graph_json(rng, n, n));
+        MTreeGraph g;
+        REQUIRE(build_mtree_graph(&v, n, &g));
+        graphs.push_back({"random n=" + std::to_string(n), std::move(g)});
+    }
+    MTreeOptions heap, scan;
+    scan.scan_every_edge = true;
+    int compared = 0, memo_checked = 0;
+    for (const auto& [name, g] : graphs) {
+        int qmax = 1;
+        for (const MTreeEdge& e : g.edges) qmax = std::max(qmax, e.q);
+        const int H0 = (g.n - 1) * qmax;
+        int widest = 0;
+        const std::vector<MTreeTree> unbounded = mtree_gbst(g, H0, heap, &widest);
+        REQUIRE_FALSE(unbounded.empty());
+        for (int H : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, H0 / 2, H0}) {
+            if (H < 1 || H > H0) continue;
+            int w = 0;
+            const std::vector<MTreeTree> a = mtree_gbst(g, H, heap, &w);
+            require_same_trees(a, mtree_gbst(g, H, scan), name + " H=" + std::to_string(H));
+            ++compared;
+            // A bound the unbounded run's trees never reached grows them again.
+            if (2L * H >= widest) {
+                require_same_trees(a, unbounded, name + " H=" + std::to_string(H) + " (memo)");
+                ++memo_checked;
+            }
+        }
+        MTreeGost x, y;
+        REQUIRE(mtree_gost(g, heap, &x));
+        REQUIRE(mtree_gost(g, scan, &y));
+        CHECK(x.HU == y.HU);
+        require_same_trees(x.trees, y.trees, name + " gost");
+    }
+    CHECK(compared > 80);
+    CHECK(memo_checked > 10);
+}
+
+TEST_CASE("mtree spans the hosts of a 10^4-host torus", "[mtree][scale]") {
+    // Beyond kMTreeMaxHosts on a direct network: GBST by heap, and each
+    // rank's events built when its program is.
+    const TopologyView big = preset_view("torus:100x100");
+    REQUIRE(big.nranks() == 10000);
+    RankGenerator gen;
+    const Status st = prepare("mtree", 10000, ParamMap{}, &big, &gen);
+    INFO(st.message());
+    REQUIRE(st);
+    CHECK(gen.header.params.find("over=leaves") == std::string::npos);
+    SampleOptions so;
+    so.samples = 6;
+    const CheckResult r = check_sampled(gen, so);
+    INFO(r.message);
+    CHECK(r.ok);
+    // Above the limit the error says so.
+    const TopologyView over = preset_view("torus:101x100");
+    CHECK_FALSE(prepare("mtree", 10100, ParamMap{}, &over, &gen));
+}
