@@ -383,6 +383,24 @@ class GrowingTree {
     }
     int ecc(int x) { return std::max(to_end(x, 0), to_end(x, 1)); }
     int diameter() const { return diameter_; }
+    // The lowest-numbered vertex of least eccentricity.  With every q ≥ 1
+    // those lie on the path between the diameter's ends (a vertex off it
+    // is farther from both than where it joins it).
+    int center() {
+        int best = -1, best_ecc = 0;
+        const auto consider = [&](int x) {
+            const int e = ecc(x);
+            if (best < 0 || e < best_ecc || (e == best_ecc && x < best)) {
+                best = x;
+                best_ecc = e;
+            }
+        };
+        const int top = lca(end_[0], end_[1]);
+        for (int i = 0; i < 2; ++i)
+            for (int x = end_[i]; x != top; x = anc(x, 0)) consider(x);
+        consider(top);
+        return best;
+    }
 
   private:
     // x's distance to end i, kept until that end moves (distances between
@@ -426,26 +444,32 @@ class GrowingTree {
     int diameter_ = 0;
 };
 
-// The edges' capacity classes for a round (0 the largest; -1 below rmin),
+// The edges' capacity classes for a round, from their capacities `cap`
+// (0 the largest; -1 below rmin),
 // where the scan's choice (largest capacity, then smallest diameter, then
 // first edge) is a plain lexicographic order: no two usable capacities
 // within cap_equal's tolerance unless equal.  False where they are not.
-bool capacity_classes(const MTreeGraph& g, const std::vector<double>& R, double rmin,
-                      std::vector<int>* cls) {
-    const std::vector<int> zero(g.capacity.size(), 0);
-    std::vector<double> c(g.edges.size());
-    for (size_t ei = 0; ei < g.edges.size(); ++ei) c[ei] = edge_capacity(g.edges[ei], R, zero);
+bool capacity_classes(const std::vector<double>& cap, double rmin, std::vector<int>* cls) {
+    // A network has few link rates: collect them by a scan while few.
     std::vector<double> distinct;
-    for (double x : c)
-        if (x >= rmin) distinct.push_back(x);
+    for (double x : cap) {
+        if (x < rmin || std::find(distinct.begin(), distinct.end(), x) != distinct.end()) continue;
+        distinct.push_back(x);
+        if (distinct.size() > 64) break;
+    }
+    if (distinct.size() > 64) {
+        distinct.clear();
+        for (double x : cap)
+            if (x >= rmin) distinct.push_back(x);
+    }
     std::sort(distinct.begin(), distinct.end(), std::greater<double>());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     for (size_t i = 1; i < distinct.size(); ++i)
         if (cap_equal(distinct[i], distinct[i - 1])) return false;
-    cls->assign(g.edges.size(), -1);
-    for (size_t ei = 0; ei < g.edges.size(); ++ei)
-        if (c[ei] >= rmin)
-            (*cls)[ei] = static_cast<int>(std::lower_bound(distinct.begin(), distinct.end(), c[ei],
+    cls->assign(cap.size(), -1);
+    for (size_t ei = 0; ei < cap.size(); ++ei)
+        if (cap[ei] >= rmin)
+            (*cls)[ei] = static_cast<int>(std::lower_bound(distinct.begin(), distinct.end(), cap[ei],
                                                            std::greater<double>()) -
                                           distinct.begin());
     return true;
@@ -454,8 +478,11 @@ bool capacity_classes(const MTreeGraph& g, const std::vector<double>& R, double 
 // grow_by_heap's keys packed in 64 bits: capacity class, diameter, edge.
 constexpr int kClassBits = 12, kDiamBits = 26, kEdgeBits = 26;
 
-// Whether a graph's keys fit those bits (else the scan grows its trees).
+// Whether a graph's keys fit those bits and every q is at least 1 (else
+// the scan grows its trees).
 bool keys_fit(const MTreeGraph& g, long d) {
+    for (const MTreeEdge& e : g.edges)
+        if (e.q < 1) return false;
     return g.edges.size() < (size_t{1} << kEdgeBits) && d < (1L << kDiamBits);
 }
 
@@ -465,10 +492,11 @@ bool keys_fit(const MTreeGraph& g, long d) {
 // (class, the diameter it would make, index) never decreases as the tree
 // grows, so an entry whose key went stale is pushed again with its new
 // one, and the first entry popped with a current key is the scan's
-// choice.  Fills `chosen` and D (the eccentricities) as the scan does.
+// choice.  Fills `chosen` as the scan does and *root with the vertex the
+// scan's eccentricities make the root (every q ≥ 1: keys_fit).
 void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edges_at,
                   const std::vector<int>& cls, long d, int start, std::vector<int>* chosen,
-                  std::vector<int>* D, int* diam) {
+                  int* root, int* diam) {
     const size_t n = static_cast<size_t>(g.n);
     std::vector<char> in(n, 0);
     GrowingTree tree(g.n, start);
@@ -520,7 +548,7 @@ void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edge
         chosen->push_back(best);
         offer(v);
     }
-    for (size_t x = 0; x < n; ++x) (*D)[x] = in[x] ? tree.ecc(static_cast<int>(x)) : 0;
+    *root = tree.center();
     *diam = tree.diameter();
 }
 
@@ -540,7 +568,7 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
     // Where no resource serves two edges, a heap grows the same trees in
     // O(m log m) a round instead of the scan's O(n · m).
     const bool by_heap = !o.scan_every_edge && resources_private(g) && keys_fit(g, d);
-    bool ordered = true;  // every round's choice lexicographic (capacities_apart)
+    bool ordered = true;  // every round's choice lexicographic (capacity_classes)
     int most = 0;         // the largest diameter a round reached
     std::vector<std::vector<int>> edges_at(by_heap ? n : 0);
     for (size_t ei = 0; by_heap && ei < g.edges.size(); ++ei) {
@@ -549,9 +577,10 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
     }
     for (int round = 0; round < kMTreeMaxRounds; ++round) {
         // Start vertex: most remaining usable incident capacity.
-        std::vector<double> incident(n, 0);
-        for (const MTreeEdge& e : g.edges) {
-            const double c = edge_capacity(e, R, zero);
+        std::vector<double> cap(g.edges.size()), incident(n, 0);
+        for (size_t ei = 0; ei < g.edges.size(); ++ei) {
+            const MTreeEdge& e = g.edges[ei];
+            const double c = cap[ei] = edge_capacity(e, R, zero);
             if (c < rmin) continue;
             incident[static_cast<size_t>(e.u)] += c;
             incident[static_cast<size_t>(e.v)] += c;
@@ -562,32 +591,30 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
                 start = static_cast<int>(v);
         std::vector<int> D(n, 0), mult(g.capacity.size(), 0), chosen;
         std::vector<int> cls;
-        const bool apart = capacity_classes(g, R, rmin, &cls);
+        const bool apart = capacity_classes(cap, rmin, &cls);
         ordered = ordered && apart;
-        int diam = 0;
+        int diam = 0, root = -1;
         if (by_heap && apart) {
-            grow_by_heap(g, edges_at, cls, d, start, &chosen, &D, &diam);
+            grow_by_heap(g, edges_at, cls, d, start, &chosen, &root, &diam);
             for (int e : chosen)
                 for (int r : g.edges[static_cast<size_t>(e)].res) ++mult[static_cast<size_t>(r)];
         } else {
             scan_grow(g, R, rmin, d, start, &chosen, &D, &mult, &diam);
+            root = static_cast<int>(std::min_element(D.begin(), D.end()) - D.begin());
         }
         most = std::max(most, diam);
         if (widest != nullptr && ordered) *widest = most;
         if (chosen.size() + 1 != n) break;  // no tree within H spans the hosts
-        if (chosen.size() + 1 != n) break;  // no tree within H spans the hosts
         MTreeTree t;
         std::sort(chosen.begin(), chosen.end());
         t.edges = chosen;
-        t.root = static_cast<int>(std::min_element(D.begin(), D.end()) - D.begin());
+        t.root = root;
         double bottleneck = std::numeric_limits<double>::infinity();
         for (size_t r = 0; r < mult.size(); ++r)
             if (mult[r] > 0) bottleneck = std::min(bottleneck, R[r] / mult[r]);
         double global_min = std::numeric_limits<double>::infinity();
-        for (const MTreeEdge& e : g.edges) {
-            const double c = edge_capacity(e, R, zero);
+        for (double c : cap)
             if (c >= rmin) global_min = std::min(global_min, c);
-        }
         const double step = o.step_fraction > 0 ? std::min(global_min, o.step_fraction * max_capacity(g)) : global_min;
         const double rate = std::min(bottleneck, std::max(step, floor_rate));
         if (!(rate >= rmin)) break;
