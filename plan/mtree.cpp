@@ -444,6 +444,10 @@ class GrowingTree {
     int diameter_ = 0;
 };
 
+// grow_by_heap's keys packed in 64 bits: capacity class, diameter, edge.
+constexpr int kClassBits = 12, kDiamBits = 26, kEdgeBits = 26;
+static_assert(kClassBits + kDiamBits + kEdgeBits == 64, "a key is 64 bits");
+
 // The edges' capacity classes for a round, from their capacities `cap`
 // (0 the largest; -1 below rmin),
 // where the scan's choice (largest capacity, then smallest diameter, then
@@ -464,6 +468,7 @@ bool capacity_classes(const std::vector<double>& cap, double rmin, std::vector<i
     }
     std::sort(distinct.begin(), distinct.end(), std::greater<double>());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    if (distinct.size() > (size_t{1} << kClassBits)) return false;  // more than a key holds
     for (size_t i = 1; i < distinct.size(); ++i)
         if (cap_equal(distinct[i], distinct[i - 1])) return false;
     cls->assign(cap.size(), -1);
@@ -475,8 +480,6 @@ bool capacity_classes(const std::vector<double>& cap, double rmin, std::vector<i
     return true;
 }
 
-// grow_by_heap's keys packed in 64 bits: capacity class, diameter, edge.
-constexpr int kClassBits = 12, kDiamBits = 26, kEdgeBits = 26;
 
 // Whether a graph's keys fit those bits and every q is at least 1 (else
 // the scan grows its trees).
@@ -567,7 +570,8 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
     std::map<std::vector<int>, size_t> seen;  // edge set -> index in out
     // Where no resource serves two edges, a heap grows the same trees in
     // O(m log m) a round instead of the scan's O(n · m).
-    const bool by_heap = !o.scan_every_edge && resources_private(g) && keys_fit(g, d);
+    const bool shared_free = resources_private(g);
+    const bool by_heap = !o.scan_every_edge && shared_free && keys_fit(g, d);
     bool ordered = true;  // every round's choice lexicographic (capacity_classes)
     int most = 0;         // the largest diameter a round reached
     std::vector<std::vector<int>> edges_at(by_heap ? n : 0);
@@ -592,7 +596,9 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
         std::vector<int> D(n, 0), mult(g.capacity.size(), 0), chosen;
         std::vector<int> cls;
         const bool apart = capacity_classes(cap, rmin, &cls);
-        ordered = ordered && apart;
+        // Where resources are shared the scan weighs capacities that change
+        // within the round, which the classes do not see: no memo there.
+        ordered = ordered && apart && shared_free;
         int diam = 0, root = -1;
         if (by_heap && apart) {
             grow_by_heap(g, edges_at, cls, d, start, &chosen, &root, &diam);
@@ -603,7 +609,7 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
             root = static_cast<int>(std::min_element(D.begin(), D.end()) - D.begin());
         }
         most = std::max(most, diam);
-        if (widest != nullptr && ordered) *widest = most;
+        if (widest != nullptr) *widest = ordered ? most : std::numeric_limits<int>::max();
         if (chosen.size() + 1 != n) break;  // no tree within H spans the hosts
         MTreeTree t;
         std::sort(chosen.begin(), chosen.end());
@@ -1119,8 +1125,6 @@ void emit_program(const std::vector<Event>& ev, int nsteps, Program* prog) {
     }
 }
 
-// Over the hosts: every rank's events at once (each tree edge is two
-// ranks' events).
 // What one rank's events need of a solution, built once per plan: each
 // rank's host and place in it, and each tree's parents, children, depths
 // and chunks.  O(P + trees · hosts).

@@ -223,8 +223,8 @@ struct MTreeOptions {
 // (identical ones merged, in order of first appearance) with their rates.
 // *widest (when given): the largest diameter, in quantised units, any
 // round's tree reached (the last, unfinished one included) where every
-// round chose by a plain order (capacities not within cap_equal's
-// tolerance unless equal), else INT_MAX.  A bound H' ≤ H with 2H' ≥
+// round chose by a plain order (no resource shared by two edges, and
+// capacities not within cap_equal's tolerance unless equal), else INT_MAX.  A bound H' ≤ H with 2H' ≥
 // widest turns away none of the edges GBST chose, so it grows the same
 // trees (ITH's search skips those runs).
 std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o, int* widest = nullptr);

@@ -73,7 +73,9 @@ struct Decision {
     bool by_model = false;  // the model chose (a "model" rule or no rule)
     double predicted = 0;   // model's seconds for the choice at the interval's lower bound
     // The next-best candidate by the model (empty when there is none or it
-    // was not priced).
+    // was not priced); against the displaced component, its price, or the
+    // lower bound that stood in for it (price_lower_bound; `why` says "at
+    // least").
     std::string runner_up;
     std::string runner_up_params;
     double runner_up_predicted = 0;
@@ -171,10 +173,12 @@ Status price_candidates(const ModelParams& model, const CommShape& shape,
 // hosts with the switch tree above them left out.  On a tree a step's
 // inter-node cost is its NIC's plus the route's latency and the busiest
 // link's excess over the NIC, never less, and no step starts earlier, so
-// the plan's price is at least the closed form's; the envelope of the
-// closed form's lines (price_candidates) is at most the closed form.  The
-// decision table lets it stand in for the displaced component's plan
-// only, never for a plan of genx's.  False where `shape` is not a switch
+// the plan's exact model price on the tree is at least the closed form's;
+// the envelope of the closed form's lines (price_candidates) is at most
+// the closed form.  The decision table lets it stand in for the displaced
+// component's plan only (whichever of tuned's plans went unpriced:
+// Rabenseifner's rhd, or its ring at 10⁴ ranks), never for a plan of
+// genx's.  False where `shape` is not a switch
 // tree, its hosts do not hold one or K consecutive ranks each, or the
 // family has no closed form there.
 bool price_lower_bound(const ModelParams& params, const CommShape& shape, const Candidate& c,
@@ -184,7 +188,8 @@ bool price_lower_bound(const ModelParams& params, const CommShape& shape, const 
 // `sizes` on `shape`, priced as DecisionTable::build prices it (the rules'
 // model for this topology, no "scale"): the cheapest plan of each family
 // in `families` that enumerates there, and the displaced component
-// (infinity where not priced).  genx-tune divides what it measured by
+// (infinity where not priced, also where the table weighs a lower bound
+// for it: a scale is measured ÷ price).  genx-tune divides what it measured by
 // these to write a rule's "scale".  elem_size > 0: the displaced component
 // is priced as the plan tuned runs for sizes[i] / elem_size elements (what
 // genx-tune timed), else as the cheapest it may run.
