@@ -166,6 +166,16 @@ void require_valid(const Plan& plan, const std::string& what) {
     REQUIRE(res.ok);
 }
 
+// The per-rank generator of mtree with its default params on every rank
+// of `v` (for views too large to generate whole).
+RankGenerator prepared_mtree(const TopologyView& v) {
+    RankGenerator gen;
+    const Status st = prepare("mtree", v.nranks(), ParamMap{}, &v, &gen);
+    INFO(st.message());
+    REQUIRE(st);
+    return gen;
+}
+
 MTreeSolution solve(const TopologyView* v, int P, const MTreeParams& p = {}) {
     MTreeSolution s;
     const Status st = solve_mtree(v, P, p, &s);
@@ -854,10 +864,7 @@ TEST_CASE("mtree beyond kMTreeMaxHosts hosts goes over the leaf switches, to 10^
     // and lane alone.
     const TopologyView big = preset_view("tree:100x100");
     REQUIRE(big.nranks() == 10000);
-    RankGenerator gen;
-    const Status st = prepare("mtree", 10000, ParamMap{}, &big, &gen);
-    INFO(st.message());
-    REQUIRE(st);
+    const RankGenerator gen = prepared_mtree(big);
     CHECK(gen.header.params.find("over=leaves") != std::string::npos);
     CHECK(gen.header.nblocks % 100 == 0);
     for (int r : {0, 4321, 9999}) {
@@ -970,10 +977,7 @@ TEST_CASE("mtree spans the hosts of a 10^4-host torus", "[mtree][scale]") {
     // rank's events built when its program is.
     const TopologyView big = preset_view("torus:100x100");
     REQUIRE(big.nranks() == 10000);
-    RankGenerator gen;
-    const Status st = prepare("mtree", 10000, ParamMap{}, &big, &gen);
-    INFO(st.message());
-    REQUIRE(st);
+    RankGenerator gen = prepared_mtree(big);
     CHECK(gen.header.params.find("over=leaves") == std::string::npos);
     SampleOptions so;
     so.samples = 6;
