@@ -42,6 +42,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,10 @@ class ClosedForm {
     static void rd(int P, int K, ClosedForm* out);
     static void rd_all_ranks(int P, int K, ClosedForm* out);
     static void rhd(int P, ClosedForm* out);
+    // rd's and rhd's chain with one rank per node: rank 0 hands rank 1 its
+    // `all` blocks (step 0), `core` adds rank 1's steps 1..n and returns
+    // n, and rank 1 hands the result back (its step n + 1, rank 0's 1).
+    static void folded(long all, const std::function<int(int)>& core, ClosedForm* out);
 
     // Model building: model ranks with their real ranks, loads, entries,
     // partners and phases; finish() indexes the entries by rank.

@@ -2,6 +2,7 @@
 // each family's steps as its generator emits them, summarised in blocks.
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <unordered_map>
 
 #include "plan/fold.hpp"
@@ -329,52 +330,7 @@ void ClosedForm::rb(int P, int K, ClosedForm* out) {
     out->add_phase(1, leaves_b);
 }
 
-void ClosedForm::rd(int P, int, ClosedForm* out) {
-    // One rank per node.  Rank 1 folds rank 0's vector in (a step as slow
-    // as the busier end), exchanges the whole vector log2 p' times pairwise,
-    // and rank 0 then receives the result (as slow as the busier end).
-    // Folding ranks finish every exchange last: the others start no earlier
-    // and their exchanges cost the same, so rank 1's exchanges wait for no
-    // one.
-    const Fold fold(P);
-    int k = 0;
-    while ((1 << k) < fold.p2) ++k;
-    out->nblocks_ = 1;
-    Own give, take, fold_in, exchange;
-    give.sent[1] = give.nsent[1] = 1;
-    take.recv[1] = take.nrecv[1] = 1;
-    fold_in = take;
-    fold_in.reduce = 1;
-    fold_in.memory = 3;
-    exchange = fold_in;
-    exchange.sent[1] = exchange.nsent[1] = 1;
-    const int zero = out->add_rank(0), one = out->add_rank(1);
-    const int out_nic = out->add_nic(Nic{1, 0, 0}), in_nic = out->add_nic(Nic{0, 1, 1});
-    const uint32_t e_give = out->add_entry(zero, 0, out->add_own(give), out_nic);
-    const uint32_t e_take = out->add_entry(zero, 1, out->add_own(take), in_nic);
-    const uint32_t e_in = out->add_entry(one, 0, out->add_own(fold_in), in_nic);
-    const uint32_t e_x = out->add_entry(one, 1, out->add_own(exchange), out->add_nic(Nic{1, 1, 1}));
-    const uint32_t e_out = out->add_entry(one, k + 1, out->add_own(give), out_nic);
-    out->set_partners(e_give, {e_in});
-    out->set_partners(e_in, {e_give});
-    out->set_partners(e_take, {e_out});
-    out->set_partners(e_out, {e_take});
-    out->add_phase(1, {e_give, e_in});
-    out->add_phase(k, {e_x});
-    out->add_phase(1, {e_out, e_take});
-}
-
-void ClosedForm::rhd(int P, ClosedForm* out) {
-    // One rank per node, as rd: rank 1 folds rank 0's p' blocks in, halves
-    // its run k times (step j swaps p'/2^(j+1) blocks and adds the half it
-    // keeps), doubles it back k times (received in place), and hands the
-    // result to rank 0.  Every core rank moves the same blocks in the same
-    // step and the folding ones start last, so rank 1 waits for no one.
-    const Fold fold(P);
-    int k = 0;
-    while ((1 << k) < fold.p2) ++k;
-    const long all = fold.p2;
-    out->nblocks_ = fold.p2;
+void ClosedForm::folded(long all, const std::function<int(int)>& core, ClosedForm* out) {
     Own give, take, fold_in;
     give.sent[1] = all;
     give.nsent[1] = 1;
@@ -391,22 +347,60 @@ void ClosedForm::rhd(int P, ClosedForm* out) {
     out->set_partners(e_give, {e_in});
     out->set_partners(e_in, {e_give});
     out->add_phase(1, {e_give, e_in});
-    // Swaps of b blocks: steps 1..k halve (b = p'/2 down to 1, each added),
-    // steps k+1..2k double (b = 1 up to p'/2).
-    for (int s = 1; s <= 2 * k; ++s) {
-        const bool halving = s <= k;
-        const long b = halving ? all >> s : 1L << (s - k - 1);
-        Own swap;
-        swap.sent[1] = swap.recv[1] = b;
-        swap.nsent[1] = swap.nrecv[1] = 1;
-        swap.reduce = halving ? b : 0;
-        swap.memory = halving ? 3 * b : 0;
-        out->add_phase(1, {out->add_entry(one, s, out->add_own(swap), out->add_nic(Nic{b, b, 1}))});
-    }
-    const uint32_t e_out = out->add_entry(one, 2 * k + 1, out->add_own(give), out_nic);
+    const int steps = core(one);
+    const uint32_t e_out = out->add_entry(one, steps + 1, out->add_own(give), out_nic);
     out->set_partners(e_take, {e_out});
     out->set_partners(e_out, {e_take});
     out->add_phase(1, {e_out, e_take});
+}
+
+void ClosedForm::rd(int P, int, ClosedForm* out) {
+    // One rank per node.  Rank 1 folds rank 0's vector in (a step as slow
+    // as the busier end), exchanges the whole vector log2 p' times pairwise,
+    // and rank 0 then receives the result (as slow as the busier end).
+    // Folding ranks finish every exchange last: the others start no earlier
+    // and their exchanges cost the same, so rank 1's exchanges wait for no
+    // one.
+    const Fold fold(P);
+    int k = 0;
+    while ((1 << k) < fold.p2) ++k;
+    out->nblocks_ = 1;
+    Own exchange;
+    exchange.sent[1] = exchange.nsent[1] = exchange.recv[1] = exchange.nrecv[1] = 1;
+    exchange.reduce = 1;
+    exchange.memory = 3;
+    folded(1, [&](int one) {
+        out->add_phase(k, {out->add_entry(one, 1, out->add_own(exchange), out->add_nic(Nic{1, 1, 1}))});
+        return k;
+    }, out);
+}
+
+void ClosedForm::rhd(int P, ClosedForm* out) {
+    // One rank per node, as rd: rank 1 folds rank 0's p' blocks in, halves
+    // its run k times (step j swaps p'/2^(j+1) blocks and adds the half it
+    // keeps), doubles it back k times (received in place), and hands the
+    // result to rank 0.  Every core rank moves the same blocks in the same
+    // step and the folding ones start last, so rank 1 waits for no one.
+    const Fold fold(P);
+    int k = 0;
+    while ((1 << k) < fold.p2) ++k;
+    out->nblocks_ = fold.p2;
+    const long all = fold.p2;
+    folded(all, [&](int one) {
+        // Swaps of b blocks: steps 1..k halve (b = p'/2 down to 1, each
+        // added), steps k+1..2k double (b = 1 up to p'/2).
+        for (int s = 1; s <= 2 * k; ++s) {
+            const bool halving = s <= k;
+            const long b = halving ? all >> s : 1L << (s - k - 1);
+            Own swap;
+            swap.sent[1] = swap.recv[1] = b;
+            swap.nsent[1] = swap.nrecv[1] = 1;
+            swap.reduce = halving ? b : 0;
+            swap.memory = halving ? 3 * b : 0;
+            out->add_phase(1, {out->add_entry(one, s, out->add_own(swap), out->add_nic(Nic{b, b, 1}))});
+        }
+        return 2 * k;
+    }, out);
 }
 
 void ClosedForm::rd_all_ranks(int P, int K, ClosedForm* out) {
