@@ -288,12 +288,13 @@ std::vector<std::pair<int, int>> tree_uses(const MTreeGraph& g, const MTreeTree&
 
 // One GBST round's tree from `start` as the paper grows it: each join scans
 // every edge for the largest capacity (resources the tree already holds
-// shared with it), then the smallest diameter, and GRTH updates D.
+// shared with it), then the smallest diameter, and GRTH updates the
+// eccentricities D.  Fills `chosen`, *root (the first vertex of least D)
+// and *diam_out, as grow_by_heap does.
 void scan_grow(const MTreeGraph& g, const std::vector<double>& R, double rmin, long d, int start,
-               std::vector<int>* chosen, std::vector<int>* Dp, std::vector<int>* multp, int* diam_out) {
+               std::vector<int>* chosen, int* root, int* diam_out) {
     const size_t n = static_cast<size_t>(g.n);
-    std::vector<int>& D = *Dp;
-    std::vector<int>& mult = *multp;
+    std::vector<int> D(n, 0), mult(g.capacity.size(), 0);
     std::vector<char> in(n, 0);
     in[static_cast<size_t>(start)] = 1;
     std::vector<std::vector<std::pair<int, int>>> adj(n);
@@ -328,6 +329,7 @@ void scan_grow(const MTreeGraph& g, const std::vector<double>& R, double rmin, l
         chosen->push_back(best);
         diam = best_diam;
     }
+    *root = static_cast<int>(std::min_element(D.begin(), D.end()) - D.begin());
     *diam_out = diam;
 }
 
@@ -593,21 +595,19 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
         for (size_t v = 1; v < n; ++v)
             if (incident[v] > incident[static_cast<size_t>(start)] && !cap_equal(incident[v], incident[static_cast<size_t>(start)]))
                 start = static_cast<int>(v);
-        std::vector<int> D(n, 0), mult(g.capacity.size(), 0), chosen;
-        std::vector<int> cls;
+        std::vector<int> chosen, cls;
         const bool apart = capacity_classes(cap, rmin, &cls);
         // Where resources are shared the scan weighs capacities that change
         // within the round, which the classes do not see: no memo there.
         ordered = ordered && apart && shared_free;
         int diam = 0, root = -1;
-        if (by_heap && apart) {
+        if (by_heap && apart)
             grow_by_heap(g, edges_at, cls, d, start, &chosen, &root, &diam);
-            for (int e : chosen)
-                for (int r : g.edges[static_cast<size_t>(e)].res) ++mult[static_cast<size_t>(r)];
-        } else {
-            scan_grow(g, R, rmin, d, start, &chosen, &D, &mult, &diam);
-            root = static_cast<int>(std::min_element(D.begin(), D.end()) - D.begin());
-        }
+        else
+            scan_grow(g, R, rmin, d, start, &chosen, &root, &diam);
+        std::vector<int> mult(g.capacity.size(), 0);  // the tree's uses of each resource
+        for (int e : chosen)
+            for (int r : g.edges[static_cast<size_t>(e)].res) ++mult[static_cast<size_t>(r)];
         most = std::max(most, diam);
         if (widest != nullptr) *widest = ordered ? most : std::numeric_limits<int>::max();
         if (chosen.size() + 1 != n) break;  // no tree within H spans the hosts
