@@ -1,6 +1,7 @@
 // MTREE generator (description, cost and differences from the paper in
 // mtree.hpp).
 #include "plan/mtree.hpp"
+#include "common/hash.hpp"
 #include "plan/hops.hpp"
 #include "plan/lanes.hpp"
 
@@ -8,12 +9,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <map>
 #include <memory>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 
 namespace genx {
 
@@ -367,7 +370,9 @@ class GrowingTree {
         qdepth_[x] = qdepth_[static_cast<size_t>(u)] + q;
         int* row = &up_[x * width_];
         row[0] = u;
-        for (size_t k = 1; k < width_; ++k) row[k] = up_[static_cast<size_t>(row[k - 1]) * width_ + k - 1];
+        // Ancestors beyond the depth stay the root, as the table starts.
+        for (size_t k = 1; k < width_ && (1 << k) <= depth_[x]; ++k)
+            row[k] = up_[static_cast<size_t>(row[k - 1]) * width_ + k - 1];
         // A leaf is its parent's distance plus q from either end.
         EndDist& c = end_dist_[x];
         for (int i = 0; i < 2; ++i) {
@@ -422,10 +427,14 @@ class GrowingTree {
     int anc(int x, int k) const { return up_[static_cast<size_t>(x) * width_ + static_cast<size_t>(k)]; }
     int lca(int x, int y) const {
         if (depth_[static_cast<size_t>(x)] < depth_[static_cast<size_t>(y)]) std::swap(x, y);
-        for (int k = levels_; k >= 0; --k)
-            if (depth_[static_cast<size_t>(x)] - (1 << k) >= depth_[static_cast<size_t>(y)]) x = anc(x, k);
+        // Lift x by the depth difference's bits, then both from the
+        // highest level their depth reaches.
+        for (int diff = depth_[static_cast<size_t>(x)] - depth_[static_cast<size_t>(y)], k = 0; diff != 0; diff >>= 1, ++k)
+            if (diff & 1) x = anc(x, k);
         if (x == y) return x;
-        for (int k = levels_; k >= 0; --k)
+        int top = 0;
+        while (top < levels_ && (2 << top) <= depth_[static_cast<size_t>(x)]) ++top;
+        for (int k = top; k >= 0; --k)
             if (anc(x, k) != anc(y, k)) {
                 x = anc(x, k);
                 y = anc(y, k);
@@ -498,10 +507,12 @@ bool keys_fit(const MTreeGraph& g, long d) {
 // grows, so an entry whose key went stale is pushed again with its new
 // one, and the first entry popped with a current key is the scan's
 // choice.  Fills `chosen` as the scan does and *root with the vertex the
-// scan's eccentricities make the root (every q ≥ 1: keys_fit).
+// scan's eccentricities make the root (every q ≥ 1: keys_fit).  *pruned:
+// whether the bound d ever turned an edge away (else any bound from the
+// tree's diameter up grows the same tree).
 void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edges_at,
                   const std::vector<int>& cls, long d, int start, std::vector<int>* chosen,
-                  int* root, int* diam) {
+                  int* root, int* diam, bool* pruned) {
     const size_t n = static_cast<size_t>(g.n);
     std::vector<char> in(n, 0);
     GrowingTree tree(g.n, start);
@@ -520,7 +531,10 @@ void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edge
             if (cls[static_cast<size_t>(ei)] < 0 || (in[static_cast<size_t>(e.u)] && in[static_cast<size_t>(e.v)]))
                 continue;
             const int nd = made(e);
-            if (nd <= d) heap.push(key(cls[static_cast<size_t>(ei)], nd, ei));
+            if (nd <= d)
+                heap.push(key(cls[static_cast<size_t>(ei)], nd, ei));
+            else
+                *pruned = true;
         }
     };
     in[static_cast<size_t>(start)] = 1;
@@ -536,7 +550,10 @@ void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edge
             const MTreeEdge& e = g.edges[static_cast<size_t>(ei)];
             if (in[static_cast<size_t>(e.u)] && in[static_cast<size_t>(e.v)]) continue;
             const int now = made(e);
-            if (now > d) continue;  // diameters only grow: never again
+            if (now > d) {  // diameters only grow: never again
+                *pruned = true;
+                continue;
+            }
             if (now != nd) {
                 heap.push(key(cls[static_cast<size_t>(ei)], now, ei));
                 continue;
@@ -557,9 +574,30 @@ void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edge
     *diam = tree.diameter();
 }
 
+// Whether a round recorded under diameter bound `was` grows the same tree
+// under bound d: a bound between the tree's diameter and `was` removes only
+// edges the round never chose, and one above `was` changes nothing where
+// `was` turned no edge away (the run's only branches on the bound).
+bool admits(const GbstRound& r, long was, long d) {
+    return r.diam <= d && (d <= was || !r.pruned);
+}
+
+// The longest prefix of a recorded run that bound d admits, round by round
+// (equal prefixes leave equal remaining capacities behind them).
+std::pair<const GbstMemo::Run*, size_t> replayable(const GbstMemo* memo, long d) {
+    std::pair<const GbstMemo::Run*, size_t> best{nullptr, 0};
+    if (memo == nullptr) return best;
+    for (const GbstMemo::Run& run : memo->runs) {
+        size_t k = 0;
+        while (k < run.rounds.size() && admits(run.rounds[k], run.d, d)) ++k;
+        if (k > best.second) best = {&run, k};
+    }
+    return best;
+}
+
 }  // namespace
 
-std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o, int* widest) {
+std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o, int* widest, GbstMemo* memo) {
     if (widest != nullptr) *widest = std::numeric_limits<int>::max();
     std::vector<MTreeTree> out;
     if (g.n < 2) return out;
@@ -581,6 +619,11 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
         edges_at[static_cast<size_t>(g.edges[ei].u)].push_back(static_cast<int>(ei));
         edges_at[static_cast<size_t>(g.edges[ei].v)].push_back(static_cast<int>(ei));
     }
+    // Rounds grown by heap are recorded (while every round is) and replayed
+    // where another run's bound admits them.
+    const auto [replay, replay_rounds] = replayable(by_heap ? memo : nullptr, d);
+    GbstMemo::Run record{d, {}};
+    bool recording = memo != nullptr && by_heap;
     for (int round = 0; round < kMTreeMaxRounds; ++round) {
         // Start vertex: most remaining usable incident capacity.
         std::vector<double> cap(g.edges.size()), incident(n, 0);
@@ -601,10 +644,21 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
         // within the round, which the classes do not see: no memo there.
         ordered = ordered && apart && shared_free;
         int diam = 0, root = -1;
-        if (by_heap && apart)
-            grow_by_heap(g, edges_at, cls, d, start, &chosen, &root, &diam);
-        else
+        bool pruned = false;
+        if (static_cast<size_t>(round) < replay_rounds) {
+            const GbstRound& r = replay->rounds[static_cast<size_t>(round)];
+            chosen = r.chosen;
+            root = r.root;
+            diam = r.diam;
+            pruned = r.pruned || d < replay->d;  // unknown below the bound it was grown under
+            ++memo->replayed;
+        } else if (by_heap && apart) {
+            grow_by_heap(g, edges_at, cls, d, start, &chosen, &root, &diam, &pruned);
+        } else {
             scan_grow(g, R, rmin, d, start, &chosen, &root, &diam);
+            recording = false;
+        }
+        if (recording) record.rounds.push_back({chosen, root, diam, pruned});
         std::vector<int> mult(g.capacity.size(), 0);  // the tree's uses of each resource
         for (int e : chosen)
             for (int r : g.edges[static_cast<size_t>(e)].res) ++mult[static_cast<size_t>(r)];
@@ -635,6 +689,7 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
         seen[t.edges] = out.size();
         out.push_back(std::move(t));
     }
+    if (recording && !record.rounds.empty()) memo->runs.push_back(std::move(record));
     return out;
 }
 
@@ -663,7 +718,8 @@ Status mtree_gost(const MTreeGraph& g, const MTreeOptions& o, MTreeGost* out) {
         // A bound no round's tree came near turns away none of the edges
         // GBST chose: any H with 2H ≥ widest grows the H0 trees again.
         int widest = 0;
-        r.trees = mtree_gbst(g, r.H0, o, &widest);
+        GbstMemo memo;
+        r.trees = mtree_gbst(g, r.H0, o, &widest, &memo);
         for (const MTreeTree& t : r.trees) r.total += t.rate;
         if (r.trees.empty())
             return Status::internal("mtree: no spanning tree found on a connected graph");
@@ -673,7 +729,7 @@ Status mtree_gost(const MTreeGraph& g, const MTreeOptions& o, MTreeGost* out) {
         while (lo < hi) {
             const int mid = lo + (hi - lo) / 2;
             std::vector<MTreeTree> ts =
-                2L * mid >= widest ? unbounded : mtree_gbst(g, mid, o);
+                2L * mid >= widest ? unbounded : mtree_gbst(g, mid, o, nullptr, &memo);
             double total = 0;
             for (const MTreeTree& t : ts) total += t.rate;
             if (!ts.empty() && total >= want * (1 - 1e-12)) {
@@ -762,36 +818,49 @@ std::vector<double> rates_of_uses(const MTreeGraph& g,
                                   const std::vector<const std::vector<std::pair<int, int>>*>& uses) {
     const size_t K = uses.size();
     std::vector<int> row_of(g.capacity.size(), -1);
-    std::vector<std::vector<double>> A;
+    std::vector<double> flat;  // row j's uses at flat[j · K ...]
     std::vector<double> b;
     for (size_t i = 0; i < K; ++i)
         for (const auto& [r, c] : *uses[i]) {
             int& row = row_of[static_cast<size_t>(r)];
             if (row < 0) {
-                row = static_cast<int>(A.size());
-                A.emplace_back(K, 0.0);
+                row = static_cast<int>(b.size());
+                flat.resize(flat.size() + K, 0.0);
                 b.push_back(g.capacity[static_cast<size_t>(r)]);
             }
-            A[static_cast<size_t>(row)][i] += c;
+            flat[static_cast<size_t>(row) * K + i] += c;
         }
-    if (A.empty()) return std::vector<double>(K, 0);
-    if (A.size() > kMTreeMergeRows) {
-        std::map<std::vector<double>, size_t> same;
-        std::vector<std::vector<double>> A2;
-        std::vector<double> b2;
-        for (size_t j = 0; j < A.size(); ++j) {
-            auto [it, fresh] = same.emplace(A[j], A2.size());
-            if (fresh) {
-                A2.push_back(std::move(A[j]));
-                b2.push_back(b[j]);
-            } else {
-                b2[it->second] = std::min(b2[it->second], b[j]);
-            }
-        }
-        A = std::move(A2);
-        b = std::move(b2);
+    if (b.empty()) return std::vector<double>(K, 0);
+    const auto row = [&](size_t j) { return flat.begin() + static_cast<long>(j * K); };
+    std::vector<std::vector<double>> A;
+    if (b.size() <= kMTreeMergeRows) {
+        for (size_t j = 0; j < b.size(); ++j) A.emplace_back(row(j), row(j) + static_cast<long>(K));
+        return mtree_max_rates(A, b);
     }
-    return mtree_max_rates(A, b);
+    // Rows merged by hash of their uses, each at its first row's place.
+    const auto hash = [&](size_t j) {
+        uint64_t h = kFnvOffset;
+        for (auto x = row(j); x != row(j) + static_cast<long>(K); ++x) {
+            uint64_t w;
+            std::memcpy(&w, &*x, sizeof w);
+            h = (h ^ w) * kFnvPrime;  // a word at a time: rows are long
+            h ^= h >> 29;
+        }
+        return static_cast<size_t>(h);
+    };
+    const auto same = [&](size_t x, size_t y) { return std::equal(row(x), row(x) + static_cast<long>(K), row(y)); };
+    std::unordered_map<size_t, size_t, decltype(hash), decltype(same)> first(b.size(), hash, same);
+    std::vector<double> b2;
+    for (size_t j = 0; j < b.size(); ++j) {
+        auto [it, fresh] = first.emplace(j, A.size());
+        if (fresh) {
+            A.emplace_back(row(j), row(j) + static_cast<long>(K));
+            b2.push_back(b[j]);
+        } else {
+            b2[it->second] = std::min(b2[it->second], b[j]);
+        }
+    }
+    return mtree_max_rates(A, b2);
 }
 
 }  // namespace

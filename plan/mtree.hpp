@@ -227,7 +227,27 @@ struct MTreeOptions {
 // capacities not within cap_equal's tolerance unless equal), else INT_MAX.  A bound H' ≤ H with 2H' ≥
 // widest turns away none of the edges GBST chose, so it grows the same
 // trees (ITH's search skips those runs).
-std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o, int* widest = nullptr);
+// *memo (when given): the rounds earlier runs grew by heap, each with its
+// tree's diameter and whether the bound turned an edge away.  A run replays
+// the longest prefix of one that its bound admits (the same tree: a bound
+// at least the diameter and at most the recorded one, or any bound from
+// the diameter up where none was turned away) and records its own rounds.
+struct GbstRound {
+    std::vector<int> chosen;  // the round's edges, in the order grown
+    int root = -1;
+    int diam = 0;
+    bool pruned = false;
+};
+struct GbstMemo {
+    struct Run {
+        long d = 0;  // the diameter bound, 2H
+        std::vector<GbstRound> rounds;
+    };
+    std::vector<Run> runs;
+    size_t replayed = 0;  // rounds replayed instead of grown
+};
+std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions& o, int* widest = nullptr,
+                                  GbstMemo* memo = nullptr);
 
 struct MTreeGost {
     int H0 = 0;   // the unbounded height bound ITH starts from

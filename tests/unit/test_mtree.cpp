@@ -923,6 +923,7 @@ TEST_CASE("GBST by heap grows the paper's scan's trees on direct networks", "[mt
     MTreeOptions heap, scan;
     scan.scan_every_edge = true;
     int compared = 0, memo_checked = 0;
+    size_t replayed = 0;
     for (const auto& [name, g] : graphs) {
         int qmax = 1;
         for (const MTreeEdge& e : g.edges) qmax = std::max(qmax, e.q);
@@ -930,11 +931,19 @@ TEST_CASE("GBST by heap grows the paper's scan's trees on direct networks", "[mt
         int widest = 0;
         const std::vector<MTreeTree> unbounded = mtree_gbst(g, H0, heap, &widest);
         REQUIRE_FALSE(unbounded.empty());
-        for (int H : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, H0 / 2, H0}) {
+        // Runs sharing a memo (GbstMemo) replay earlier runs' rounds, up
+        // the bounds here and down them in the second memo.
+        GbstMemo up, down;
+        const std::vector<int> bounds{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, H0 / 2, H0};
+        for (auto H = bounds.rbegin(); H != bounds.rend(); ++H)
+            if (*H >= 1 && *H <= H0) mtree_gbst(g, *H, heap, nullptr, &down);
+        for (int H : bounds) {
             if (H < 1 || H > H0) continue;
             int w = 0;
             const std::vector<MTreeTree> a = mtree_gbst(g, H, heap, &w);
             require_same_trees(a, mtree_gbst(g, H, scan), name + " H=" + std::to_string(H));
+            require_same_trees(a, mtree_gbst(g, H, heap, nullptr, &up), name + " H=" + std::to_string(H) + " (memo up)");
+            require_same_trees(a, mtree_gbst(g, H, heap, nullptr, &down), name + " H=" + std::to_string(H) + " (memo down)");
             ++compared;
             // A bound the unbounded run's trees never reached grows them again.
             if (2L * H >= widest) {
@@ -942,6 +951,7 @@ TEST_CASE("GBST by heap grows the paper's scan's trees on direct networks", "[mt
                 ++memo_checked;
             }
         }
+        replayed += up.replayed + down.replayed;
         MTreeGost x, y;
         REQUIRE(mtree_gost(g, heap, &x));
         REQUIRE(mtree_gost(g, scan, &y));
@@ -970,6 +980,7 @@ TEST_CASE("GBST by heap grows the paper's scan's trees on direct networks", "[mt
     }
     CHECK(compared > 80);
     CHECK(memo_checked > 10);
+    CHECK(replayed > 100);
 }
 
 TEST_CASE("mtree spans the hosts of a 10^4-host torus", "[mtree][scale]") {
