@@ -91,10 +91,12 @@ expect 0 '^ratio      0\.9[0-7][0-9]* ' --preset switch:12 -a rb --bytes 12M -p 
     --model "$src/docs/example-model.json" --network-model CM02 --no-incast
 # The paper's Figure 11 platforms: each runs, with Table 5's parameters as
 # the model (incast on: Table 5's epsilon is above 0).
+# (recursive doubling: log2 P steps, where a ring of 512 simulates 10^5
+# messages for the same check).
 for p in SS24 SS32 SYM384 SYM512 ASY384 CDC384; do
-    expect 0 "\"model_source\": \"Table 5 \\($p\\)\"" --preset "$p" -a ring --bytes 1M --json
+    expect 0 "\"model_source\": \"Table 5 \\($p\\)\"" --preset "$p" -a rd --bytes 1M --json
 done
-expect 0 '"ranks": 384' --preset CDC384 -a ring --bytes 1M --json
+expect 0 '"ranks": 384' --preset CDC384 -a rd --bytes 1M --json
 expect 0 '"incast": true' --preset SS24 -a ring --bytes 1M --json
 # On one switch under CM02 the ring is Table 5's GenModel exactly.
 expect 0 '^ratio      1 \(simulated / model\)$' --preset SS24 -a ring --bytes 1M --network-model CM02
@@ -126,7 +128,7 @@ expect 0 '^ratio      0\.9[5-9][0-9]* \(simulated / model\)$' --topology "$fx/b4
 # segment or window keeps the user's choice.
 expect 0 '"exec": "segment=0,window=4"' --topology "$fx/b4.json" -a ring --bytes 1M --json
 expect 0 '"exec": "segment=1M,window=4"' --topology "$fx/b4.json" -a ring -p window=4 --bytes 1M --json
-expect 0 '"exec": "segment=1M,window=4"' --preset tree:8x100 -a ring --bytes 1M --json
+expect 0 '"exec": "segment=1M,window=4"' --preset tree:8x12 -a ring --bytes 1M --json
 # MTREE sends each chunk as one message (segment_blocks), so even with
 # 1 MiB segments and 4 in flight (given explicitly: b4's routes would
 # otherwise default to unsegmented) the window does not bind it on 8-50 ms
