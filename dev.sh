@@ -3,6 +3,8 @@
 #   ./dev.sh demo   install what is missing, build, run the allreduce comparison
 #   ./dev.sh test   install what is missing, build, run the whole test suite
 # Other verbs: deps (install Debian packages only), build,
+#   test-long  as test, with make check-long: every entry of the long test
+#              matrices, valgrind's MPI runs and the [.long] unit tests
 #   sanitize   build with --enable-sanitizers in build-sanitize/ and run
 #              tests/sanitize/run-sanitizers.sh (ASan, LSan, UBSan)
 #   valgrind   build, run tests/sanitize/run-valgrind.sh (memcheck)
@@ -67,10 +69,11 @@ build() {
 }
 
 run_tests() {
+    local target=${1:-check}
     build
-    say "running the test suite (make check)"
+    say "running the test suite (make $target)"
     local rc=0
-    make -C "$build" -j"$jobs" check || rc=$?
+    make -C "$build" -j"$jobs" "$target" || rc=$?
     local log="$build/test-suite.log"
     local pass fail skip
     pass=$(sed -n 's/^# PASS: *//p' "$log" | head -n 1)
@@ -120,8 +123,9 @@ case "${1:-}" in
     deps) deps ;;
     build) build ;;
     test) run_tests ;;
+    test-long) run_tests check-long ;;
     demo) shift; demo "$@" ;;
     sanitize) sanitize ;;
     valgrind) valgrind_check ;;
-    *) echo "usage: $0 {demo|test|build|deps|sanitize|valgrind}" >&2; exit 2 ;;
+    *) echo "usage: $0 {demo|test|test-long|build|deps|sanitize|valgrind}" >&2; exit 2 ;;
 esac

@@ -49,6 +49,9 @@
 #                        of GENX_STRESS_CALLS)
 #   GENX_STRESS_NP       process counts (default "3 4")
 #   GENX_STRESS_ARGS     more allreduce_stress options for every run
+#   GENX_CHECK_LONG      1 (make check-long, and the default by hand): every
+#                        run at every process count; 0 (make check): each
+#                        run at one of them, in turn (same seeds and names)
 # Exit: 0 all passed, 1 a check failed, 77 skipped (no mpirun).
 set -u
 
@@ -203,14 +206,25 @@ topo_file=$logdir/stress-topology.conf
 printf '# two leaves under a root; every rank runs on %s\nSwitchName=leaf0 Nodes=%s,other[1-3]\nSwitchName=leaf1 Nodes=far[1-4]\nSwitchName=root Switches=leaf[0-1]\n' \
     "$(hostname | cut -d. -f1)" "$(hostname | cut -d. -f1)" > "$topo_file"
 
+long=${GENX_CHECK_LONG:-1}
+read -r -a np_list <<< "$nps"
+# taken NP-INDEX RUN-INDEX: whether this run happens at this process count
+# (make check spreads a group's runs over the counts, in turn).
+taken() { [ "$long" = 1 ] || [ $(($2 % ${#np_list[@]})) -eq "$1" ]; }
+
 k=0
 total_calls=0
+npi=-1
 for np in $nps; do
+    npi=$((npi + 1))
     # The plain families: no network needed.
+    j=0
     for spec in auto: model: ring: ring:segment=4K,window=2 butterfly:r=0 butterfly:r=1 rb: cps: hcps: rhd: rd:; do
         alg=${spec%%:*} params=${spec#*:}
         seed=$((seed0 + k))
         k=$((k + 1))
+        j=$((j + 1))
+        taken "$npi" $((j - 1)) || continue
         name="P=$np $alg${params:+ $params} seed=$seed"
         log=$logdir/stress-p$np-$alg${params:+-${params//[=,]/_}}.log
         margs=()
@@ -225,9 +239,12 @@ for np in $nps; do
     done
 
     # The network families forced, all ranks on this host.
+    j=0
     for alg in gentree mtree multitree ring2d; do
         seed=$((seed0 + k))
         k=$((k + 1))
+        j=$((j + 1))
+        taken "$npi" $((j - 1)) || continue
         margs=(--mca coll_genx_allreduce_algorithm "$alg")
         need=()
         case $alg in
@@ -254,9 +271,13 @@ for np in $nps; do
     # SLURM_TOPOLOGY_ADDR, the family chosen by a rules file.
     addrs=$(addrs_of "$np")
     nh=$(tr ' ' '\n' <<< "$addrs" | sort -u | wc -l)
+    # Shifted by one: gentree on the hosts where two ranks share one.
+    j=1
     for alg in gentree mtree multitree ring2d; do
         seed=$((seed0 + k))
         k=$((k + 1))
+        j=$((j + 1))
+        taken "$npi" $((j - 1)) || continue
         rules=$logdir/stress-p$np-$alg-rules.json
         if [ "$alg" = ring2d ]; then
             # ring2d lays the ranks out by dims=XxY, one rule per size.

@@ -19,8 +19,11 @@
 #   GENX_VALGRIND_TIMEOUT   seconds per mpirun (default 240)
 #   GENX_MPIRUN, GENX_OMPI_INFO, GENX_OMPI_COMPONENT_DIR, GENX_BUILDDIR
 #                           as for run-mpi-tests.sh
-# Exit: 0 clean, 1 a failure, 77 skipped (no valgrind, no mpirun, or a
-# build with --enable-sanitizers).  make check runs it.
+#   GENX_CHECK_LONG         0 skips (make check: these runs take a minute and
+#                           a half of both cores); make check-long, ./dev.sh
+#                           valgrind and a run by hand leave it unset or 1
+# Exit: 0 clean, 1 a failure, 77 skipped (make check, no valgrind, no mpirun,
+# or a build with --enable-sanitizers).  make check-long runs it.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +35,10 @@ ompi_info=${GENX_OMPI_INFO:-$(command -v ompi_info || true)}
 checker=$here/check-reports.py
 supp=$here/valgrind.supp
 
+if [ "${GENX_CHECK_LONG:-1}" = 0 ]; then
+    echo "SKIP: valgrind's MPI runs belong to make check-long (or ./dev.sh valgrind)"
+    exit 77
+fi
 if ! command -v valgrind > /dev/null; then
     echo "SKIP: valgrind not found (install the Debian package valgrind)"
     exit 77

@@ -481,11 +481,15 @@ TEST_CASE("stage plans copy every byte in once, before its first use, and out on
 
 // ------------------------------------------------------ staged executor
 
-TEST_CASE("every generator runs staged on device buffers, every type and op", "[device]") {
+namespace {
+
+// Every generator at each of `ps` staged through the executor, every type
+// and op in turn over counts from 0 to 65537.
+void check_every_generator_staged(const std::vector<int>& ps) {
     const auto pairs = valid_pairs();
     size_t next = 0;
     for (const GeneratorInfo& g : generators()) {
-        for (int P : {1, 2, 3, 4, 5, 7, 8, 9, 12}) {
+        for (int P : ps) {
             const Plan plan = make_plan(g.name, P);
             std::vector<Case> cases;
             for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) - 1,
@@ -502,6 +506,16 @@ TEST_CASE("every generator runs staged on device buffers, every type and op", "[
             CHECK(st.is_ok());
         }
     }
+}
+
+}  // namespace
+
+TEST_CASE("every generator runs staged on device buffers, every type and op", "[device]") {
+    check_every_generator_staged({1, 2, 3, 5, 8});
+}
+
+TEST_CASE("every generator runs staged on device buffers at more P (make check-long)", "[device][.long]") {
+    check_every_generator_staged({4, 7, 9, 12});
 }
 
 TEST_CASE("every type and op staged through ring and butterfly", "[device]") {
@@ -736,15 +750,16 @@ std::vector<std::pair<genx_dtype, genx_op>> device_pairs() {
     return pairs;
 }
 
-// Every generator on the device, P = 1, 2, 3, 5, 8, 9, counts 0 up to
+// Every generator on the device at each P of `ps`, counts 0 up to
 // `largest`, the device's (type, op) pairs in turn, in place and
 // progress() alternating; even P with `even_p` options.  `bounce`: over a
 // host-only transport (run_device_cases).
-void check_every_generator_on_device(size_t largest, const ExecOptions& even_p, bool bounce) {
+void check_every_generator_on_device(size_t largest, const ExecOptions& even_p, bool bounce,
+                                     const std::vector<int>& ps = {1, 2, 3, 5, 8, 9}) {
     const auto pairs = device_pairs();
     size_t next = 0;
     for (const GeneratorInfo& g : generators()) {
-        for (int P : {1, 2, 3, 5, 8, 9}) {
+        for (int P : ps) {
             const Plan plan = make_plan(g.name, P);
             std::vector<Case> cases;
             for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(P) + 1, size_t{1000}, largest}) {
@@ -843,9 +858,16 @@ TEST_CASE("a device-aware transport keeps device buffers on the device; what has
 
 // ------------------------------------ reducing on the device, messages bounced
 
+// Each bounced message is a copy each way through page-locked memory: at
+// 48-byte segments the largest count is most of the cost.
 TEST_CASE("every generator reduces on the device over a host-only transport, messages bounced",
           "[device]") {
     REQUIRE(device_pairs().size() > 20);
+    check_every_generator_on_device(4099, opts(48, 3), /*bounce=*/true, {1, 3, 8});
+}
+
+TEST_CASE("every generator reduces on the device, messages bounced, 65537 elements (make check-long)",
+          "[device][.long]") {
     check_every_generator_on_device(65537, opts(48, 3), /*bounce=*/true);
 }
 
