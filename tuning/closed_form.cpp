@@ -112,9 +112,14 @@ bool ClosedForm::make(const std::string& algorithm, const ParamMap& params, int 
         // 2^k: symmetric, the quotient prices it.  Any other distance is
         // refused by the generator.
         auto it = params.find("distance");
-        ok = (P & (P - 1)) != 0 && K == 1 &&
-             (it == params.end() || it->second == "halving" || it->second == "doubling");
-        if (ok) rhd(P, &cf);
+        const bool doubling = it != params.end() && it->second == "doubling";
+        ok = (P & (P - 1)) != 0 && (it == params.end() || it->second == "halving" || doubling);
+        // Every rank's 2·log2 p' + 2 steps with K > 1, within the cap.
+        int k = 0;
+        while ((2L << k) <= P) ++k;
+        if (ok && K > 1) ok = static_cast<long>(P) * (2 * k + 2) <= kClosedFormMaxRankSteps;
+        if (ok && K == 1) rhd(P, &cf);
+        if (ok && K > 1) rhd_all_ranks(P, K, doubling, &cf);
     } else if (algorithm == "butterfly" && only_keys(params, {"r", "group"})) {
         std::vector<int> radix;
         int r = 0;

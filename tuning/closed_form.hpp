@@ -36,8 +36,10 @@
 //   rhd (either distance) on a non-power of two, one rank per node: rank 1
 //     and rank 0 as for rd, step j of the reduce-scatter moving p'/2^(j+1)
 //     blocks and the allgather the same counts in reverse (the distance
-//     changes who the partner is, not the counts).  None with K > 1 per
-//     node, where the distance decides which exchanges stay on a node.
+//     changes who the partner is, not the counts).  With K > 1 per node,
+//     every rank as for rd, each swap's partner at the generator's
+//     distance (which decides the exchanges that stay on a node), up to
+//     kClosedFormMaxRankSteps steps in all (about 7·10⁴ ranks).
 #pragma once
 
 #include <cstddef>
@@ -50,6 +52,11 @@
 #include "tuning/cost_model.hpp"
 
 namespace genx {
+
+// The most steps a closed form that models every rank may have: rd's at
+// 10⁵ ranks (1.9·10⁶) fits, rhd's there (3.4·10⁶ a distance) does not, so
+// that a 10⁵-rank table stays within its second (bench/RESULTS.md).
+constexpr long kClosedFormMaxRankSteps = 2500000;
 
 class ClosedForm {
   public:
@@ -126,6 +133,18 @@ class ClosedForm {
     static void rd(int P, int K, ClosedForm* out);
     static void rd_all_ranks(int P, int K, ClosedForm* out);
     static void rhd(int P, ClosedForm* out);
+    static void rhd_all_ranks(int P, int K, bool doubling, ClosedForm* out);
+    // rd's and rhd's chain with K ranks per node, every rank modelled: the
+    // fold of `all` blocks, `steps` core steps (step j swaps blocks(j) with
+    // new rank n ^ distance(j), adding them where reduces(j)), the unfold.
+    struct FoldedCore {
+        int steps = 0;
+        long all = 1;
+        std::function<long(int)> blocks;
+        std::function<int(int)> distance;
+        std::function<bool(int)> reduces;
+    };
+    static void folded_all_ranks(int P, int K, const FoldedCore& core, ClosedForm* out);
     // rd's and rhd's chain with one rank per node: rank 0 hands rank 1 its
     // `all` blocks (step 0), `core` adds rank 1's steps 1..n and returns
     // n, and rank 1 hands the result back (its step n + 1, rank 0's 1).

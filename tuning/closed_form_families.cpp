@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "plan/fold.hpp"
@@ -403,52 +405,68 @@ void ClosedForm::rhd(int P, ClosedForm* out) {
     }, out);
 }
 
-void ClosedForm::rd_all_ranks(int P, int K, ClosedForm* out) {
+void ClosedForm::folded_all_ranks(int P, int K, const FoldedCore& core, ClosedForm* out) {
     // K ranks per node: a node's NIC carries its ranks' inter-node blocks in
     // their steps of the same index, and nodes mix giving, folding and plain
     // ranks, so every rank is modelled; each of its steps has one peer.
     const Fold fold(P);
-    int k = 0;
-    while ((1 << k) < fold.p2) ++k;
-    out->nblocks_ = 1;
-    enum Role { kGive, kTake, kFoldIn, kExchange, kUnfold };
-    for (int role = kGive; role <= kUnfold; ++role)
-        for (int c = 0; c < 2; ++c) {  // own id = 2·role + class
-            Own o;
-            const bool sends = role == kGive || role == kExchange || role == kUnfold;
-            const bool recvs = role == kTake || role == kFoldIn || role == kExchange;
-            o.sent[c] = o.nsent[c] = sends ? 1 : 0;
-            o.recv[c] = o.nrecv[c] = recvs ? 1 : 0;
-            o.flows_in = recvs && c == 0 ? 1 : 0;
-            o.reduce = role == kFoldIn || role == kExchange ? 1 : 0;
-            o.memory = 3 * o.reduce;
-            out->add_own(o);
-        }
-    auto nsteps = [&](int x) { return fold.gives(x) ? 2 : fold.folds(x) ? k + 2 : k; };
-    // Step s of rank x: its role, peer q and the peer's matching step.
-    auto step_of = [&](int x, int s, int* role, int* q, int* qs) {
+    const int n_core = core.steps;
+    enum Role { kGive, kTake, kFoldIn, kCore, kUnfold };
+    // Step s of rank x: its role, peer q, the peer's matching step and the
+    // blocks it moves (core step j: core.blocks(j) each way).
+    struct At {
+        int role = kCore, q = 0, qs = 0;
+        long blocks = 0;
+        bool reduces = false;
+    };
+    auto nsteps = [&](int x) { return fold.gives(x) ? 2 : fold.folds(x) ? n_core + 2 : n_core; };
+    auto step_of = [&](int x, int s) {
+        At a;
         if (fold.gives(x)) {
-            *role = s == 0 ? kGive : kTake;
-            *q = x + 1;
-            *qs = s == 0 ? 0 : k + 1;
-            return;
+            a.role = s == 0 ? kGive : kTake;
+            a.q = x + 1;
+            a.qs = s == 0 ? 0 : n_core + 1;
+            a.blocks = core.all;
+            return a;
         }
         const bool folds = fold.folds(x);
-        if (folds && (s == 0 || s == k + 1)) {
-            *role = s == 0 ? kFoldIn : kUnfold;
-            *q = x - 1;
-            *qs = s == 0 ? 0 : 1;
-            return;
+        if (folds && (s == 0 || s == n_core + 1)) {
+            a.role = s == 0 ? kFoldIn : kUnfold;
+            a.q = x - 1;
+            a.qs = s == 0 ? 0 : 1;
+            a.blocks = core.all;
+            a.reduces = s == 0;
+            return a;
         }
         const int j = folds ? s - 1 : s;
-        *role = kExchange;
-        *q = fold.old_rank(fold.new_rank(x) ^ (1 << j));
-        *qs = j + (fold.folds(*q) ? 1 : 0);
+        a.q = fold.old_rank(fold.new_rank(x) ^ core.distance(j));
+        a.qs = j + (fold.folds(a.q) ? 1 : 0);
+        a.blocks = core.blocks(j);
+        a.reduces = core.reduces(j);
+        return a;
+    };
+    auto sends = [](int role) { return role == kGive || role == kCore || role == kUnfold; };
+    auto recvs = [](int role) { return role == kTake || role == kFoldIn || role == kCore; };
+    // A step's own load by (role, class, blocks, reduces), interned.
+    std::map<std::tuple<int, int, long, bool>, int> own_ids;
+    auto own_of = [&](const At& a, int c) {
+        const auto key = std::make_tuple(a.role, c, a.blocks, a.reduces);
+        auto it = own_ids.find(key);
+        if (it != own_ids.end()) return it->second;
+        Own o;
+        o.sent[c] = sends(a.role) ? a.blocks : 0;
+        o.nsent[c] = sends(a.role) ? 1 : 0;
+        o.recv[c] = recvs(a.role) ? a.blocks : 0;
+        o.nrecv[c] = recvs(a.role) ? 1 : 0;
+        o.flows_in = recvs(a.role) && c == 0 ? 1 : 0;
+        o.reduce = a.reduces ? a.blocks : 0;
+        o.memory = 3 * o.reduce;
+        return own_ids.emplace(key, out->add_own(o)).first->second;
     };
     // Each node's NIC per step index, interned by value.
-    const int S = k + 2, nnodes = (P + K - 1) / K;
+    const int S = n_core + 2, nnodes = (P + K - 1) / K;
     std::vector<int> nic_of(static_cast<size_t>(nnodes) * static_cast<size_t>(S));
-    std::unordered_map<uint64_t, int> nic_ids;
+    std::map<std::tuple<long, long, int>, int> nic_ids;
     std::vector<int> srcs;
     for (int n = 0; n < nnodes; ++n)
         for (int s = 0; s < S; ++s) {
@@ -456,20 +474,17 @@ void ClosedForm::rd_all_ranks(int P, int K, ClosedForm* out) {
             srcs.clear();
             for (int x = n * K; x < std::min(P, n * K + K); ++x) {
                 if (s >= nsteps(x)) continue;
-                int role = 0, q = 0, qs = 0;
-                step_of(x, s, &role, &q, &qs);
-                if (q / K == n) continue;
-                if (role == kGive || role == kExchange || role == kUnfold) ++nic.sent;
-                if (role == kTake || role == kFoldIn || role == kExchange) {
-                    ++nic.recv;
-                    srcs.push_back(q / K);
+                const At a = step_of(x, s);
+                if (a.q / K == n) continue;
+                if (sends(a.role)) nic.sent += a.blocks;
+                if (recvs(a.role)) {
+                    nic.recv += a.blocks;
+                    srcs.push_back(a.q / K);
                 }
             }
             std::sort(srcs.begin(), srcs.end());
             nic.sources = static_cast<int>(std::unique(srcs.begin(), srcs.end()) - srcs.begin());
-            const uint64_t key = (static_cast<uint64_t>(nic.sent) * (static_cast<uint64_t>(K) + 1) +
-                                  static_cast<uint64_t>(nic.recv)) * (static_cast<uint64_t>(K) + 1) +
-                                 static_cast<uint64_t>(nic.sources);
+            const auto key = std::make_tuple(nic.sent, nic.recv, nic.sources);
             auto it = nic_ids.find(key);
             if (it == nic_ids.end()) it = nic_ids.emplace(key, out->add_nic(nic)).first;
             nic_of[static_cast<size_t>(n) * static_cast<size_t>(S) + static_cast<size_t>(s)] = it->second;
@@ -482,22 +497,21 @@ void ClosedForm::rd_all_ranks(int P, int K, ClosedForm* out) {
     for (int x = 0; x < P; ++x) {
         out->add_rank(x);
         for (int s = 0; s < nsteps(x); ++s) {
-            int role = 0, q = 0, qs = 0;
-            step_of(x, s, &role, &q, &qs);
+            const At a = step_of(x, s);
             const uint32_t e = out->add_entry(
-                x, s, 2 * role + (q / K == x / K ? 0 : 1),
+                x, s, own_of(a, a.q / K == x / K ? 0 : 1),
                 nic_of[static_cast<size_t>(x / K) * static_cast<size_t>(S) + static_cast<size_t>(s)]);
             Entry& en = out->entries_[e];
             en.first_partner = static_cast<uint32_t>(out->partners_.size());
             en.npartners = 1;
-            out->partners_.push_back(first[static_cast<size_t>(q)] + static_cast<uint32_t>(qs));
+            out->partners_.push_back(first[static_cast<size_t>(a.q)] + static_cast<uint32_t>(a.qs));
         }
     }
-    // Phases: the fold, each exchange, the unfold.
+    // Phases: the fold, each core step, the unfold.
     std::vector<uint32_t> ids;
     for (int x = 0; x < 2 * fold.extra; ++x) ids.push_back(first[static_cast<size_t>(x)]);
     out->add_phase(1, ids);
-    for (int j = 0; j < k; ++j) {
+    for (int j = 0; j < n_core; ++j) {
         ids.clear();
         for (int x = 0; x < P; ++x)
             if (!fold.gives(x)) ids.push_back(first[static_cast<size_t>(x)] + static_cast<uint32_t>(fold.folds(x) ? j + 1 : j));
@@ -505,8 +519,41 @@ void ClosedForm::rd_all_ranks(int P, int K, ClosedForm* out) {
     }
     ids.clear();
     for (int x = 0; x < 2 * fold.extra; ++x)
-        ids.push_back(first[static_cast<size_t>(x)] + static_cast<uint32_t>(fold.folds(x) ? k + 1 : 1));
+        ids.push_back(first[static_cast<size_t>(x)] + static_cast<uint32_t>(fold.folds(x) ? n_core + 1 : 1));
     out->add_phase(1, ids);
+}
+
+void ClosedForm::rd_all_ranks(int P, int K, ClosedForm* out) {
+    // log2 p' exchanges of the whole vector (one block), each added.
+    const Fold fold(P);
+    FoldedCore core;
+    while ((1 << core.steps) < fold.p2) ++core.steps;
+    core.all = 1;
+    core.blocks = [](int) { return 1L; };
+    core.distance = [](int j) { return 1 << j; };
+    core.reduces = [](int) { return true; };
+    out->nblocks_ = 1;
+    folded_all_ranks(P, K, core, out);
+}
+
+void ClosedForm::rhd_all_ranks(int P, int K, bool doubling, ClosedForm* out) {
+    // k halving swaps (p'/2^(j+1) blocks, added) at the reduce-scatter's
+    // distances, then k doubling ones (2^(j−k) blocks) at them in reverse,
+    // as the generator orders them (plan/rhd.cpp).
+    const Fold fold(P);
+    int k = 0;
+    while ((1 << k) < fold.p2) ++k;
+    const long p2 = fold.p2;
+    FoldedCore core;
+    core.steps = 2 * k;
+    core.all = p2;
+    core.blocks = [k, p2](int j) { return j < k ? p2 >> (j + 1) : 1L << (j - k); };
+    // Reduce-scatter step j's distance: p'/2^(j+1) (halving) or 2^j.
+    const auto rs = [k, doubling](int j) { return doubling ? 1 << j : 1 << (k - 1 - j); };
+    core.distance = [k, rs](int j) { return j < k ? rs(j) : rs(2 * k - 1 - j); };
+    core.reduces = [k](int j) { return j < k; };
+    out->nblocks_ = fold.p2;
+    folded_all_ranks(P, K, core, out);
 }
 
 }  // namespace genx

@@ -417,7 +417,8 @@ TEST_CASE("closed forms with several ranks per node equal the generated plan's m
     const std::vector<ModelParams> models = closed_form_models();
     int compared = 0, declined = 0;
     // Primes, 2^k ± 1, powers of two, products of small and large factors;
-    // beyond 257 ranks (test time) rb, rd and the butterflies at r = 0, 1, L.
+    // beyond 257 ranks (test time) rb, rd, rhd (to 1025) and the butterflies
+    // at r = 0, 1, L.
     for (int P : {3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 96, 97, 100,
                   127, 128, 129, 255, 256, 257, 1021, 1024, 1025, 4099})
         for (int K : {2, 3, 4, 8, P}) {  // K = P: one node (rb and rd only)
@@ -429,16 +430,18 @@ TEST_CASE("closed forms with several ranks per node equal the generated plan's m
                 const size_t at = v.second.find("r=");
                 const std::string r = at == std::string::npos ? "" : v.second.substr(at + 2);
                 const bool big = r == "0" || r == "1" || r == std::to_string(ceil_log2(P));
-                if (P > 257 && v.first != "rd" && v.first != "rb" && !big) continue;
+                const bool folded = v.first == "rd" || v.first == "rhd";  // non-powers of two here
+                if (P > 257 && !folded && v.first != "rb" && !big) continue;
+                if (P > 1025 && v.first == "rhd") continue;
                 ParamMap pm;
                 REQUIRE(parse_params(v.second, &pm).is_ok());
                 INFO(v.first << " " << v.second << " P=" << P << " K=" << K);
                 const RankGenerator g = prepared(v.first, P, v.second);
                 ClosedForm cf;
                 const bool has = ClosedForm::make(v.first, pm, P, map, &cf);
-                // A closed form wherever the quotient applies, and for rb and
-                // rd (no symmetry) always.
-                const bool symmetric = v.first != "rb" && v.first != "rd";
+                // A closed form wherever the quotient applies, and for rb, rd
+                // and rhd (no symmetry) always.
+                const bool symmetric = v.first != "rb" && !folded;
                 CHECK(has == (symmetric ? PlanModel::quotient_applies(g.header, map) : true));
                 if (!has) {
                     ++declined;
@@ -492,20 +495,27 @@ TEST_CASE("closed forms are offered only where they are exact", "[per-rank][cost
     REQUIRE(parse_params("group=4x25", &pm).is_ok());
     CHECK_FALSE(ClosedForm::make("butterfly", pm, 100, RankMap::by_slot(100, 3), &cf));
     CHECK(ClosedForm::make("butterfly", pm, 100, RankMap::by_slot(100, 2), &cf));
-    // rb and rd: any K (rd's every rank with K > 1).
+    // rb, rd and rhd: any K (rd's and rhd's every rank with K > 1).
     CHECK(ClosedForm::make("rb", none, 100, RankMap::by_slot(100, 3), &cf));
     CHECK(ClosedForm::make("rd", none, 100, RankMap::by_slot(100, 3), &cf));
     CHECK_FALSE(ClosedForm::make("ring", none, 1, RankMap{}, &cf));
-    // rd and rhd on 2^k are symmetric (the quotient's); rhd only with one
-    // rank per node, and only the generator's two distances.
+    // rd and rhd on 2^k are symmetric (the quotient's); rhd only the
+    // generator's two distances.
     CHECK_FALSE(ClosedForm::make("rd", none, 128, RankMap{}, &cf));
     CHECK_FALSE(ClosedForm::make("rhd", none, 128, RankMap{}, &cf));
     CHECK(ClosedForm::make("rhd", none, 100, RankMap{}, &cf));
-    CHECK_FALSE(ClosedForm::make("rhd", none, 100, RankMap::by_slot(100, 2), &cf));
+    CHECK(ClosedForm::make("rhd", none, 100, RankMap::by_slot(100, 2), &cf));
     REQUIRE(parse_params("distance=doubling", &pm).is_ok());
     CHECK(ClosedForm::make("rhd", pm, 100, RankMap{}, &cf));
+    CHECK(ClosedForm::make("rhd", pm, 100, RankMap::by_slot(100, 4), &cf));
     REQUIRE(parse_params("distance=tripling", &pm).is_ok());
     CHECK_FALSE(ClosedForm::make("rhd", pm, 100, RankMap{}, &cf));
+    CHECK_FALSE(ClosedForm::make("rhd", pm, 100, RankMap::by_slot(100, 4), &cf));
+    // rhd with every rank modelled: up to kClosedFormMaxRankSteps steps
+    // (34 a rank from 65,536 ranks: 73,000 fit, 74,000 do not).
+    CHECK(ClosedForm::make("rhd", none, 73000, 2, &cf));
+    CHECK_FALSE(ClosedForm::make("rhd", none, 74000, 2, &cf));
+    CHECK(ClosedForm::make("rhd", none, 74000, 1, &cf));
     // Params the generators refuse.
     REQUIRE(parse_params("group=xor,r=1", &pm).is_ok());
     CHECK(ClosedForm::make("butterfly", pm, 128, RankMap{}, &cf));
