@@ -232,6 +232,8 @@ struct MTreeOptions {
 // the longest prefix of one that its bound admits (the same tree: a bound
 // at least the diameter and at most the recorded one, or any bound from
 // the diameter up where none was turned away) and records its own rounds.
+// A memo serves runs on one graph with one MTreeOptions only (mtree_gost
+// keeps one per ITH search).
 struct GbstRound {
     std::vector<int> chosen;  // the round's edges, in the order grown
     int root = -1;

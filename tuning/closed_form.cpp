@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "plan/fold.hpp"
 #include "plan/hcps.hpp"
 #include "tuning/step_price.hpp"
 
@@ -85,6 +86,24 @@ int ClosedForm::ranks_per_node(const RankMap& ranks, int nranks) {
     return K;
 }
 
+namespace {
+
+// Steps of rd's or rhd's every-rank model: two for each giving rank,
+// n_core + 2 for each folding one, n_core for the rest.
+long folded_steps(int P, int n_core) {
+    const Fold fold(P);
+    return 2L * fold.extra + static_cast<long>(fold.extra) * (n_core + 2) +
+           static_cast<long>(P - 2 * fold.extra) * n_core;
+}
+
+int log2_floor(int P) {
+    int k = 0;
+    while ((2L << k) <= P) ++k;
+    return k;
+}
+
+}  // namespace
+
 bool ClosedForm::make(const std::string& algorithm, const ParamMap& params, int nranks, int ppn,
                       ClosedForm* out) {
     if (nranks < 2 || ppn < 1) return false;
@@ -106,6 +125,7 @@ bool ClosedForm::make(const std::string& algorithm, const ParamMap& params, int 
         if (ok) rb(P, K, &cf);
     } else if (algorithm == "rd" && params.empty()) {
         ok = (P & (P - 1)) != 0;  // 2^k: symmetric, the quotient prices it
+        if (ok && K > 1) ok = folded_steps(P, log2_floor(P)) <= kClosedFormMaxRankSteps;
         if (ok && K == 1) rd(P, K, &cf);
         if (ok && K > 1) rd_all_ranks(P, K, &cf);
     } else if (algorithm == "rhd" && only_keys(params, {"distance"})) {
@@ -114,10 +134,7 @@ bool ClosedForm::make(const std::string& algorithm, const ParamMap& params, int 
         auto it = params.find("distance");
         const bool doubling = it != params.end() && it->second == "doubling";
         ok = (P & (P - 1)) != 0 && (it == params.end() || it->second == "halving" || doubling);
-        // Every rank's 2·log2 p' + 2 steps with K > 1, within the cap.
-        int k = 0;
-        while ((2L << k) <= P) ++k;
-        if (ok && K > 1) ok = static_cast<long>(P) * (2 * k + 2) <= kClosedFormMaxRankSteps;
+        if (ok && K > 1) ok = folded_steps(P, 2 * log2_floor(P)) <= kClosedFormMaxRankSteps;
         if (ok && K == 1) rhd(P, &cf);
         if (ok && K > 1) rhd_all_ranks(P, K, doubling, &cf);
     } else if (algorithm == "butterfly" && only_keys(params, {"r", "group"})) {

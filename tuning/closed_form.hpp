@@ -32,14 +32,15 @@
 //   rd on a non-power of two, one rank per node: rank 1 (the first folding
 //     rank: it finishes every exchange last) and rank 0; with K > 1 per
 //     node, every rank, each step of one (pairwise) transfer, since nodes
-//     mix folding and plain ranks in their NIC loads.
+//     mix folding and plain ranks in their NIC loads (up to
+//     kClosedFormMaxRankSteps steps in all).
 //   rhd (either distance) on a non-power of two, one rank per node: rank 1
 //     and rank 0 as for rd, step j of the reduce-scatter moving p'/2^(j+1)
 //     blocks and the allgather the same counts in reverse (the distance
 //     changes who the partner is, not the counts).  With K > 1 per node,
 //     every rank as for rd, each swap's partner at the generator's
 //     distance (which decides the exchanges that stay on a node), up to
-//     kClosedFormMaxRankSteps steps in all (about 7·10⁴ ranks).
+//     kClosedFormMaxRankSteps steps in all (65,535 ranks), as rd's.
 #pragma once
 
 #include <cstddef>
@@ -53,10 +54,11 @@
 
 namespace genx {
 
-// The most steps a closed form that models every rank may have: rd's at
-// 10⁵ ranks (1.9·10⁶) fits, rhd's there (3.4·10⁶ a distance) does not, so
-// that a 10⁵-rank table stays within its second (bench/RESULTS.md).
-constexpr long kClosedFormMaxRankSteps = 2500000;
+// The most steps rd's and rhd's every-rank models (K > 1 per node) may
+// have: rd's at 10⁵ ranks (1.19·10⁶) fit, rhd's there (2.24·10⁶ a
+// distance) do not, so that a 10⁵-rank table stays within its second
+// (bench/RESULTS.md); rhd fits up to 65,535 ranks, rd up to about 1.4·10⁵.
+constexpr long kClosedFormMaxRankSteps = 2000000;
 
 class ClosedForm {
   public:

@@ -10,7 +10,8 @@
 #     say so) and with a rules file that lets the model choose among all
 #     families at every size ("model": genx must run plans); and each plain
 #     family forced in turn (ring, ring with small segments, butterfly r=0
-#     and r=1, rb, cps, hcps, rhd, rd) at P = 3 and 4 (oversubscribed);
+#     and r=1, rb, cps, hcps, rhd, rd) at P = 3 and 4 (oversubscribed; make
+#     check: each run at one of them in turn, GENX_CHECK_LONG below);
 #   - the families that plan on a network, on the topologies they need (all
 #     ranks run on this host, so the network is named for them):
 #       forced: gentree on a topology file (coll_genx_topology_file, a Slurm

@@ -421,7 +421,7 @@ TEST_CASE("closed forms with several ranks per node equal the generated plan's m
     // at r = 0, 1, L.
     for (int P : {3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 96, 97, 100,
                   127, 128, 129, 255, 256, 257, 1021, 1024, 1025, 4099})
-        for (int K : {2, 3, 4, 8, P}) {  // K = P: one node (rb and rd only)
+        for (int K : {2, 3, 4, 8, P}) {  // K = P: one node (rb, rd and rhd only)
             if (K > P || (K == P && P > 129)) continue;
             const RankMap map = RankMap::by_slot(P, K);
             REQUIRE(ClosedForm::ranks_per_node(map, P) == K);
@@ -511,11 +511,14 @@ TEST_CASE("closed forms are offered only where they are exact", "[per-rank][cost
     REQUIRE(parse_params("distance=tripling", &pm).is_ok());
     CHECK_FALSE(ClosedForm::make("rhd", pm, 100, RankMap{}, &cf));
     CHECK_FALSE(ClosedForm::make("rhd", pm, 100, RankMap::by_slot(100, 4), &cf));
-    // rhd with every rank modelled: up to kClosedFormMaxRankSteps steps
-    // (34 a rank from 65,536 ranks: 73,000 fit, 74,000 do not).
-    CHECK(ClosedForm::make("rhd", none, 73000, 2, &cf));
-    CHECK_FALSE(ClosedForm::make("rhd", none, 74000, 2, &cf));
-    CHECK(ClosedForm::make("rhd", none, 74000, 1, &cf));
+    // rd and rhd with every rank modelled: up to kClosedFormMaxRankSteps
+    // steps (rhd: 1.11·10⁶ at 65,535 ranks, 2.10·10⁶ at 65,537; rd:
+    // 1.19·10⁶ at 10⁵, 2.30·10⁶ at 1.5·10⁵).
+    CHECK(ClosedForm::make("rhd", none, 65535, 2, &cf));
+    CHECK_FALSE(ClosedForm::make("rhd", none, 65537, 2, &cf));
+    CHECK(ClosedForm::make("rhd", none, 65537, 1, &cf));
+    CHECK(ClosedForm::make("rd", none, 100000, 8, &cf));
+    CHECK_FALSE(ClosedForm::make("rd", none, 150000, 8, &cf));
     // Params the generators refuse.
     REQUIRE(parse_params("group=xor,r=1", &pm).is_ok());
     CHECK(ClosedForm::make("butterfly", pm, 128, RankMap{}, &cf));
