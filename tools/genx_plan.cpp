@@ -407,10 +407,28 @@ int print_bound(const Options& opt, const std::shared_ptr<const TopologyView>& v
 // --decisions: the decision table a communicator of --ranks gets, placed
 // on `view` when there is one.
 int print_decisions(const Options& opt, const std::shared_ptr<const TopologyView>& view) {
-    std::shared_ptr<const RulesFile> rules;
-    std::string warning;
-    if (Status s = selector_rules(opt.rules, true, &rules, &warning); !s)
-        return bad_input("--rules: " + s.message());
+    // A site's rules are inspected from any host: their provenance is
+    // reported, not enforced (the component on another cluster ignores the
+    // file; any other error is one here too).
+    auto loaded = std::make_shared<RulesFile>();
+    if (opt.rules.empty()) {
+        *loaded = builtin_rules();
+    } else {
+        if (Status s = load_rules_file(opt.rules, RulesCheck{}, loaded.get()); !s)
+            return bad_input("--rules: " + s.message());
+        if (!loaded->has_model) {  // as the component fills it (load_rules_or_defaults)
+            loaded->model = builtin_rules().model;
+            loaded->has_model = builtin_rules().has_model;
+        }
+        RulesCheck here;
+        here.fingerprint = local_fingerprint();
+        RulesFile probe;
+        if (Status s = load_rules_file(opt.rules, here, &probe); !s)
+            std::cerr << "genx-plan: note: " << s.message()
+                      << "; the decisions below are the file's, as on the cluster it was made for "
+                         "(the component on this host would use its built-in defaults)\n";
+    }
+    const std::shared_ptr<const RulesFile> rules = std::move(loaded);
     CommShape shape;
     shape.size = opt.ranks;
     shape.ppn = opt.ppn;

@@ -393,7 +393,7 @@ std::string keep_incumbent(const AllreduceRule* rule, const std::vector<PricedCa
     if (inc == nullptr || !((*best)->seconds[i] > (1 - rule->margin) * inc->seconds[i]))
         return std::string();
     char pct[32];
-    std::snprintf(pct, sizeof pct, "%g", rule->margin * 100);
+    std::snprintf(pct, sizeof pct, "%.3g", rule->margin * 100);  // 18.3, not 18.2909
     const std::string kept = "; kept " + rule->families[0] + ": " +
                              describe((*best)->candidate.algorithm, (*best)->candidate.params) +
                              " " + format_seconds((*best)->seconds[i]) + " is not " + pct +
@@ -582,7 +582,7 @@ class IntervalDecider {
         }
         rank_candidates(*v, i, nullptr, &best, &second);
         char pct[32];
-        std::snprintf(pct, sizeof pct, "%g", rule.margin * 100);
+        std::snprintf(pct, sizeof pct, "%.3g", rule.margin * 100);
         d->by_model = true;
         if (best == nullptr || theirs == nullptr || best->seconds[i] > (1 - rule.margin) * their_s) {
             d->algorithm = kFallbackAlgorithm;

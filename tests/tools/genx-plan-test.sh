@@ -69,6 +69,13 @@ expect 2 '--sample needs --check' -a ring -P 7 --sample 3
 expect 0 '^# decisions for 4096 ranks, 8 per node, built-in defaults' -P 4096 --ppn 8 --decisions
 expect 0 '^0-1 ' -P 1000 --decisions
 expect 2 'cannot open' -P 8 --decisions --rules "$dir/missing.json"
+# A site's rules made on another cluster: shown as there, the provenance
+# reported (the component here would ignore the file).
+printf '{"format": "genx-rules", "version": 1,\n "provenance": {"topology": "x86_64; No Such CPU; 999 cpus"},\n "allreduce": [{"algorithm": "ring"}]}\n' \
+    >"$dir/elsewhere.json"
+expect 0 'note: .*elsewhere\.json:2: provenance\.topology: the file was made for "x86_64; No Such CPU; 999 cpus" but this host is .*; the decisions below are the file.s' \
+    -P 8 --decisions --rules "$dir/elsewhere.json"
+expect 0 '^0-1 +ring +\[rule .*elsewhere\.json:3 ' -P 8 --decisions --rules "$dir/elsewhere.json"
 # MPI_Iallreduce's table: rd below 8 KiB on 6 nodes of one rank, where
 # MPI_Allreduce's defers to tuned.
 expect 0 '^# non-blocking decisions for 6 ranks, 1 per node' -P 6 --ppn 1 --decisions --nonblocking
