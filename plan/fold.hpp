@@ -17,9 +17,13 @@ namespace genx {
 
 struct Fold {
     int P = 1, p2 = 1, extra = 0;
+    int levels = 0;  // log2 p': the core's exchanges (rd), or each half of rhd's
 
     explicit Fold(int nranks) : P(nranks) {
-        while (p2 * 2 <= P) p2 *= 2;
+        while (p2 * 2 <= P) {
+            p2 *= 2;
+            ++levels;
+        }
         extra = P - p2;
     }
     // The old rank of new rank n.
@@ -36,9 +40,7 @@ struct Fold {
     // folding one and, when there is one, a rank that does neither.
     void describe(PlanHeader* h) const {
         if (extra == 0) {
-            int k = 0;
-            while ((1 << k) < P) ++k;
-            h->symmetry.assign(static_cast<size_t>(k), 2);
+            h->symmetry.assign(static_cast<size_t>(levels), 2);
             h->representatives = {0};
         } else {
             h->representatives = {0, 1};

@@ -88,18 +88,13 @@ int ClosedForm::ranks_per_node(const RankMap& ranks, int nranks) {
 
 namespace {
 
-// Steps of rd's or rhd's every-rank model: two for each giving rank,
-// n_core + 2 for each folding one, n_core for the rest.
-long folded_steps(int P, int n_core) {
+// Steps of rd's or rhd's every-rank model, `per_level` core steps for
+// each of log2 p': two for each giving rank, the core's plus two for each
+// folding one, the core's for the rest.
+long folded_steps(int P, int per_level) {
     const Fold fold(P);
-    return 2L * fold.extra + static_cast<long>(fold.extra) * (n_core + 2) +
-           static_cast<long>(P - 2 * fold.extra) * n_core;
-}
-
-int log2_floor(int P) {
-    int k = 0;
-    while ((2L << k) <= P) ++k;
-    return k;
+    const long n_core = static_cast<long>(per_level) * fold.levels;
+    return 2L * fold.extra + fold.extra * (n_core + 2) + (P - 2L * fold.extra) * n_core;
 }
 
 }  // namespace
@@ -125,7 +120,7 @@ bool ClosedForm::make(const std::string& algorithm, const ParamMap& params, int 
         if (ok) rb(P, K, &cf);
     } else if (algorithm == "rd" && params.empty()) {
         ok = (P & (P - 1)) != 0;  // 2^k: symmetric, the quotient prices it
-        if (ok && K > 1) ok = folded_steps(P, log2_floor(P)) <= kClosedFormMaxRankSteps;
+        if (ok && K > 1) ok = folded_steps(P, 1) <= kClosedFormMaxRankSteps;
         if (ok && K == 1) rd(P, K, &cf);
         if (ok && K > 1) rd_all_ranks(P, K, &cf);
     } else if (algorithm == "rhd" && only_keys(params, {"distance"})) {
@@ -134,7 +129,7 @@ bool ClosedForm::make(const std::string& algorithm, const ParamMap& params, int 
         auto it = params.find("distance");
         const bool doubling = it != params.end() && it->second == "doubling";
         ok = (P & (P - 1)) != 0 && (it == params.end() || it->second == "halving" || doubling);
-        if (ok && K > 1) ok = folded_steps(P, 2 * log2_floor(P)) <= kClosedFormMaxRankSteps;
+        if (ok && K > 1) ok = folded_steps(P, 2) <= kClosedFormMaxRankSteps;
         if (ok && K == 1) rhd(P, &cf);
         if (ok && K > 1) rhd_all_ranks(P, K, doubling, &cf);
     } else if (algorithm == "butterfly" && only_keys(params, {"r", "group"})) {

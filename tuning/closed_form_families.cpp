@@ -364,8 +364,7 @@ void ClosedForm::rd(int P, int, ClosedForm* out) {
     // and their exchanges cost the same, so rank 1's exchanges wait for no
     // one.
     const Fold fold(P);
-    int k = 0;
-    while ((1 << k) < fold.p2) ++k;
+    const int k = fold.levels;
     out->nblocks_ = 1;
     Own exchange;
     exchange.sent[1] = exchange.nsent[1] = exchange.recv[1] = exchange.nrecv[1] = 1;
@@ -384,8 +383,7 @@ void ClosedForm::rhd(int P, ClosedForm* out) {
     // result to rank 0.  Every core rank moves the same blocks in the same
     // step and the folding ones start last, so rank 1 waits for no one.
     const Fold fold(P);
-    int k = 0;
-    while ((1 << k) < fold.p2) ++k;
+    const int k = fold.levels;
     out->nblocks_ = fold.p2;
     const long all = fold.p2;
     folded(all, [&](int one) {
@@ -527,7 +525,7 @@ void ClosedForm::rd_all_ranks(int P, int K, ClosedForm* out) {
     // log2 p' exchanges of the whole vector (one block), each added.
     const Fold fold(P);
     FoldedCore core;
-    while ((1 << core.steps) < fold.p2) ++core.steps;
+    core.steps = fold.levels;
     core.all = 1;
     core.blocks = [](int) { return 1L; };
     core.distance = [](int j) { return 1 << j; };
@@ -541,8 +539,7 @@ void ClosedForm::rhd_all_ranks(int P, int K, bool doubling, ClosedForm* out) {
     // distances, then k doubling ones (2^(j−k) blocks) at them in reverse,
     // as the generator orders them (plan/rhd.cpp).
     const Fold fold(P);
-    int k = 0;
-    while ((1 << k) < fold.p2) ++k;
+    const int k = fold.levels;
     const long p2 = fold.p2;
     FoldedCore core;
     core.steps = 2 * k;
