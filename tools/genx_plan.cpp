@@ -414,17 +414,15 @@ int print_decisions(const Options& opt, const std::shared_ptr<const TopologyView
     if (opt.rules.empty()) {
         *loaded = builtin_rules();
     } else {
-        if (Status s = load_rules_file(opt.rules, RulesCheck{}, loaded.get()); !s)
-            return bad_input("--rules: " + s.message());
-        if (!loaded->has_model) {  // as the component fills it (load_rules_or_defaults)
-            loaded->model = builtin_rules().model;
-            loaded->has_model = builtin_rules().has_model;
-        }
+        std::string elsewhere;
         RulesCheck here;
         here.fingerprint = local_fingerprint();
-        RulesFile probe;
-        if (Status s = load_rules_file(opt.rules, here, &probe); !s)
-            std::cerr << "genx-plan: note: " << s.message()
+        here.mismatch = &elsewhere;
+        if (Status s = load_rules_file(opt.rules, here, loaded.get()); !s)
+            return bad_input("--rules: " + s.message());
+        use_builtin_model_if_none(loaded.get());
+        if (!elsewhere.empty())
+            std::cerr << "genx-plan: note: " << elsewhere
                       << "; the decisions below are the file's, as on the cluster it was made for "
                          "(the component on this host would use its built-in defaults)\n";
     }

@@ -445,10 +445,13 @@ class Parser {
             GENX_RETURN_IF_ERROR(
                 string_field(*prov, "provenance", "generator", false, &p.generator));
             if (!check.fingerprint.empty() && !p.topology.empty() && p.topology != "*" &&
-                p.topology != check.fingerprint)
-                return error("provenance.topology", "the file was made for \"" + p.topology +
-                                                        "\" but this host is \"" +
-                                                        check.fingerprint + "\"");
+                p.topology != check.fingerprint) {
+                Status elsewhere = error("provenance.topology", "the file was made for \"" + p.topology +
+                                                                    "\" but this host is \"" +
+                                                                    check.fingerprint + "\"");
+                if (check.mismatch == nullptr) return elsewhere;
+                *check.mismatch = elsewhere.message();
+            }
         }
 
         auto model = j.find("model");
@@ -619,6 +622,12 @@ const RulesFile& builtin_rules() {
     return rules;
 }
 
+void use_builtin_model_if_none(RulesFile* f) {
+    if (f->has_model) return;
+    f->model = builtin_rules().model;
+    f->has_model = builtin_rules().has_model;
+}
+
 Status load_rules_or_defaults(const std::string& path, bool strict, const RulesCheck& check,
                               RulesFile* out, std::string* warning) {
     if (warning != nullptr) warning->clear();
@@ -629,10 +638,7 @@ Status load_rules_or_defaults(const std::string& path, bool strict, const RulesC
     RulesFile f;
     const Status st = load_rules_file(path, check, &f);
     if (st) {
-        if (!f.has_model) {
-            f.model = builtin_rules().model;
-            f.has_model = builtin_rules().has_model;
-        }
+        use_builtin_model_if_none(&f);
         *out = std::move(f);
         return Status::ok();
     }

@@ -178,6 +178,11 @@ struct RulesFile {
 struct RulesCheck {
     // This cluster's fingerprint (local_fingerprint()); "" skips the check.
     std::string fingerprint;
+    // When given, a file made for another fingerprint loads and the error
+    // it would have been ("<source>:<line>: provenance.topology: ...") is
+    // written here instead (genx-plan shows such files; the component
+    // leaves this null and refuses them).
+    std::string* mismatch = nullptr;
 };
 
 // The communicator a call is on.  nodes / ppn 0 = unknown: a rule that
@@ -222,6 +227,9 @@ Status load_rules_file(const std::string& path, const RulesCheck& check, RulesFi
 // yields an empty rule list, i.e. the model over all families).
 const std::string& builtin_rules_text();
 const RulesFile& builtin_rules();
+// A loaded file without a "model" prices with the built-in one, as the
+// component uses it (load_rules_or_defaults does this).
+void use_builtin_model_if_none(RulesFile* f);
 
 // The policy of docs/design.md §5.1 for `path` ("" = no file: the defaults):
 //   * the file loads: *out is it, *warning empty, Ok;

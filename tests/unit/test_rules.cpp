@@ -494,6 +494,20 @@ TEST_CASE("the cluster fingerprint must match unless it is '*' or absent", "[rul
     CHECK(st.message().compare(0, 33, "test.json:4: provenance.topology:") == 0);
     CHECK(has(st.message(), "\"test-cluster\""));
     CHECK(has(st.message(), "\"other-cluster\""));
+    // Asked to report it instead (genx-plan): the file loads, the error
+    // is handed back, and nothing is reported where the cluster matches.
+    std::string elsewhere;
+    RulesCheck report;
+    report.fingerprint = "other-cluster";
+    report.mismatch = &elsewhere;
+    RulesFile g;
+    CHECK(parse_rules(text, "test.json", report, &g).is_ok());
+    CHECK(elsewhere == st.message());
+    CHECK(g.allreduce.size() == 1u);
+    elsewhere.clear();
+    report.fingerprint = "test-cluster";
+    CHECK(parse_rules(text, "test.json", report, &g).is_ok());
+    CHECK(elsewhere.empty());
     const std::string any = "{\"format\": \"genx-rules\", \"version\": 1, \"provenance\": "
                             "{\"topology\": \"*\"}, \"allreduce\": []}";
     CHECK(parse(any, &f, "other-cluster").is_ok());
