@@ -13,7 +13,10 @@
 #     lines running MPI_Iallreduce calls that were queued for the ranks'
 #     agreement, and persistent allreduce;
 #   - each also under MPI_THREAD_MULTIPLE with two threads (legal_check
-#     --threads), where the family must show running persistent allreduce.
+#     --threads), where the family must show running persistent allreduce;
+#     make check (GENX_CHECK_LONG=0) runs the forced families in one of
+#     the two modes each, in turn, and the defaults in both; make
+#     check-long and a run by hand, every family in both.
 # A hang is a failure (each mpirun bounded by GENX_LEGAL_TIMEOUT, default
 # 60 s).  Environment: as run-mpi-tests.sh.  Exit: 0 passed, 1 failed, 77
 # skipped (no mpirun).
@@ -63,8 +66,11 @@ check() {
     pass "$name" "$(sed -n 's/^legal_check: rank 0 thread 0: *//p' "$log" | head -n 1)"
 }
 
+long=${GENX_CHECK_LONG:-1}
+i=0
 for spec in 2:auto: 3:auto: 3:ring: 3:butterfly: 3:rd: 3:rb: 3:cps: 3:hcps: 3:rhd: \
             4:gentree:@ 4:mtree:@ 4:multitree:@ 4:ring2d:dims=2x2; do
+    i=$((i + 1))
     np=${spec%%:*} rest=${spec#*:}
     alg=${rest%%:*} params=${rest#*:}
     args=(--mca coll_genx_verbose 1)
@@ -75,7 +81,12 @@ for spec in 2:auto: 3:auto: 3:ring: 3:butterfly: 3:rd: 3:rb: 3:cps: 3:hcps: 3:rh
         args+=(--mca coll_genx_allreduce_params "$params")
     fi
     shown=${params/#@/on a topology file}
-    for mode in single threads; do
+    modes="single threads"
+    if [ "$long" != 1 ] && [ "$alg" != auto ]; then
+        modes=single
+        [ $((i % 2)) -eq 0 ] || modes=threads
+    fi
+    for mode in $modes; do
         prog_args=()
         [ "$mode" = threads ] && prog_args=(--threads)
         name="P=$np $alg${shown:+ ($shown)}, one thread"
