@@ -961,7 +961,9 @@ void gentree_candidates(const CandidateContext& ctx, std::vector<std::string>* o
     if (ctx.nranks > kGenTreeMaxPipelinedOfferedRanks ||
         (ctx.topology->depth() < 2 && !shared_host))
         return;
-    for (int k : kGenTreeOfferedPipelines) out->push_back("pipeline=" + std::to_string(k));
+    for (int k : kGenTreeOfferedPipelines)
+        if (k <= 16 || static_cast<long long>(k) * ctx.nranks <= kGenTreeMaxOfferedPipelineBlocks)
+            out->push_back("pipeline=" + std::to_string(k));
 }
 
 }  // namespace genx

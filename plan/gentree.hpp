@@ -185,9 +185,13 @@ constexpr int kGenTreeMaxPlacedRanks = 4096;
 constexpr long long kGenTreeMaxPlacementEntries = 1LL << 24;
 // Pipelined variants the selector prices beside the unpipelined plan: on
 // trees of two or more levels (or hosts holding several ranks), up to this
-// many ranks (each is priced on every rank's program: K·P blocks).
-constexpr int kGenTreeOfferedPipelines[] = {2, 4, 8, 16};
+// many ranks (each is priced on every rank's program: K·P blocks), the
+// deeper ones only up to kGenTreeMaxOfferedPipelineBlocks blocks (32 and 64
+// chunks up to 256 and 128 ranks): on 2dc with 16 ranks, 16 MiB took 2.84 s
+// with 32 chunks against 3.55 s with 16 (bench/RESULTS.md, section 11).
+constexpr int kGenTreeOfferedPipelines[] = {2, 4, 8, 16, 32, 64};
 constexpr int kGenTreeMaxPipelinedOfferedRanks = 512;
+constexpr long long kGenTreeMaxOfferedPipelineBlocks = 8192;
 // pipeline=K: at most this many chunks, and K·P blocks at most.
 constexpr int kGenTreeMaxPipeline = 256;
 constexpr long long kGenTreeMaxPipelineBlocks = 1 << 20;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "plan/registry.hpp"
+#include "tuning/gentree_choice.hpp"
 #include "tune/phases.hpp"
 #include "tune/report.hpp"
 
@@ -55,16 +56,38 @@ void enumerate(const Context& ctx, Decision* d) {
     copt.max_hcps_levels = ctx.opt.max_hcps_levels;
     copt.ranks_per_node = shape.ppn;
     copt.topology = d->view.get();
-    for (const Candidate& cand : enumerate_candidates(d->ranks, copt)) {
-        ParamMap pm;
-        check(parse_params(cand.params, &pm), "candidate params");
+    const ModelParams chooser = model_for_topology(ctx.model, d->view.get());
+    auto add = [&](const Candidate& cand, const ParamMap& pm) {
         auto plan = std::make_shared<Plan>();
         check(generate(cand.algorithm, d->ranks, pm, d->view.get(), plan.get()),
               "candidate " + describe(cand.algorithm, cand.params));
         // The first of identical schedules stands for all of them.
-        bool dup = false;
-        for (const auto& cp : d->candidates) dup = dup || same_schedule(*cp.second, *plan);
-        if (!dup) d->candidates.emplace_back(cand, plan);
+        for (const auto& cp : d->candidates)
+            if (same_schedule(*cp.second, *plan)) return;
+        // GenTree by its canonical params (every sub-plan named): a rule
+        // then runs the plan measured, where "pipeline=16" alone would have
+        // the component choose sub-plans and rearrangement again at each
+        // call's size (on 2dc it added a rearrangement that measured 18 %
+        // slower than the plan timed here).
+        Candidate named = cand;
+        if (cand.algorithm == "gentree") named.params = plan->params;
+        d->candidates.emplace_back(named, plan);
+    };
+    for (const Candidate& cand : enumerate_candidates(d->ranks, copt)) {
+        ParamMap pm;
+        check(parse_params(cand.params, &pm), "candidate params");
+        add(cand, pm);
+        // GenTree also with the sub-plans the model chooses at each grid
+        // size (gentree_choice.hpp), with and without its rearrangement:
+        // measured, not assumed.
+        if (cand.algorithm != "gentree" || d->view == nullptr) continue;
+        for (size_t bytes : ctx.grid) {
+            ParamMap chosen = pm;
+            check(resolve_gentree(cand.algorithm, d->view.get(), static_cast<double>(bytes), chooser, &chosen),
+                  "choosing GenTree's sub-plans for " + describe(cand.algorithm, cand.params));
+            add(cand, chosen);
+            if (chosen.erase("rearrange") != 0) add(cand, chosen);
+        }
     }
 }
 

@@ -119,8 +119,7 @@ Status sized_candidates(const std::vector<Candidate>& offered, const CommShape& 
         if (!st)
             return Status::internal("candidate " + describe(c.algorithm, c.params) +
                                     ": per-switch choice: " + st.message());
-        for (size_t i = 0; i < sizes.size(); ++i) {
-            const std::string& p = resolved[i];
+        auto add = [&](const std::string& p, size_t i) {
             auto it = index.find(p);
             if (it == index.end()) {
                 it = index.emplace(p, candidates->size()).first;
@@ -128,6 +127,15 @@ Status sized_candidates(const std::vector<Candidate>& offered, const CommShape& 
                 chosen_at->emplace_back(sizes.size(), false);
             }
             (*chosen_at)[it->second][i] = true;
+        };
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            add(resolved[i], i);
+            // The per-switch rearrangement rule (gentree_choice.hpp) prices
+            // one sub-tree alone; the whole plan without it is priced beside
+            // it, and the plan model keeps the cheaper (pipelined on 2dc, the
+            // rearranged plan measured 18 % slower: docs/model.md).
+            ParamMap pm;
+            if (parse_params(resolved[i], &pm) && pm.erase("rearrange") != 0) add(format_params(pm), i);
         }
     }
     return Status::ok();

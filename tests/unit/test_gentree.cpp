@@ -530,6 +530,13 @@ TEST_CASE("the selector is offered gentree only where a topology is known", "[ge
     for (int k : kGenTreeOfferedPipelines) expected.push_back("pipeline=" + std::to_string(k));
     const TopologyView v = two_level({4, 4});
     CHECK(offered(&v) == expected);
+    // 512 ranks: the deep pipelines (K·P beyond kGenTreeMaxOfferedPipelineBlocks) are not offered.
+    const TopologyView p512 = two_level(repeat(64, 8));
+    std::vector<std::string> upto16 = {"", "pipeline=2", "pipeline=4", "pipeline=8", "pipeline=16"};
+    CHECK(offered(&p512) == upto16);
+    // 128 ranks: 32 and 64 chunks make 4096 and 8192 blocks, both offered.
+    const TopologyView mid = two_level(repeat(16, 8));
+    CHECK(offered(&mid) == expected);
     // One switch, one rank per host: nothing to overlap, unpipelined only.
     const TopologyView flat = single_switch(8);
     CHECK(offered(&flat) == std::vector<std::string>{""});
