@@ -622,6 +622,9 @@ Status fit_link_classes(const std::vector<Measurement>& routes, const ModelParam
         if (fresh.empty()) continue;
         if (fresh.size() > 1) {
             for (int cls : fresh) {
+                // Reported once, however many route groups left it unfitted.
+                if (std::any_of(rows.begin(), rows.end(), [&](const ClassFit& o) { return o.name == name_of(cls); }))
+                    continue;
                 ClassFit r;
                 r.name = name_of(cls);
                 r.points = ms.size();
@@ -667,6 +670,9 @@ Status fit_link_classes(const std::vector<Measurement>& routes, const ModelParam
         r.beta = lp.beta;
         known[cls] = lp;
         params.classes[r.name] = lp;
+        // Fitted here after an earlier group left it unfitted: the fit stands.
+        rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const ClassFit& o) { return o.name == r.name; }),
+                   rows.end());
         rows.push_back(r);
     }
     *out = params;

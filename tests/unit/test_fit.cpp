@@ -381,3 +381,62 @@ TEST_CASE("switch-tree classes fitted from exchanges across them", "[fit]") {
     std::remove(conf.c_str());
     rmdir(dir);
 }
+
+TEST_CASE("a class no route group can fit is reported once", "[fit]") {
+    // The tree genx-tune's probe wrote on 2dc (two leaves under one
+    // datacenter's switch, none seen under the other's), one class per
+    // switch: from h0, h1 crosses {s3, s4} and h4 {s3, s1, s2}; neither
+    // route isolates a class, and s3 is in both.
+    char dir[] = "/tmp/genx-fit-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string conf = std::string(dir) + "/topology.conf", overlay = std::string(dir) + "/o.json";
+    {
+        std::ofstream c(conf);
+        c << "SwitchName=root Switches=s1,s2\nSwitchName=s1 Switches=s3,s4\nSwitchName=s2 Nodes=h[4-5]\n"
+             "SwitchName=s3 Nodes=h0,h2\nSwitchName=s4 Nodes=h1,h3\n";
+        std::ofstream o(overlay);
+        o << R"({"version": 1, "levels": {"1": {"rate": "1 Gbit/s", "latency": "1 us"}},
+                 "switches": {"s1": {"rate": "100 Mbit/s", "latency": "1 ms"},
+                              "s2": {"rate": "100 Mbit/s", "latency": "1 ms"},
+                              "s3": {"rate": "1 Gbit/s", "latency": "5 us"},
+                              "s4": {"rate": "1 Gbit/s", "latency": "5 us"}}})";
+    }
+    const std::vector<std::string> hosts = {"h0", "h1", "h2", "h3", "h4", "h5"};
+    std::shared_ptr<const TopologyView> view;
+    REQUIRE(place_ranks(conf, overlay, hosts, &view).is_ok());
+    const std::shared_ptr<const SwitchTree> tree = switch_tree(*view);
+    REQUIRE(tree);
+    const std::vector<int> node = view->host_of_rank();
+    ModelParams host = truth();
+    host.inter.beta = 8e-9;
+    auto pp = std::make_shared<Plan>(exchange_plan());
+    std::vector<Measurement> routes;
+    for (int peer : {1, 4})
+        for (size_t bytes = 8; bytes <= (size_t{1} << 20); bytes *= 16) {
+            Measurement m;
+            m.kind = "p2p-route";
+            m.label = "to h" + std::to_string(peer);
+            m.plan = pp;
+            m.ranks.node = {node[0], node[static_cast<size_t>(peer)]};
+            m.ranks.tree = tree;
+            m.count = bytes;
+            m.elem_size = 1;
+            const Prediction pr = predict(*pp, bytes, 1, host, m.ranks);
+            REQUIRE(pr.status.is_ok());
+            m.seconds = pr.seconds;
+            routes.push_back(m);
+        }
+    ModelParams got;
+    std::vector<ClassFit> rows;
+    REQUIRE(fit_link_classes(routes, host, &got, &rows).is_ok());
+    std::map<std::string, int> seen;
+    for (const ClassFit& c : rows) {
+        ++seen[c.name];
+        CHECK(c.note.find("not fitted") == 0);
+    }
+    CHECK(seen == std::map<std::string, int>{{"s1", 1}, {"s2", 1}, {"s3", 1}, {"s4", 1}});
+    CHECK(got.classes.empty());
+    std::remove(overlay.c_str());
+    std::remove(conf.c_str());
+    rmdir(dir);
+}
