@@ -285,28 +285,58 @@ TEST_CASE("fit input errors", "[fit]") {
     CHECK(st.message().find("held out") != std::string::npos);
 }
 
+// A switch tree written to a temporary topology.conf and overlay, six
+// hosts h0..h5 placed on it one rank each; the files go with it.
+struct TreeOnDisk {
+    std::string dir, conf, overlay;
+    std::shared_ptr<const TopologyView> view;
+    std::shared_ptr<const SwitchTree> tree;
+    std::vector<int> node;
+    TreeOnDisk(const std::string& conf_text, const std::string& overlay_text) {
+        char d[] = "/tmp/genx-fit-XXXXXX";
+        REQUIRE(mkdtemp(d) != nullptr);
+        dir = d;
+        conf = dir + "/topology.conf";
+        overlay = dir + "/o.json";
+        std::ofstream(conf) << conf_text;
+        std::ofstream(overlay) << overlay_text;
+        const std::vector<std::string> hosts = {"h0", "h1", "h2", "h3", "h4", "h5"};
+        REQUIRE(place_ranks(conf, overlay, hosts, &view).is_ok());
+        tree = switch_tree(*view);
+        REQUIRE(tree);
+        node = view->host_of_rank();
+    }
+    ~TreeOnDisk() {
+        std::remove(overlay.c_str());
+        std::remove(conf.c_str());
+        rmdir(dir.c_str());
+    }
+    // A p2p-route measurement from h0 to `peer` of `bytes`, timed by `truth`.
+    Measurement route(const std::shared_ptr<const Plan>& pp, int peer, size_t bytes, const ModelParams& truth) const {
+        Measurement m;
+        m.kind = "p2p-route";
+        m.label = "to h" + std::to_string(peer);
+        m.plan = pp;
+        m.ranks.node = {node[0], node[static_cast<size_t>(peer)]};
+        m.ranks.tree = tree;
+        m.count = bytes;
+        m.elem_size = 1;
+        const Prediction pr = predict(*pp, bytes, 1, truth, m.ranks);
+        REQUIRE(pr.status.is_ok());
+        m.seconds = pr.seconds;
+        return m;
+    }
+};
+
 TEST_CASE("switch-tree classes fitted from exchanges across them", "[fit]") {
     // Two datacenters: dc-a over leaves a0, a1 and, across a slow "xdc"
     // link, dc-b over b0; two hosts per leaf; the leaves' uplinks are the
     // class "up".
-    char dir[] = "/tmp/genx-fit-XXXXXX";
-    REQUIRE(mkdtemp(dir) != nullptr);
-    const std::string conf = std::string(dir) + "/topology.conf", overlay = std::string(dir) + "/o.json";
-    {
-        std::ofstream c(conf);
-        c << "SwitchName=a0 Nodes=h[0-1]\nSwitchName=a1 Nodes=h[2-3]\nSwitchName=b0 Nodes=h[4-5]\n"
-             "SwitchName=dc-b Switches=b0\nSwitchName=dc-a Switches=a[0-1],dc-b\n";
-        std::ofstream o(overlay);
-        o << R"({"version": 1, "levels": {"1": {"rate": "1 Gbit/s", "latency": "1 us"}},
+    const TreeOnDisk t("SwitchName=a0 Nodes=h[0-1]\nSwitchName=a1 Nodes=h[2-3]\nSwitchName=b0 Nodes=h[4-5]\n"
+                       "SwitchName=dc-b Switches=b0\nSwitchName=dc-a Switches=a[0-1],dc-b\n",
+                       R"({"version": 1, "levels": {"1": {"rate": "1 Gbit/s", "latency": "1 us"}},
                  "switches": {"a[0-1],b0": {"rate": "1 Gbit/s", "latency": "2 us", "class": "up"},
-                              "dc-b": {"rate": "100 Mbit/s", "latency": "1 ms", "cross_dc": true, "class": "xdc"}}})";
-    }
-    const std::vector<std::string> hosts = {"h0", "h1", "h2", "h3", "h4", "h5"};
-    std::shared_ptr<const TopologyView> view;
-    REQUIRE(place_ranks(conf, overlay, hosts, &view).is_ok());
-    const std::shared_ptr<const SwitchTree> tree = switch_tree(*view);
-    REQUIRE(tree);
-    const std::vector<int> node = view->host_of_rank();
+                              "dc-b": {"rate": "100 Mbit/s", "latency": "1 ms", "cross_dc": true, "class": "xdc"}}})");
 
     // The truth: a NIC of 1 Gbit/s; uplinks 30 µs a link, as fast as the
     // NIC; the cross-DC link 2 ms and 12.5 MB/s.
@@ -326,17 +356,8 @@ TEST_CASE("switch-tree classes fitted from exchanges across them", "[fit]") {
         // dc-b then b0: two "up" and one xdc).
         for (int peer : {2, 4})
             for (size_t bytes = 8; bytes <= (size_t{4} << 20); bytes *= 4) {
-                Measurement m;
-                m.kind = "p2p-route";
-                m.label = "to h" + std::to_string(peer);
-                m.plan = pp;
-                m.ranks.node = {node[0], node[static_cast<size_t>(peer)]};
-                m.ranks.tree = tree;
-                m.count = bytes;
-                m.elem_size = 1;
-                const Prediction pr = predict(*pp, bytes, 1, want, m.ranks);
-                REQUIRE(pr.status.is_ok());
-                m.seconds = pr.seconds * (1 + amp * u(rng));
+                Measurement m = t.route(pp, peer, bytes, want);
+                m.seconds *= 1 + amp * u(rng);
                 routes.push_back(m);
             }
         ModelParams got;
@@ -377,9 +398,6 @@ TEST_CASE("switch-tree classes fitted from exchanges across them", "[fit]") {
     only_far[0].ranks.tree.reset();
     CHECK(fit_link_classes(only_far, host, &got, &rows).message().find("has no switch tree") !=
           std::string::npos);
-    std::remove(overlay.c_str());
-    std::remove(conf.c_str());
-    rmdir(dir);
 }
 
 TEST_CASE("a class no route group can fit is reported once", "[fit]") {
@@ -387,45 +405,19 @@ TEST_CASE("a class no route group can fit is reported once", "[fit]") {
     // datacenter's switch, none seen under the other's), one class per
     // switch: from h0, h1 crosses {s3, s4} and h4 {s3, s1, s2}; neither
     // route isolates a class, and s3 is in both.
-    char dir[] = "/tmp/genx-fit-XXXXXX";
-    REQUIRE(mkdtemp(dir) != nullptr);
-    const std::string conf = std::string(dir) + "/topology.conf", overlay = std::string(dir) + "/o.json";
-    {
-        std::ofstream c(conf);
-        c << "SwitchName=root Switches=s1,s2\nSwitchName=s1 Switches=s3,s4\nSwitchName=s2 Nodes=h[4-5]\n"
-             "SwitchName=s3 Nodes=h0,h2\nSwitchName=s4 Nodes=h1,h3\n";
-        std::ofstream o(overlay);
-        o << R"({"version": 1, "levels": {"1": {"rate": "1 Gbit/s", "latency": "1 us"}},
+    const TreeOnDisk t("SwitchName=root Switches=s1,s2\nSwitchName=s1 Switches=s3,s4\nSwitchName=s2 Nodes=h[4-5]\n"
+                       "SwitchName=s3 Nodes=h0,h2\nSwitchName=s4 Nodes=h1,h3\n",
+                       R"({"version": 1, "levels": {"1": {"rate": "1 Gbit/s", "latency": "1 us"}},
                  "switches": {"s1": {"rate": "100 Mbit/s", "latency": "1 ms"},
                               "s2": {"rate": "100 Mbit/s", "latency": "1 ms"},
                               "s3": {"rate": "1 Gbit/s", "latency": "5 us"},
-                              "s4": {"rate": "1 Gbit/s", "latency": "5 us"}}})";
-    }
-    const std::vector<std::string> hosts = {"h0", "h1", "h2", "h3", "h4", "h5"};
-    std::shared_ptr<const TopologyView> view;
-    REQUIRE(place_ranks(conf, overlay, hosts, &view).is_ok());
-    const std::shared_ptr<const SwitchTree> tree = switch_tree(*view);
-    REQUIRE(tree);
-    const std::vector<int> node = view->host_of_rank();
+                              "s4": {"rate": "1 Gbit/s", "latency": "5 us"}}})");
     ModelParams host = truth();
     host.inter.beta = 8e-9;
     auto pp = std::make_shared<Plan>(exchange_plan());
     std::vector<Measurement> routes;
     for (int peer : {1, 4})
-        for (size_t bytes = 8; bytes <= (size_t{1} << 20); bytes *= 16) {
-            Measurement m;
-            m.kind = "p2p-route";
-            m.label = "to h" + std::to_string(peer);
-            m.plan = pp;
-            m.ranks.node = {node[0], node[static_cast<size_t>(peer)]};
-            m.ranks.tree = tree;
-            m.count = bytes;
-            m.elem_size = 1;
-            const Prediction pr = predict(*pp, bytes, 1, host, m.ranks);
-            REQUIRE(pr.status.is_ok());
-            m.seconds = pr.seconds;
-            routes.push_back(m);
-        }
+        for (size_t bytes = 8; bytes <= (size_t{1} << 20); bytes *= 16) routes.push_back(t.route(pp, peer, bytes, host));
     ModelParams got;
     std::vector<ClassFit> rows;
     REQUIRE(fit_link_classes(routes, host, &got, &rows).is_ok());
@@ -436,7 +428,4 @@ TEST_CASE("a class no route group can fit is reported once", "[fit]") {
     }
     CHECK(seen == std::map<std::string, int>{{"s1", 1}, {"s2", 1}, {"s3", 1}, {"s4", 1}});
     CHECK(got.classes.empty());
-    std::remove(overlay.c_str());
-    std::remove(conf.c_str());
-    rmdir(dir);
 }
