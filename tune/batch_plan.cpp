@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+
+#include "plan/gentree.hpp"
+#include "plan/registry.hpp"
 
 namespace genx::tune {
 
@@ -69,6 +73,18 @@ double later_points_reserve(const std::vector<double>& first_price, size_t k, do
 
 double point_deadline(double deadline, double now, double reserve, double own) {
     return std::min(deadline, std::max(deadline - reserve, now + own));
+}
+
+std::string same_chunk_size(const std::string& alg, const std::string& params, size_t from, size_t to) {
+    ParamMap pm;
+    if (alg != "gentree" || from == 0 || to <= from || !parse_params(params, &pm)) return params;
+    auto it = pm.find("pipeline");
+    long k = 0;
+    if (it == pm.end() || !parse_int_in(it->second, 2, kGenTreeMaxPipeline, &k)) return params;
+    const long deepest = *std::max_element(std::begin(kGenTreeOfferedPipelines), std::end(kGenTreeOfferedPipelines));
+    for (size_t b = from; b <= to / 2 && k * 2 <= deepest; b *= 2) k *= 2;
+    it->second = std::to_string(k);
+    return format_params(pm);
 }
 
 }  // namespace genx::tune

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace genx::tune {
@@ -58,5 +59,12 @@ double later_points_reserve(const std::vector<double>& first_price, size_t k, do
 // now + `own` (its own pair's share: earlier points keep theirs first) and
 // no later than `deadline`.
 double point_deadline(double deadline, double now, double reserve, double own);
+
+// A GenTree plan's params with its chunk count scaled by to ÷ from, so
+// that each chunk keeps its size (rounded down to a power of two, capped at
+// the deepest offered pipeline): the plan that leads a --verify point after
+// the fastest measured at the size before.  The params unchanged for any
+// other plan, an unpipelined one, or to ≤ from.
+std::string same_chunk_size(const std::string& alg, const std::string& params, size_t from, size_t to);
 
 }  // namespace genx::tune

@@ -159,3 +159,17 @@ TEST_CASE("the reserve holds a later point's unequal pair for 5 batches each", "
     r.left = summed - 4 - 5.3;
     CHECK(plan_point_batches(r)[1][0] < 5);
 }
+
+TEST_CASE("the leading GenTree plan keeps the chunk size measured fastest", "[tune]") {
+    const std::string p16 = "pipeline=16,plans=cps/cps/cps";
+    // Twice the bytes: twice the chunks; eight times: capped at the deepest offered.
+    CHECK(same_chunk_size("gentree", p16, 2 << 20, 4 << 20) == "pipeline=32,plans=cps/cps/cps");
+    CHECK(same_chunk_size("gentree", p16, 2 << 20, 16 << 20) == "pipeline=64,plans=cps/cps/cps");
+    CHECK(same_chunk_size("gentree", "pipeline=2,plans=cps", 1024, 3000) == "pipeline=4,plans=cps");
+    // Unchanged: the same or a smaller size, an unpipelined plan, another family.
+    CHECK(same_chunk_size("gentree", p16, 4 << 20, 4 << 20) == p16);
+    CHECK(same_chunk_size("gentree", p16, 4 << 20, 2 << 20) == p16);
+    CHECK(same_chunk_size("gentree", "plans=cps/cps", 1024, 4096) == "plans=cps/cps");
+    CHECK(same_chunk_size("ring", "pipeline=4", 1024, 4096) == "pipeline=4");
+}
+
