@@ -237,11 +237,6 @@ int out_model(Context& c) {
             << k.bytes_inter << ", C bytes " << k.reduce_bytes << ", D bytes " << k.memory_bytes
             << ", incast bytes intra " << k.incast_bytes_intra << " inter "
             << k.incast_bytes_inter << "\n";
-    if (getenv("GENX_DBG_PATH"))
-        for (const PathStep& ps : p.critical_path)
-            *c.text << "  rank " << ps.rank << " step " << ps.step << " [" << ps.start << ", " << ps.end
-                    << "] link " << ps.link_rank << "/" << ps.link_step << " kind " << int(ps.link)
-                    << " a " << ps.terms.alpha << " b " << ps.terms.beta << "\n";
     return 0;
 }
 

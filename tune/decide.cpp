@@ -81,10 +81,17 @@ void enumerate(const Context& ctx, Decision* d) {
         // size (gentree_choice.hpp), with and without its rearrangement:
         // measured, not assumed.
         if (cand.algorithm != "gentree" || d->view == nullptr) continue;
-        for (size_t bytes : ctx.grid) {
-            ParamMap chosen = pm;
-            check(resolve_gentree(cand.algorithm, d->view.get(), static_cast<double>(bytes), chooser, &chosen),
-                  "choosing GenTree's sub-plans for " + describe(cand.algorithm, cand.params));
+        std::vector<std::string> texts;
+        check(resolve_gentree_texts(cand.algorithm, d->view.get(),
+                                    std::vector<double>(ctx.grid.begin(), ctx.grid.end()), chooser,
+                                    cand.params, &texts),
+              "choosing GenTree's sub-plans for " + describe(cand.algorithm, cand.params));
+        // Most sizes choose alike: each distinct choice is generated once.
+        std::sort(texts.begin(), texts.end());
+        texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+        for (const std::string& text : texts) {
+            ParamMap chosen;
+            check(parse_params(text, &chosen), "candidate params");
             add(cand, chosen);
             if (chosen.erase("rearrange") != 0) add(cand, chosen);
         }
