@@ -229,25 +229,33 @@ namespace {
 
 // Roots `edges` (a spanning tree of g) at `root`: parent, depth, heights.
 void root_tree(const MTreeGraph& g, MTreeTree* t) {
-    std::vector<std::vector<std::pair<int, int>>> adj(static_cast<size_t>(g.n));
+    // The tree's adjacency in one array (each vertex's edges at [at[x], at[x + 1])).
+    const size_t n = static_cast<size_t>(g.n);
+    std::vector<int> at(n + 1, 0), adj(2 * t->edges.size());
     for (int e : t->edges) {
-        const MTreeEdge& ed = g.edges[static_cast<size_t>(e)];
-        adj[static_cast<size_t>(ed.u)].push_back({ed.v, e});
-        adj[static_cast<size_t>(ed.v)].push_back({ed.u, e});
+        ++at[static_cast<size_t>(g.edges[static_cast<size_t>(e)].u) + 1];
+        ++at[static_cast<size_t>(g.edges[static_cast<size_t>(e)].v) + 1];
     }
-    t->parent.assign(static_cast<size_t>(g.n), -1);
-    t->depth.assign(static_cast<size_t>(g.n), -1);
-    std::vector<int> qd(static_cast<size_t>(g.n), 0);
-    std::deque<int> queue{t->root};
+    for (size_t x = 0; x < n; ++x) at[x + 1] += at[x];
+    std::vector<int> fill(at.begin(), at.end() - 1);
+    for (int e : t->edges) {
+        adj[static_cast<size_t>(fill[static_cast<size_t>(g.edges[static_cast<size_t>(e)].u)]++)] = e;
+        adj[static_cast<size_t>(fill[static_cast<size_t>(g.edges[static_cast<size_t>(e)].v)]++)] = e;
+    }
+    t->parent.assign(n, -1);
+    t->depth.assign(n, -1);
+    std::vector<int> qd(n, 0), queue{t->root};
+    queue.reserve(n);
     t->depth[static_cast<size_t>(t->root)] = 0;
     t->height = t->qheight = 0;
     t->max_latency = 0;
-    while (!queue.empty()) {
-        const int x = queue.front();
-        queue.pop_front();
-        for (const auto& [y, e] : adj[static_cast<size_t>(x)]) {
-            if (t->depth[static_cast<size_t>(y)] >= 0) continue;
+    for (size_t head = 0; head < queue.size(); ++head) {
+        const int x = queue[head];
+        for (int i = at[static_cast<size_t>(x)]; i < at[static_cast<size_t>(x) + 1]; ++i) {
+            const int e = adj[static_cast<size_t>(i)];
             const MTreeEdge& ed = g.edges[static_cast<size_t>(e)];
+            const int y = ed.u == x ? ed.v : ed.u;
+            if (t->depth[static_cast<size_t>(y)] >= 0) continue;
             t->parent[static_cast<size_t>(y)] = x;
             t->depth[static_cast<size_t>(y)] = t->depth[static_cast<size_t>(x)] + 1;
             qd[static_cast<size_t>(y)] = qd[static_cast<size_t>(x)] + ed.q;
@@ -376,16 +384,22 @@ class GrowingTree {
         // A leaf is its parent's distance plus q from either end.
         EndDist& c = end_dist_[x];
         for (int i = 0; i < 2; ++i) {
-            c.dist[i] = to_end(u, i) + q;
+            c.dist[i] = to_end(u, i) + q - shift_[i];
             c.version[i] = version_[i];
         }
-        const int da = c.dist[0], db = c.dist[1];
+        const int da = c.dist[0] + shift_[0], db = c.dist[1] + shift_[1];
         if (std::max(da, db) > diameter_) {
             diameter_ = std::max(da, db);
             const int moved = da >= db ? 1 : 0;  // v replaces the nearer end
+            // Where v extends that end, every other vertex is q farther
+            // from v than from it: the kept distances shift, none is lost.
+            if (end_[moved] == u)
+                shift_[moved] += q;
+            else
+                ++version_[moved];
             end_[moved] = v;
-            c.dist[moved] = 0;
-            c.version[moved] = ++version_[moved];
+            c.dist[moved] = -shift_[moved];
+            c.version[moved] = version_[moved];
         }
     }
     int ecc(int x) { return std::max(to_end(x, 0), to_end(x, 1)); }
@@ -410,15 +424,16 @@ class GrowingTree {
     }
 
   private:
-    // x's distance to end i, kept until that end moves (distances between
-    // vertices already in the tree never change).
+    // x's distance to end i, kept until that end moves other than by
+    // extending (distances between vertices already in the tree never
+    // change); kept less shift_[i], what extensions have added since.
     int to_end(int x, int i) {
         EndDist& c = end_dist_[static_cast<size_t>(x)];
         if (c.version[i] != version_[i]) {
-            c.dist[i] = dist(x, end_[i]);
+            c.dist[i] = dist(x, end_[i]) - shift_[i];
             c.version[i] = version_[i];
         }
-        return c.dist[i];
+        return c.dist[i] + shift_[i];
     }
     int dist(int x, int y) const {
         return qdepth_[static_cast<size_t>(x)] + qdepth_[static_cast<size_t>(y)] -
@@ -451,7 +466,8 @@ class GrowingTree {
     };
     std::vector<EndDist> end_dist_;
     int end_[2] = {0, 0};        // a diameter's ends
-    long version_[2] = {0, 0};   // bumped when an end moves
+    long version_[2] = {0, 0};   // bumped when an end moves other than to a child of its own
+    int shift_[2] = {0, 0};      // what end i's extensions have added to every kept distance
     int diameter_ = 0;
 };
 
@@ -467,8 +483,12 @@ static_assert(kClassBits + kDiamBits + kEdgeBits == 64, "a key is 64 bits");
 bool capacity_classes(const std::vector<double>& cap, double rmin, std::vector<int>* cls) {
     // A network has few link rates: collect them by a scan while few.
     std::vector<double> distinct;
+    size_t last = 0;  // where the previous capacity was found: neighbours share rates
     for (double x : cap) {
-        if (x < rmin || std::find(distinct.begin(), distinct.end(), x) != distinct.end()) continue;
+        if (x < rmin || (last < distinct.size() && distinct[last] == x)) continue;
+        const auto it = std::find(distinct.begin(), distinct.end(), x);
+        last = static_cast<size_t>(it - distinct.begin());
+        if (it != distinct.end()) continue;
         distinct.push_back(x);
         if (distinct.size() > 64) break;
     }
@@ -526,11 +546,12 @@ void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edge
                (static_cast<uint64_t>(nd) << kEdgeBits) | static_cast<uint64_t>(ei);
     };
     auto offer = [&](int x) {
+        const int ex = tree.ecc(x);  // every edge offered leaves from x
         for (int ei : edges_at[static_cast<size_t>(x)]) {
             const MTreeEdge& e = g.edges[static_cast<size_t>(ei)];
             if (cls[static_cast<size_t>(ei)] < 0 || (in[static_cast<size_t>(e.u)] && in[static_cast<size_t>(e.v)]))
                 continue;
-            const int nd = made(e);
+            const int nd = std::max(tree.diameter(), ex + e.q);
             if (nd <= d)
                 heap.push(key(cls[static_cast<size_t>(ei)], nd, ei));
             else
@@ -574,6 +595,22 @@ void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edge
     *diam = tree.diameter();
 }
 
+// A round's edges in index order: a pass over marks where the tree holds
+// a good share of the graph's edges (a 10^4-host torus: half), else a sort.
+void sort_edges(std::vector<int>* edges, std::vector<char>* marks) {
+    if (marks->size() > 8 * edges->size()) {
+        std::sort(edges->begin(), edges->end());
+        return;
+    }
+    for (int e : *edges) (*marks)[static_cast<size_t>(e)] = 1;
+    size_t k = 0;
+    for (size_t e = 0; e < marks->size(); ++e)
+        if ((*marks)[e]) {
+            (*edges)[k++] = static_cast<int>(e);
+            (*marks)[e] = 0;
+        }
+}
+
 // Whether a round recorded under diameter bound `was` grows the same tree
 // under bound d: a bound between the tree's diameter and `was` removes only
 // edges the round never chose, and one above `was` changes nothing where
@@ -608,6 +645,7 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
     std::vector<double> R = g.capacity;
     const std::vector<int> zero(g.capacity.size(), 0);
     std::map<std::vector<int>, size_t> seen;  // edge set -> index in out
+    std::vector<char> marks(g.edges.size(), 0);  // sort_edges's
     // Where no resource serves two edges, a heap grows the same trees in
     // O(m log m) a round instead of the scan's O(n · m).
     const bool shared_free = resources_private(g);
@@ -625,27 +663,30 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
     GbstMemo::Run record{d, {}};
     bool recording = memo != nullptr && by_heap;
     for (int round = 0; round < kMTreeMaxRounds; ++round) {
-        // Start vertex: most remaining usable incident capacity.
-        std::vector<double> cap(g.edges.size()), incident(n, 0);
+        // A replayed round needs only the capacities: its recording run
+        // grew it by heap from the same capacities, so they were apart.
+        const bool replaying = static_cast<size_t>(round) < replay_rounds;
+        std::vector<double> cap(g.edges.size()), incident(replaying ? 0 : n, 0);
         for (size_t ei = 0; ei < g.edges.size(); ++ei) {
             const MTreeEdge& e = g.edges[ei];
             const double c = cap[ei] = edge_capacity(e, R, zero);
-            if (c < rmin) continue;
+            if (c < rmin || replaying) continue;
             incident[static_cast<size_t>(e.u)] += c;
             incident[static_cast<size_t>(e.v)] += c;
         }
+        // Start vertex: most remaining usable incident capacity.
         int start = 0;
-        for (size_t v = 1; v < n; ++v)
+        for (size_t v = 1; v < incident.size(); ++v)
             if (incident[v] > incident[static_cast<size_t>(start)] && !cap_equal(incident[v], incident[static_cast<size_t>(start)]))
                 start = static_cast<int>(v);
         std::vector<int> chosen, cls;
-        const bool apart = capacity_classes(cap, rmin, &cls);
+        const bool apart = replaying || capacity_classes(cap, rmin, &cls);
         // Where resources are shared the scan weighs capacities that change
         // within the round, which the classes do not see: no memo there.
         ordered = ordered && apart && shared_free;
         int diam = 0, root = -1;
         bool pruned = false;
-        if (static_cast<size_t>(round) < replay_rounds) {
+        if (replaying) {
             const GbstRound& r = replay->rounds[static_cast<size_t>(round)];
             chosen = r.chosen;
             root = r.root;
@@ -666,7 +707,7 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
         if (widest != nullptr) *widest = ordered ? most : std::numeric_limits<int>::max();
         if (chosen.size() + 1 != n) break;  // no tree within H spans the hosts
         MTreeTree t;
-        std::sort(chosen.begin(), chosen.end());
+        sort_edges(&chosen, &marks);
         t.edges = chosen;
         t.root = root;
         double bottleneck = std::numeric_limits<double>::infinity();
@@ -790,11 +831,14 @@ std::vector<double> mtree_max_rates(const std::vector<std::vector<double>>& A, c
             if (j == leave) continue;
             const double f = a[j][enter];
             if (f == 0) continue;
-            for (size_t k = 0; k < K; ++k) a[j][k] = k == enter ? -f * row[k] : a[j][k] - f * row[k];
+            std::vector<double>& aj = a[j];
+            for (size_t k = 0; k < K; ++k) aj[k] -= f * row[k];  // no branch: vectorises
+            aj[enter] = -f * row[enter];
             rhs[j] = std::max(0.0, rhs[j] - f * rhs[leave]);
         }
         const double f = c[enter];
-        for (size_t k = 0; k < K; ++k) c[k] = k == enter ? -f * row[k] : c[k] - f * row[k];
+        for (size_t k = 0; k < K; ++k) c[k] -= f * row[k];
+        c[enter] = -f * row[enter];
         std::swap(basic[leave], nonbasic[enter]);
     }
     std::vector<double> x(K, 0);
@@ -863,6 +907,100 @@ std::vector<double> rates_of_uses(const MTreeGraph& g,
     return mtree_max_rates(A, b2);
 }
 
+// The rate LP of subsets of one list of trees, as rates_of_uses builds
+// it, for mtree_select's hundreds of subsets: resources are grouped once
+// by their uses across every tree of the list (resources no tree tells
+// apart stay alike in every subset), so a subset's merged rows come from
+// the groups instead of from every resource.
+class RateRows {
+  public:
+    RateRows(const MTreeGraph& g, const std::vector<std::vector<std::pair<int, int>>>& uses) : g_(g), uses_(uses) {
+        std::vector<std::vector<std::pair<int, int>>> of(g.capacity.size());  // (tree, uses) per resource
+        for (size_t i = 0; i < uses.size(); ++i)
+            for (const auto& [r, c] : uses[i]) of[static_cast<size_t>(r)].push_back({static_cast<int>(i), c});
+        std::map<std::vector<std::pair<int, int>>, size_t> index;
+        for (size_t r = 0; r < of.size(); ++r) {
+            if (of[r].empty()) continue;
+            auto [it, fresh] = index.emplace(of[r], groups_.size());
+            if (fresh) {
+                Group grp;
+                grp.trees = of[r];
+                // Where the group's first resource (the lowest: uses are sorted) sits in each tree's uses.
+                for (const auto& [i, c] : grp.trees) {
+                    const auto& u = uses[static_cast<size_t>(i)];
+                    grp.at.push_back(static_cast<int>(
+                        std::lower_bound(u.begin(), u.end(), std::make_pair(static_cast<int>(r), 0)) - u.begin()));
+                }
+                grp.cap = g.capacity[r];
+                groups_.push_back(std::move(grp));
+            } else {
+                Group& grp = groups_[it->second];
+                grp.cap = std::min(grp.cap, g.capacity[r]);
+                ++grp.size;
+            }
+        }
+    }
+
+    std::vector<double> rates(const std::vector<size_t>& set) const {
+        const size_t K = set.size();
+        std::vector<int> pos(uses_.size(), -1);
+        for (size_t k = 0; k < K; ++k) pos[set[k]] = static_cast<int>(k);
+        // Each used group at its first resource's place in rates_of_uses's
+        // order: the subset's first tree using it, then within that tree.
+        std::vector<std::tuple<int, int, size_t>> used;
+        size_t rows = 0;
+        for (size_t gi = 0; gi < groups_.size(); ++gi) {
+            const Group& grp = groups_[gi];
+            int first = -1, at = 0;
+            for (size_t j = 0; j < grp.trees.size(); ++j) {
+                const int p = pos[static_cast<size_t>(grp.trees[j].first)];
+                if (p >= 0 && (first < 0 || p < first)) {
+                    first = p;
+                    at = grp.at[j];
+                }
+            }
+            if (first < 0) continue;
+            used.emplace_back(first, at, gi);
+            rows += grp.size;
+        }
+        if (rows <= kMTreeMergeRows) {  // the LP as built, unmerged
+            std::vector<const std::vector<std::pair<int, int>>*> of;
+            for (size_t i : set) of.push_back(&uses_[i]);
+            return rates_of_uses(g_, of);
+        }
+        std::sort(used.begin(), used.end());
+        std::map<std::vector<double>, size_t> first;  // a row's uses -> its index
+        std::vector<std::vector<double>> A;
+        std::vector<double> b;
+        for (const auto& [p, at, gi] : used) {
+            std::vector<double> row(K, 0.0);
+            for (const auto& [i, c] : groups_[gi].trees) {
+                const int k = pos[static_cast<size_t>(i)];
+                if (k >= 0) row[static_cast<size_t>(k)] += c;
+            }
+            auto [it, fresh] = first.emplace(std::move(row), A.size());
+            if (fresh) {
+                A.push_back(it->first);
+                b.push_back(groups_[gi].cap);
+            } else {
+                b[it->second] = std::min(b[it->second], groups_[gi].cap);
+            }
+        }
+        return mtree_max_rates(A, b);
+    }
+
+  private:
+    struct Group {
+        std::vector<std::pair<int, int>> trees;  // (tree, uses) of each resource in the group
+        std::vector<int> at;                     // the first resource's index in each tree's uses
+        double cap = 0;                          // the group's least capacity
+        size_t size = 1;                         // resources in it
+    };
+    const MTreeGraph& g_;
+    const std::vector<std::vector<std::pair<int, int>>>& uses_;
+    std::vector<Group> groups_;
+};
+
 }  // namespace
 
 std::vector<double> mtree_rates(const MTreeGraph& g, const std::vector<MTreeTree>& trees) {
@@ -876,11 +1014,8 @@ std::vector<double> mtree_rates(const MTreeGraph& g, const std::vector<MTreeTree
 std::vector<MTreeTree> mtree_select(const MTreeGraph& g, const std::vector<MTreeTree>& trees, int k) {
     std::vector<std::vector<std::pair<int, int>>> uses;
     for (const MTreeTree& t : trees) uses.push_back(tree_uses(g, t));
-    const auto rates_of = [&](const std::vector<size_t>& set) {
-        std::vector<const std::vector<std::pair<int, int>>*> of;
-        for (size_t i : set) of.push_back(&uses[i]);
-        return rates_of_uses(g, of);
-    };
+    const RateRows lp(g, uses);
+    const auto rates_of = [&](const std::vector<size_t>& set) { return lp.rates(set); };
     const auto total_of = [&](const std::vector<size_t>& set) {
         double sum = 0;
         for (double r : rates_of(set)) sum += r;

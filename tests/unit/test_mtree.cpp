@@ -983,6 +983,33 @@ TEST_CASE("GBST by heap grows the paper's scan's trees on direct networks", "[mt
     CHECK(replayed > 100);
 }
 
+TEST_CASE("mtree_select's subsets solve the LP mtree_rates builds", "[mtree][scale]") {
+    // Trees of thousands of edges, so the LPs have more than
+    // kMTreeMergeRows rows and merge them, which mtree_select does from
+    // resources grouped once across the candidates: a torus, and a random
+    // graph of many rates, where merged rows' capacities differ.
+    std::mt19937 rng(20261201);
+    for (const TopologyView& v : {preset_view("torus:64x64"), graph_view(random_graph_json(rng, 5000, 1000))}) {
+        MTreeGraph g;
+        REQUIRE(build_mtree_graph(&v, v.nranks(), &g));
+        MTreeGost gost;
+        REQUIRE(mtree_gost(g, MTreeOptions{}, &gost));
+        REQUIRE(gost.trees.size() >= 2);
+        for (int k : {1, 2, 4, 8}) {
+            const std::vector<MTreeTree> sel = mtree_select(g, gost.trees, k);
+            REQUIRE_FALSE(sel.empty());
+            CHECK(sel.size() <= static_cast<size_t>(k));
+            const std::vector<double> rates = mtree_rates(g, sel);
+            REQUIRE(rates.size() == sel.size());
+            for (size_t i = 0; i < sel.size(); ++i) {
+                INFO(v.nranks() << " hosts, k=" << k << ", tree " << i);
+                CHECK(sel[i].rate > 0);
+                CHECK(sel[i].rate == rates[i]);
+            }
+        }
+    }
+}
+
 TEST_CASE("mtree spans the hosts of a 10^4-host torus", "[mtree][scale]") {
     // Beyond kMTreeMaxHosts on a direct network: GBST by heap, and each
     // rank's events built when its program is.
