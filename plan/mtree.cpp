@@ -2,6 +2,7 @@
 // mtree.hpp).
 #include "plan/mtree.hpp"
 #include "common/hash.hpp"
+#include "common/min_bitset.hpp"
 #include "plan/hops.hpp"
 #include "plan/lanes.hpp"
 
@@ -14,7 +15,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <queue>
 #include <tuple>
 #include <unordered_map>
 
@@ -301,7 +301,7 @@ std::vector<std::pair<int, int>> tree_uses(const MTreeGraph& g, const MTreeTree&
 // every edge for the largest capacity (resources the tree already holds
 // shared with it), then the smallest diameter, and GRTH updates the
 // eccentricities D.  Fills `chosen`, *root (the first vertex of least D)
-// and *diam_out, as grow_by_heap does.
+// and *diam_out, as grow_by_queue does.
 void scan_grow(const MTreeGraph& g, const std::vector<double>& R, double rmin, long d, int start,
                std::vector<int>* chosen, int* root, int* diam_out) {
     const size_t n = static_cast<size_t>(g.n);
@@ -471,7 +471,7 @@ class GrowingTree {
     int diameter_ = 0;
 };
 
-// grow_by_heap's keys packed in 64 bits: capacity class, diameter, edge.
+// The frontier's bounds, as bits: capacity classes, diameters, edges.
 constexpr int kClassBits = 12, kDiamBits = 26, kEdgeBits = 26;
 static_assert(kClassBits + kDiamBits + kEdgeBits == 64, "a key is 64 bits");
 
@@ -512,6 +512,13 @@ bool capacity_classes(const std::vector<double>& cap, double rmin, std::vector<i
 }
 
 
+// How many capacity classes capacity_classes made.
+int classes_of(const std::vector<int>& cls) {
+    int top = -1;
+    for (int c : cls) top = std::max(top, c);
+    return top + 1;
+}
+
 // Whether a graph's keys fit those bits and every q is at least 1 (else
 // the scan grows its trees).
 bool keys_fit(const MTreeGraph& g, long d) {
@@ -520,68 +527,169 @@ bool keys_fit(const MTreeGraph& g, long d) {
     return g.edges.size() < (size_t{1} << kEdgeBits) && d < (1L << kDiamBits);
 }
 
-// One GBST round's tree from `start` by a heap instead of a scan of every
-// edge per join: the same choice where resources are private and the
-// capacity classes plain (capacity_classes).  A frontier edge's key
-// (class, the diameter it would make, index) never decreases as the tree
-// grows, so an entry whose key went stale is pushed again with its new
-// one, and the first entry popped with a current key is the scan's
-// choice.  Fills `chosen` as the scan does and *root with the vertex the
-// scan's eccentricities make the root (every q ≥ 1: keys_fit).  *pruned:
-// whether the bound d ever turned an edge away (else any bound from the
-// tree's diameter up grows the same tree).
-void grow_by_heap(const MTreeGraph& g, const std::vector<std::vector<int>>& edges_at,
-                  const std::vector<int>& cls, long d, int start, std::vector<int>* chosen,
-                  int* root, int* diam, bool* pruned) {
+// GBST's frontier in one round (grow_by_queue): the edges offered, each
+// under its key (capacity class, the diameter it would make, index), by
+// class and in two parts.  `low` holds a class's edges whose own diameter
+// ecc(u) + q the tree's diameter D covered when filed: their key is
+// (class, D, index), so the least index among them leads and a longer D
+// re-keys none of them.  `high` holds the others under the own diameter
+// they were filed with, in (D, D + max q] (an eccentricity never exceeds
+// the diameter); once D reaches it they join low.  Keys never decrease,
+// so an edge found stale is filed again, and the first current edge taken
+// is the one of least key: the scan's choice.
+class GbstFrontier {
+  public:
+    GbstFrontier(const std::vector<int>& cls, int classes)
+        : cls_(cls), local_(cls.size(), -1), edge_of_(static_cast<size_t>(classes)),
+          low_(static_cast<size_t>(classes)), high_(static_cast<size_t>(classes)), live_(static_cast<size_t>(classes)) {
+        for (size_t ei = 0; ei < cls.size(); ++ei)
+            if (cls[ei] >= 0) {
+                std::vector<int>& of = edge_of_[static_cast<size_t>(cls[ei])];
+                local_[ei] = static_cast<int>(of.size());
+                of.push_back(static_cast<int>(ei));
+            }
+        for (size_t c = 0; c < edge_of_.size(); ++c) low_[c].reset(edge_of_[c].size());
+    }
+
+    // Files edge ei, whose own diameter is o (at most the bound), under
+    // tree diameter D.
+    void file(int ei, int o, int D) {
+        const size_t c = static_cast<size_t>(cls_[static_cast<size_t>(ei)]);
+        if (o <= D) {
+            low_[c].insert(static_cast<size_t>(local_[static_cast<size_t>(ei)]));
+        } else {
+            if (high_[c].empty()) high_classes_.push_back(static_cast<int>(c));
+            high_[c][o].push_back(ei);
+        }
+        live_.insert(c);
+    }
+
+    // The edge of least current key, taken out, or -1 when none is left
+    // within bound d.  own(ei): its own diameter now; spans(ei): both its
+    // ends in the tree.  *pruned: set where the bound turned one away.
+    template <class Own, class Spans>
+    int take(int D, long d, const Own& own, const Spans& spans, bool* pruned) {
+        cover(D);
+        while (!live_.empty()) {
+            const size_t c = live_.first();
+            if (!low_[c].empty()) {
+                const size_t at = low_[c].first();
+                low_[c].erase(at);
+                settle(c);
+                const int ei = edge_of_[c][at];
+                if (spans(ei)) continue;
+                const int o = own(ei);
+                if (o > d) {
+                    *pruned = true;  // diameters only grow: never again
+                    continue;
+                }
+                if (o <= D) return ei;
+                file(ei, o, D);
+                continue;
+            }
+            // The least own diameter filed, then the least index whose
+            // own diameter is still that; the rest wait for D to reach it.
+            auto slot = high_[c].begin();
+            const int nd = slot->first;
+            std::vector<int> wait = std::move(slot->second), later;
+            high_[c].erase(slot);
+            std::sort(wait.begin(), wait.end());
+            int best = -1;
+            std::vector<std::pair<int, int>> refile;
+            for (int ei : wait) {
+                if (best >= 0) {
+                    later.push_back(ei);
+                    continue;
+                }
+                if (spans(ei)) continue;
+                const int o = own(ei);
+                if (o > d)
+                    *pruned = true;
+                else if (o != nd)
+                    refile.push_back({ei, o});
+                else
+                    best = ei;
+            }
+            if (!later.empty()) high_[c][nd] = std::move(later);
+            for (const auto& [ei, o] : refile) file(ei, o, D);
+            settle(c);
+            if (best >= 0) return best;
+        }
+        return -1;
+    }
+
+  private:
+    // Moves high's edges that diameter D covers into low.
+    void cover(int D) {
+        if (D <= covered_) return;
+        covered_ = D;
+        for (size_t k = 0; k < high_classes_.size();) {
+            const size_t c = static_cast<size_t>(high_classes_[k]);
+            std::map<int, std::vector<int>>& h = high_[c];
+            while (!h.empty() && h.begin()->first <= D) {
+                for (int ei : h.begin()->second) low_[c].insert(static_cast<size_t>(local_[static_cast<size_t>(ei)]));
+                h.erase(h.begin());
+            }
+            if (h.empty()) {
+                high_classes_[k] = high_classes_.back();
+                high_classes_.pop_back();
+            } else {
+                ++k;
+            }
+        }
+    }
+    // Keeps live_ to the classes with an edge filed.
+    void settle(size_t c) {
+        if (low_[c].empty() && high_[c].empty()) live_.erase(c);
+    }
+
+    const std::vector<int>& cls_;
+    std::vector<int> local_;                       // an edge's index within its class
+    std::vector<std::vector<int>> edge_of_;        // a class's edges by that index
+    std::vector<MinBitset> low_;                   // per class
+    std::vector<std::map<int, std::vector<int>>> high_;  // per class: own diameter -> edges
+    std::vector<int> high_classes_;                // the classes with high edges
+    MinBitset live_;                               // the classes with any edge
+    int covered_ = -1;                             // the diameter high was last moved under
+};
+
+// One GBST round's tree from `start` by the frontier above instead of a
+// scan of every edge per join: the same choice where resources are
+// private and the capacity classes plain (capacity_classes).  Fills
+// `chosen` as the scan does and *root with the vertex the scan's
+// eccentricities make the root (every q ≥ 1: keys_fit).  *pruned: whether
+// the bound d ever turned an edge away that the choice had to pass (else
+// any bound from the tree's diameter up grows the same tree).
+void grow_by_queue(const MTreeGraph& g, const std::vector<std::vector<int>>& edges_at,
+                   const std::vector<int>& cls, int classes, long d, int start, std::vector<int>* chosen,
+                   int* root, int* diam, bool* pruned) {
     const size_t n = static_cast<size_t>(g.n);
     std::vector<char> in(n, 0);
     GrowingTree tree(g.n, start);
-    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> heap;
-    auto made = [&](const MTreeEdge& e) {
-        const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
-        return std::max(tree.diameter(), tree.ecc(u) + e.q);
+    GbstFrontier frontier(cls, classes);
+    const auto spans = [&](int ei) {
+        const MTreeEdge& e = g.edges[static_cast<size_t>(ei)];
+        return in[static_cast<size_t>(e.u)] && in[static_cast<size_t>(e.v)];
     };
-    auto key = [](int c, int nd, int ei) {
-        return (static_cast<uint64_t>(c) << (kDiamBits + kEdgeBits)) |
-               (static_cast<uint64_t>(nd) << kEdgeBits) | static_cast<uint64_t>(ei);
+    const auto own = [&](int ei) {
+        const MTreeEdge& e = g.edges[static_cast<size_t>(ei)];
+        return tree.ecc(in[static_cast<size_t>(e.u)] ? e.u : e.v) + e.q;
     };
-    auto offer = [&](int x) {
+    const auto offer = [&](int x) {
         const int ex = tree.ecc(x);  // every edge offered leaves from x
         for (int ei : edges_at[static_cast<size_t>(x)]) {
-            const MTreeEdge& e = g.edges[static_cast<size_t>(ei)];
-            if (cls[static_cast<size_t>(ei)] < 0 || (in[static_cast<size_t>(e.u)] && in[static_cast<size_t>(e.v)]))
-                continue;
-            const int nd = std::max(tree.diameter(), ex + e.q);
-            if (nd <= d)
-                heap.push(key(cls[static_cast<size_t>(ei)], nd, ei));
-            else
+            if (cls[static_cast<size_t>(ei)] < 0 || spans(ei)) continue;
+            const int o = ex + g.edges[static_cast<size_t>(ei)].q;
+            if (o > d)
                 *pruned = true;
+            else
+                frontier.file(ei, o, tree.diameter());
         }
     };
     in[static_cast<size_t>(start)] = 1;
     offer(start);
-    const uint64_t edge_mask = (uint64_t{1} << kEdgeBits) - 1, diam_mask = (uint64_t{1} << kDiamBits) - 1;
     for (size_t size = 1; size < n; ++size) {
-        int best = -1;
-        while (!heap.empty()) {
-            const uint64_t k = heap.top();
-            heap.pop();
-            const int ei = static_cast<int>(k & edge_mask);
-            const int nd = static_cast<int>((k >> kEdgeBits) & diam_mask);
-            const MTreeEdge& e = g.edges[static_cast<size_t>(ei)];
-            if (in[static_cast<size_t>(e.u)] && in[static_cast<size_t>(e.v)]) continue;
-            const int now = made(e);
-            if (now > d) {  // diameters only grow: never again
-                *pruned = true;
-                continue;
-            }
-            if (now != nd) {
-                heap.push(key(cls[static_cast<size_t>(ei)], now, ei));
-                continue;
-            }
-            best = ei;
-            break;
-        }
+        const int best = frontier.take(tree.diameter(), d, own, spans, pruned);
         if (best < 0) break;
         const MTreeEdge& e = g.edges[static_cast<size_t>(best)];
         const int u = in[static_cast<size_t>(e.u)] ? e.u : e.v;
@@ -646,25 +754,25 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
     const std::vector<int> zero(g.capacity.size(), 0);
     std::map<std::vector<int>, size_t> seen;  // edge set -> index in out
     std::vector<char> marks(g.edges.size(), 0);  // sort_edges's
-    // Where no resource serves two edges, a heap grows the same trees in
-    // O(m log m) a round instead of the scan's O(n · m).
+    // Where no resource serves two edges, a frontier queue grows the same
+    // trees in about O(m) a round instead of the scan's O(n · m).
     const bool shared_free = resources_private(g);
-    const bool by_heap = !o.scan_every_edge && shared_free && keys_fit(g, d);
+    const bool by_queue = !o.scan_every_edge && shared_free && keys_fit(g, d);
     bool ordered = true;  // every round's choice lexicographic (capacity_classes)
     int most = 0;         // the largest diameter a round reached
-    std::vector<std::vector<int>> edges_at(by_heap ? n : 0);
-    for (size_t ei = 0; by_heap && ei < g.edges.size(); ++ei) {
+    std::vector<std::vector<int>> edges_at(by_queue ? n : 0);
+    for (size_t ei = 0; by_queue && ei < g.edges.size(); ++ei) {
         edges_at[static_cast<size_t>(g.edges[ei].u)].push_back(static_cast<int>(ei));
         edges_at[static_cast<size_t>(g.edges[ei].v)].push_back(static_cast<int>(ei));
     }
-    // Rounds grown by heap are recorded (while every round is) and replayed
+    // Rounds grown by queue are recorded (while every round is) and replayed
     // where another run's bound admits them.
-    const auto [replay, replay_rounds] = replayable(by_heap ? memo : nullptr, d);
+    const auto [replay, replay_rounds] = replayable(by_queue ? memo : nullptr, d);
     GbstMemo::Run record{d, {}};
-    bool recording = memo != nullptr && by_heap;
+    bool recording = memo != nullptr && by_queue;
     for (int round = 0; round < kMTreeMaxRounds; ++round) {
         // A replayed round needs only the capacities: its recording run
-        // grew it by heap from the same capacities, so they were apart.
+        // grew it by queue from the same capacities, so they were apart.
         const bool replaying = static_cast<size_t>(round) < replay_rounds;
         std::vector<double> cap(g.edges.size()), incident(replaying ? 0 : n, 0);
         for (size_t ei = 0; ei < g.edges.size(); ++ei) {
@@ -693,8 +801,8 @@ std::vector<MTreeTree> mtree_gbst(const MTreeGraph& g, int H, const MTreeOptions
             diam = r.diam;
             pruned = r.pruned || d < replay->d;  // unknown below the bound it was grown under
             ++memo->replayed;
-        } else if (by_heap && apart) {
-            grow_by_heap(g, edges_at, cls, d, start, &chosen, &root, &diam, &pruned);
+        } else if (by_queue && apart) {
+            grow_by_queue(g, edges_at, cls, classes_of(cls), d, start, &chosen, &root, &diam, &pruned);
         } else {
             scan_grow(g, R, rmin, d, start, &chosen, &root, &diam);
             recording = false;

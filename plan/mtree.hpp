@@ -129,7 +129,9 @@
 // but the root sends the tree's share once up, and every vertex sends it
 // once to each child (a root of fan-out F sends F shares).
 // Construction: one GBST round is O(n · m · path) (m edges, path = links
-// per edge), O(m log m) by heap on a direct network (mtree_gbst); ITH runs
+// per edge), about O(m) by a frontier queue on a direct network (mtree_gbst:
+// each class's edges in a bitset by index and in buckets by the diameter
+// they would make); ITH runs
 // GBST O(log H0) times.  Offered by the selector only with a topology view
 // and P ≤ kWholePlanMaxRanks; the generator builds it over at most
 // kMTreeMaxHosts hosts of a switch tree (kMTreeMaxDirectHosts of a direct
@@ -150,7 +152,8 @@ namespace genx {
 
 constexpr int kMTreeMaxHosts = 512;
 // On a direct network (a torus, a mesh, a graph of sites) every link is a
-// resource of its own and GBST grows its trees by a heap (mtree_gbst).
+// resource of its own and GBST grows its trees by a frontier queue
+// (mtree_gbst).
 constexpr int kMTreeMaxDirectHosts = 10000;
 constexpr int kMTreeMaxChunks = 64;
 constexpr int kMTreeMaxBlocks = 1024;
@@ -214,8 +217,8 @@ struct MTreeOptions {
     // rule (the smallest usable capacity, floored at largest / 64).
     double step_fraction = 1.0 / 8;
     // GBST as the paper runs it: every join scans every edge.  False: where
-    // no resource serves two edges (direct networks), a heap that grows the
-    // same trees (tests compare the two).
+    // no resource serves two edges (direct networks), a frontier queue that
+    // grows the same trees (tests compare the two).
     bool scan_every_edge = false;
 };
 
@@ -227,7 +230,7 @@ struct MTreeOptions {
 // capacities not within cap_equal's tolerance unless equal), else INT_MAX.  A bound H' ≤ H with 2H' ≥
 // widest turns away none of the edges GBST chose, so it grows the same
 // trees (ITH's search skips those runs).
-// *memo (when given): the rounds earlier runs grew by heap, each with its
+// *memo (when given): the rounds earlier runs grew by queue, each with its
 // tree's diameter and whether the bound turned an edge away.  A run replays
 // the longest prefix of one that its bound admits (the same tree: a bound
 // at least the diameter and at most the recorded one, or any bound from
