@@ -541,7 +541,8 @@ class GbstFrontier {
   public:
     GbstFrontier(const std::vector<int>& cls, int classes)
         : cls_(cls), local_(cls.size(), -1), edge_of_(static_cast<size_t>(classes)),
-          low_(static_cast<size_t>(classes)), high_(static_cast<size_t>(classes)), live_(static_cast<size_t>(classes)) {
+          low_(static_cast<size_t>(classes)), high_(static_cast<size_t>(classes)),
+          listed_(static_cast<size_t>(classes), 0), live_(static_cast<size_t>(classes)) {
         for (size_t ei = 0; ei < cls.size(); ++ei)
             if (cls[ei] >= 0) {
                 std::vector<int>& of = edge_of_[static_cast<size_t>(cls[ei])];
@@ -558,7 +559,10 @@ class GbstFrontier {
         if (o <= D) {
             low_[c].insert(static_cast<size_t>(local_[static_cast<size_t>(ei)]));
         } else {
-            if (high_[c].empty()) high_classes_.push_back(static_cast<int>(c));
+            if (!listed_[c]) {
+                listed_[c] = 1;
+                high_classes_.push_back(static_cast<int>(c));
+            }
             high_[c][o].push_back(ei);
         }
         live_.insert(c);
@@ -631,6 +635,7 @@ class GbstFrontier {
                 h.erase(h.begin());
             }
             if (h.empty()) {
+                listed_[c] = 0;
                 high_classes_[k] = high_classes_.back();
                 high_classes_.pop_back();
             } else {
@@ -648,7 +653,8 @@ class GbstFrontier {
     std::vector<std::vector<int>> edge_of_;        // a class's edges by that index
     std::vector<MinBitset> low_;                   // per class
     std::vector<std::map<int, std::vector<int>>> high_;  // per class: own diameter -> edges
-    std::vector<int> high_classes_;                // the classes with high edges
+    std::vector<int> high_classes_;                // the classes with high edges (and some emptied since)
+    std::vector<char> listed_;                     // whether a class is in high_classes_
     MinBitset live_;                               // the classes with any edge
     int covered_ = -1;                             // the diameter high was last moved under
 };
