@@ -98,6 +98,7 @@ struct Point {
     // component (0: not timed), which the rules for other shapes divide by
     // the model's prices to scale them (tune/rest_rules.hpp).
     std::map<std::string, double> measured;
+    std::map<std::string, int> measured_pipeline;  // the pipeline depth of each family's fastest
     double displaced_measured = 0;
     // --verify ran out of time before this point: its rule lets the model
     // displace Open MPI only by the margin, as for unmeasured shapes.

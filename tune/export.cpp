@@ -190,8 +190,9 @@ void print_verification(const Context& ctx) {
 }
 
 // Each point's verdict for the rules of unmeasured shapes, with measured ÷
-// predicted for every family --verify timed there and for the displaced
-// component, priced as a component running these rules prices them on
+// predicted for every family --verify timed there (predicted: its cheapest
+// plan of the pipeline depth measured, where it has several) and for the
+// displaced component, priced as a component running these rules prices them on
 // this shape (price_families: its topology view, tuned 4.1's fixed
 // decision where this is Open MPI 4.1).  The displaced component runs one
 // family's schedule (tuned's recursive doubling: rd); where no plan of
@@ -203,7 +204,7 @@ std::vector<VouchedPoint> vouched_points(const Context& ctx, const RulesFile& ru
     std::vector<size_t> sizes;
     std::set<std::string> fams;
     for (const Point& p : pts) {
-        out.push_back({p.bytes, p.verified, p.vouched, {}});
+        out.push_back({p.bytes, p.verified, p.vouched, {}, {}});
         sizes.push_back(p.bytes);
         for (const auto& kv : p.measured) fams.insert(kv.first);
     }
@@ -223,9 +224,25 @@ std::vector<VouchedPoint> vouched_points(const Context& ctx, const RulesFile& ru
         if (it != fp.best.end() && std::isfinite(it->second[i]) && it->second[i] > 0)
             v->scale[fam] = measured / it->second[i];
     };
+    // A family whose plans come in several pipeline depths is scaled by the
+    // price of the depth it was measured at: other shapes weigh that depth.
+    const auto by_depth = [&](const std::string& fam, size_t i, double measured, int depth,
+                              VouchedPoint* v) {
+        auto f = fp.by_pipeline.find(fam);
+        if (f == fp.by_pipeline.end() || f->second.size() < 2) return false;
+        auto d = f->second.find(depth);
+        if (d == f->second.end() || !std::isfinite(d->second[i]) || !(d->second[i] > 0)) return false;
+        v->scale[fam] = measured / d->second[i];
+        v->pipeline[fam] = depth;
+        return true;
+    };
     for (size_t i = 0; i < pts.size(); ++i) {
         const Point& p = pts[i];
-        for (const auto& [fam, s] : p.measured) ratio(fam, i, s, &out[i]);
+        for (const auto& [fam, s] : p.measured) {
+            auto d = p.measured_pipeline.find(fam);
+            if (d == p.measured_pipeline.end() || !by_depth(fam, i, s, d->second, &out[i]))
+                ratio(fam, i, s, &out[i]);
+        }
         if (!(p.displaced_measured > 0) || !std::isfinite(fp.displaced[i]) || !(fp.displaced[i] > 0))
             continue;
         out[i].scale[kFallbackAlgorithm] = p.displaced_measured / fp.displaced[i];

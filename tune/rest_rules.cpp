@@ -18,8 +18,10 @@ struct Verdict {
     bool verified = false;
     std::set<std::string> vouched;
     std::map<std::string, std::vector<double>> scales;  // per family, one per shape
+    std::map<std::string, std::set<int>> pipelines;     // per family, the depths scaled on
     bool operator==(const Verdict& o) const {
-        return verified == o.verified && vouched == o.vouched && scales == o.scales;
+        return verified == o.verified && vouched == o.vouched && scales == o.scales &&
+               pipelines == o.pipelines;
     }
     // Calibrated: the displaced component's scale is known, so every
     // family with one is weighed against it as measured.
@@ -48,6 +50,9 @@ AllreduceRule calibrated_rule(const Verdict& v, double margin, const std::string
     std::set<std::string> names;
     for (const auto& [fam, xs] : v.scales) {
         r.scale[fam] = geomean(xs);
+        // One depth on every shape: weigh that depth's plans (rules.hpp).
+        auto d = v.pipelines.find(fam);
+        if (d != v.pipelines.end() && d->second.size() == 1) r.pipeline[fam] = *d->second.begin();
         if (fam != kFallbackAlgorithm) {
             r.families.push_back(fam);
             names.insert(fam);
@@ -56,7 +61,7 @@ AllreduceRule calibrated_rule(const Verdict& v, double margin, const std::string
     r.comment = "other communicator shapes: the fitted model's best plan of the families "
                 "measured at these sizes on the " + shapes + " (" + join(names) +
                 "), each family's prices and the displaced component's scaled by measured ÷ "
-                "predicted there, where it is " + pct +
+                "predicted there (at the pipeline depth measured), where it is " + pct +
                 " ahead of the displaced component (the model's median error), else fallback";
     return r;
 }
@@ -107,7 +112,10 @@ std::vector<AllreduceRule> rules_for_unmeasured_shapes(const std::vector<std::ve
             v.verified = true;
             v.vouched.insert(p.vouched.begin(), p.vouched.end());
             for (const auto& [fam, x] : p.scale)
-                if (x > 0 && std::isfinite(x)) v.scales[fam].push_back(x);
+                if (x > 0 && std::isfinite(x)) {
+                    v.scales[fam].push_back(x);
+                    if (auto d = p.pipeline.find(fam); d != p.pipeline.end()) v.pipelines[fam].insert(d->second);
+                }
         }
     if (grid.empty()) grid[0] = Verdict{};
     std::vector<AllreduceRule> out;

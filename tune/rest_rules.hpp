@@ -22,6 +22,9 @@ struct VouchedPoint {
     // Measured ÷ predicted for each family's fastest plan and for
     // "fallback" (the displaced component), where both are known.
     std::map<std::string, double> scale;
+    // The pipeline depth of the plan each scale was measured on, for the
+    // families whose plans come in several depths.
+    std::map<std::string, int> pipeline;
 };
 
 // The catch-all rules, in byte order, covering every size once (0 to no

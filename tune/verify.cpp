@@ -14,6 +14,7 @@
 #include "tune/paired.hpp"
 #include "tune/phases.hpp"
 #include "tune/report.hpp"
+#include "tuning/decision_table.hpp"
 
 namespace genx::tune {
 
@@ -373,8 +374,12 @@ std::string Verifier::choose(Point* p, const std::vector<size_t>& m, const Point
     p->choice_params = win.params;
     for (size_t q = 0; q < m.size(); ++q) {
         if (!(measured[q] > 0)) continue;
-        auto [it, fresh] = p->measured.emplace(p->ranked[m[q]].second.algorithm, measured[q]);
-        if (!fresh) it->second = std::min(it->second, measured[q]);
+        const Candidate& c = p->ranked[m[q]].second;
+        auto [it, fresh] = p->measured.emplace(c.algorithm, measured[q]);
+        if (fresh || measured[q] < it->second) {
+            it->second = measured[q];
+            p->measured_pipeline[c.algorithm] = pipeline_of(c.params);
+        }
     }
     if (t.displaced <= 0) return "";
     p->displaced_measured = t.displaced;

@@ -451,8 +451,13 @@ class IntervalDecider {
         const double none = std::numeric_limits<double>::infinity();
         for (const PricedCandidate& c : *v) {
             auto& best = out->best[c.candidate.algorithm];
+            auto& depth = out->by_pipeline[c.candidate.algorithm][pipeline_of(c.candidate.params)];
             if (best.empty()) best.assign(at_.size(), none);
-            for (size_t i = 0; i < at_.size(); ++i) best[i] = std::min(best[i], c.seconds[i]);
+            if (depth.empty()) depth.assign(at_.size(), none);
+            for (size_t i = 0; i < at_.size(); ++i) {
+                best[i] = std::min(best[i], c.seconds[i]);
+                depth[i] = std::min(depth[i], c.seconds[i]);
+            }
         }
         out->displaced.assign(at_.size(), none);
         out->displaced_family.assign(at_.size(), std::string());
@@ -486,20 +491,37 @@ class IntervalDecider {
     }
 
     // The prices of `families` for `rule`, each multiplied by the rule's
-    // scale for its family (rules.hpp), computed once per rule.
+    // scale for its family (rules.hpp), computed once per rule.  A family
+    // the rule names a pipeline depth for keeps only its plans of that
+    // depth where it has any: its scale was measured on such a plan.
     Status scaled_prices(const AllreduceRule* rule, const std::vector<std::string>& families,
                          const std::vector<PricedCandidate>** p) {
         GENX_RETURN_IF_ERROR(prices(families, p));
-        if (rule == nullptr || rule->scale.empty()) return Status::ok();
+        if (rule == nullptr || (rule->scale.empty() && rule->pipeline.empty())) return Status::ok();
         auto it = scaled_.find(rule->index);
         if (it == scaled_.end()) {
-            std::vector<PricedCandidate> v = **p;
-            for (PricedCandidate& c : v)
-                for (double& s : c.seconds) s *= scale_of(*rule, c.candidate.algorithm);
+            std::set<std::string> has_depth;  // families with a plan of the rule's depth
+            for (const PricedCandidate& c : **p)
+                if (depth_of(*rule, c.candidate.algorithm) == pipeline_of(c.candidate.params))
+                    has_depth.insert(c.candidate.algorithm);
+            std::vector<PricedCandidate> v;
+            for (const PricedCandidate& c : **p) {
+                if (has_depth.count(c.candidate.algorithm) != 0 &&
+                    depth_of(*rule, c.candidate.algorithm) != pipeline_of(c.candidate.params))
+                    continue;
+                v.push_back(c);
+                for (double& s : v.back().seconds) s *= scale_of(*rule, c.candidate.algorithm);
+            }
             it = scaled_.emplace(rule->index, std::move(v)).first;
         }
         *p = &it->second;
         return Status::ok();
+    }
+
+    // The pipeline depth `rule` names for `family`, 0 where none.
+    static int depth_of(const AllreduceRule& rule, const std::string& family) {
+        auto it = rule.pipeline.find(family);
+        return it == rule.pipeline.end() ? 0 : it->second;
     }
 
     static double scale_of(const AllreduceRule& rule, const std::string& family) {
@@ -815,6 +837,15 @@ Status DecisionTable::build(const RulesFile& rules, const CommShape& shape,
     t.unpriced_ = decider.unpriced();
     *out = std::move(t);
     return Status::ok();
+}
+
+int pipeline_of(const std::string& params) {
+    ParamMap pm;
+    long k = 1;
+    if (!parse_params(params, &pm)) return 1;
+    auto it = pm.find("pipeline");
+    if (it == pm.end() || !parse_int_in(it->second, 1, 1L << 20, &k)) return 1;
+    return static_cast<int>(k);
 }
 
 Status price_families(const RulesFile& rules, const CommShape& shape, const TableOptions& options,

@@ -195,11 +195,17 @@ bool price_lower_bound(const ModelParams& params, const CommShape& shape, const 
 // genx-tune timed), else as the cheapest it may run.
 struct FamilyPrices {
     std::map<std::string, std::vector<double>> best;
+    // The same per pipeline depth (pipeline_of): a family's cheapest plan
+    // of each depth it enumerates.
+    std::map<std::string, std::map<int, std::vector<double>>> by_pipeline;
     std::vector<double> displaced;
     // The family of the plan the displaced component is priced as ("" where
     // not priced): what it runs is that family's schedule.
     std::vector<std::string> displaced_family;
 };
+// The pipeline depth a plan's params name ("pipeline=N"; 1 where none).
+int pipeline_of(const std::string& params);
+
 Status price_families(const RulesFile& rules, const CommShape& shape, const TableOptions& options,
                       const std::vector<size_t>& sizes, const std::vector<std::string>& families,
                       FamilyPrices* out, size_t elem_size = 0);

@@ -282,12 +282,31 @@ class Parser {
         return Status::ok();
     }
 
+    // "pipeline": {FAMILY: depth ≥ 1, ...}, each family one the rule lists.
+    Status pipeline(const json& pl, const std::string& field, AllreduceRule* r) const {
+        if (!r->by_model() || r->families.empty())
+            return error(field + ".pipeline",
+                         "only a rule with \"algorithm\": \"model\" and \"families\" names "
+                         "their pipeline depths");
+        if (!pl.is_object())
+            return error(field + ".pipeline", "expected an object of family: depth, got " + pl.dump());
+        for (const auto& [fam, v] : pl.items()) {
+            const std::string f = field + ".pipeline." + fam;
+            if (std::find(r->families.begin(), r->families.end(), fam) == r->families.end())
+                return error(f, "\"" + fam + "\" is not one of the rule's \"families\"");
+            if (!v.is_number_integer() || v.get<long>() < 1 || v.get<long>() > 1024)
+                return error(f, "expected a pipeline depth from 1 to 1024, got " + v.dump());
+            r->pipeline[fam] = v.get<int>();
+        }
+        return Status::ok();
+    }
+
     Status rule(const json& j, int index, AllreduceRule* out) const {
         const std::string field = "allreduce[" + std::to_string(index) + "]";
         GENX_RETURN_IF_ERROR(check_keys(j, field,
                                         {"call", "comm_size", "nodes", "ppn", "switch_levels", "rated",
                                          "bytes", "algorithm", "params", "families", "margin", "scale",
-                                         "comment"}));
+                                         "pipeline", "comment"}));
         AllreduceRule r;
         r.index = index;
         r.line = index_.line_of(dotted_to_pointer(field));
@@ -403,6 +422,7 @@ class Parser {
             return error(field + ".families",
                          "\"fallback\" is an incumbent: list the families that may replace it");
         if (auto sc = j.find("scale"); sc != j.end()) GENX_RETURN_IF_ERROR(scale(*sc, field, &r));
+        if (auto pl = j.find("pipeline"); pl != j.end()) GENX_RETURN_IF_ERROR(pipeline(*pl, field, &r));
         *out = std::move(r);
         return Status::ok();
     }
@@ -727,6 +747,7 @@ json rules_to_json(const RulesFile& rules) {
         if (!r.families.empty()) o["families"] = r.families;
         if (r.margin > 0) o["margin"] = r.margin;
         if (!r.scale.empty()) o["scale"] = r.scale;
+        if (!r.pipeline.empty()) o["pipeline"] = r.pipeline;
         if (!r.comment.empty()) o["comment"] = r.comment;
         list.push_back(o);
     }

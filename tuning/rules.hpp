@@ -133,6 +133,12 @@ struct AllreduceRule {
     // it mis-prices on this cluster are ranked as measured (docs/rules.md,
     // "Calibrated families").  A family not listed keeps its price.
     std::map<std::string, double> scale;
+    // "model" only: per family, the pipeline depth (1: unpipelined) of the
+    // plan whose time gave its scale; where the shape has plans of that
+    // depth, only they are weighed, so a scale measured on pipelined plans
+    // is not applied to unpipelined ones the model happens to price lower
+    // (docs/rules.md, "Calibrated families").
+    std::map<std::string, int> pipeline;
     std::string comment;
     int index = 0;  // position in the "allreduce" list
     int line = 0;   // line of the rule in its file

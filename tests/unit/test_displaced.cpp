@@ -348,6 +348,52 @@ TEST_CASE("a model rule's scale ranks its families and the displaced component a
     CHECK(agreed.algorithm == "ring");
 }
 
+TEST_CASE("a model rule's pipeline depth weighs its family's plans of that depth",
+          "[displaced][scale]") {
+    CHECK(pipeline_of("pipeline=8,plans=ring/cps") == 8);
+    CHECK(pipeline_of("plans=cps/cps") == 1);
+    CHECK(pipeline_of("") == 1);
+    // gentree the incumbent, the ring scaled out of reach.
+    RulesFile rules = model_rules(R"(["gentree", "ring"])", 0.1);
+    TableOptions opt;
+    opt.displaced = Displaced::TunedFixed41;
+    const auto view = tree_view("tree:2x3", 6);
+    const CommShape shape{6, 6, 1, view};
+    const size_t at = 1 * MiB;
+    FamilyPrices fp;
+    REQUIRE(price_families(rules, shape, opt, {at}, {"gentree"}, &fp).is_ok());
+    REQUIRE(fp.by_pipeline.count("gentree") == 1);
+    const std::map<int, std::vector<double>>& depths = fp.by_pipeline.at("gentree");
+    REQUIRE(depths.size() >= 3);  // unpipelined and pipelined plans
+    int cheapest = 0;
+    for (const auto& [k, v] : depths)
+        if (cheapest == 0 || v[0] < depths.at(cheapest)[0]) cheapest = k;
+    CHECK(fp.best.at("gentree")[0] == depths.at(cheapest)[0]);
+    const int other = cheapest == depths.begin()->first ? depths.rbegin()->first : depths.begin()->first;
+    REQUIRE(depths.at(other)[0] > depths.at(cheapest)[0]);
+    auto decide = [&](std::map<std::string, int> pipeline) {
+        rules.allreduce[0].scale = {{"gentree", 0.5}, {"ring", 100}};
+        rules.allreduce[0].pipeline = std::move(pipeline);
+        DecisionTable t;
+        REQUIRE(DecisionTable::build(rules, shape, opt, &t, nullptr).is_ok());
+        return t.lookup(at);
+    };
+    // Without a depth the model's cheapest plan; with one, that depth's
+    // cheapest, scaled; a depth the shape has no plan of changes nothing.
+    const Decision plain = decide({});
+    INFO(plain.why);
+    CHECK(pipeline_of(plain.params) == cheapest);
+    CHECK(plain.predicted == Approx(0.5 * depths.at(cheapest)[0]));
+    const Decision deep = decide({{"gentree", other}});
+    INFO(deep.why);
+    CHECK(deep.algorithm == "gentree");
+    CHECK(pipeline_of(deep.params) == other);
+    CHECK(deep.predicted == Approx(0.5 * depths.at(other)[0]));
+    const Decision none = decide({{"gentree", 3}});
+    REQUIRE(depths.count(3) == 0);
+    CHECK(none.params == plain.params);
+}
+
 TEST_CASE("a plan ahead of only the schedule tuned runs for many elements runs from that many on",
           "[displaced][count]") {
     // 3 ranks, 4 KiB: tuned chooses its ring, which runs recursive doubling

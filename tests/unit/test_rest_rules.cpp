@@ -4,6 +4,8 @@
 // the displaced component where its price is unknown.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <string>
 #include <vector>
 
@@ -128,6 +130,30 @@ TEST_CASE("unmeasured shapes: calibrated where the displaced component was price
     // Without the displaced component's scale: vouched families, unscaled.
     CHECK(rules[2].families == std::vector<std::string>{"fallback", "gentree"});
     CHECK(rules[2].scale.empty());
+}
+
+TEST_CASE("unmeasured shapes: a family scaled at one pipeline depth keeps it", "[rest_rules]") {
+    // gentree measured pipelined 16 deep on both shapes at 1 MiB: the rule
+    // weighs that depth; at 4 MiB the shapes disagree (16 and 32): no depth.
+    VouchedPoint a = pt(1 << 20, true, {"gentree"}), b = pt(1 << 20, true);
+    a.scale = {{"fallback", 1.2}, {"gentree", 0.6}, {"mtree", 0.9}};
+    a.pipeline = {{"gentree", 16}};
+    b.scale = {{"fallback", 1.0}, {"gentree", 0.7}};
+    b.pipeline = {{"gentree", 16}};
+    VouchedPoint c = pt(4 << 20, true, {"gentree"}), e = pt(4 << 20, true);
+    c.scale = a.scale;
+    c.pipeline = {{"gentree", 16}};
+    e.scale = b.scale;
+    e.pipeline = {{"gentree", 32}};
+    const auto rules = rules_for_unmeasured_shapes({{a, c}, {b, e}}, kAll, 0.2);
+    require_partition(rules);
+    REQUIRE(rules.size() == 2);
+    CHECK(rules[0].pipeline == std::map<std::string, int>{{"gentree", 16}});
+    CHECK(rules[0].scale.count("mtree") == 1);
+    CHECK(rules[0].comment.find("pipeline depth measured") != std::string::npos);
+    CHECK(rules[1].bytes.lo == (4 << 20));
+    CHECK(rules[1].pipeline.empty());
+    CHECK(rules[1].scale.at("gentree") == Approx(std::sqrt(0.6 * 0.7)));
 }
 
 TEST_CASE("unmeasured shapes: a scale of the displaced component alone keeps the old rule",

@@ -358,7 +358,7 @@ TEST_CASE("writing and re-reading a rules file keeps every rule", "[rules]") {
                             "\"comment\": \"c\"},\n"
                             "    {\"bytes\": \"1M-inf\", \"algorithm\": \"model\", "
                             "\"families\": [\"fallback\", \"cps\"], \"margin\": 0.2, "
-                            "\"scale\": {\"fallback\": 1.25, \"cps\": 0.5}}"),
+                            "\"scale\": {\"fallback\": 1.25, \"cps\": 0.5}, \"pipeline\": {\"cps\": 4}}"),
                   &f)
                 .is_ok());
     f.provenance.hosts = 3;
@@ -382,6 +382,7 @@ TEST_CASE("writing and re-reading a rules file keeps every rule", "[rules]") {
     CHECK(g.allreduce[0].comment == "c");
     CHECK(g.allreduce[1].families == std::vector<std::string>{"fallback", "cps"});
     CHECK(g.allreduce[1].scale == std::map<std::string, double>{{"cps", 0.5}, {"fallback", 1.25}});
+    CHECK(g.allreduce[1].pipeline == std::map<std::string, int>{{"cps", 4}});
     CHECK(g.provenance.hosts == 3);
     CHECK(g.provenance.topology == "test-cluster");
     CHECK(g.model.inter.beta == f.model.inter.beta);
@@ -448,6 +449,17 @@ TEST_CASE("rules errors name file, line, field", "[rules]") {
          file_with("    {\"algorithm\": \"model\", \"families\": [\"fallback\", \"ring\"],\n"
                    "     \"scale\": {\"ring\": 0}}"),
          9, "allreduce[0].scale.ring", "positive factor"},
+        {"pipeline without model",
+         file_with("    {\"algorithm\": \"ring\",\n     \"pipeline\": {\"ring\": 2}}"), 9,
+         "allreduce[0].pipeline", "only a rule"},
+        {"pipeline of a family not listed",
+         file_with("    {\"algorithm\": \"model\", \"families\": [\"fallback\", \"gentree\"],\n"
+                   "     \"pipeline\": {\"mtree\": 2}}"),
+         9, "allreduce[0].pipeline.mtree", "not one of the rule's"},
+        {"pipeline depth not a count",
+         file_with("    {\"algorithm\": \"model\", \"families\": [\"fallback\", \"gentree\"],\n"
+                   "     \"pipeline\": {\"gentree\": 0.5}}"),
+         9, "allreduce[0].pipeline.gentree", "pipeline depth from 1"},
         {"rated not a boolean", file_with("    {\"rated\": 1, \"algorithm\": \"ring\"}"), 8,
          "allreduce[0].rated", "expected true or false"},
         {"duplicate key", file_with("    {\"algorithm\": \"ring\",\n     \"algorithm\": \"rhd\"}"),
