@@ -44,7 +44,8 @@
 #   GENX_BUILDDIR, GENX_MPIRUN, GENX_OMPI_INFO, GENX_OMPI_COMPONENT_DIR
 #   GENX_MPI_TIMEOUT     seconds per mpirun (default 300)
 #   GENX_STRESS_SEED     first seed (default 1)
-#   GENX_STRESS_CALLS    allreduce calls per run (default 10000)
+#   GENX_STRESS_CALLS    allreduce calls per run (default 10000; 6000 under
+#                        make check, GENX_CHECK_LONG=0, to keep its time)
 #   GENX_STRESS_NET_CALLS  calls per run of a network family (gentree,
 #                        multitree, ring2d; mtree half that; default half
 #                        of GENX_STRESS_CALLS)
@@ -57,7 +58,8 @@
 set -u
 
 seed0=${GENX_STRESS_SEED:-1}
-calls=${GENX_STRESS_CALLS:-10000}
+long=${GENX_CHECK_LONG:-1}
+if [ "$long" = 1 ]; then calls=${GENX_STRESS_CALLS:-10000}; else calls=${GENX_STRESS_CALLS:-6000}; fi
 net_calls=${GENX_STRESS_NET_CALLS:-$((calls / 2))}
 nps=${GENX_STRESS_NP:-3 4}
 read -r -a extra <<< "${GENX_STRESS_ARGS:-}"
@@ -207,7 +209,6 @@ topo_file=$logdir/stress-topology.conf
 printf '# two leaves under a root; every rank runs on %s\nSwitchName=leaf0 Nodes=%s,other[1-3]\nSwitchName=leaf1 Nodes=far[1-4]\nSwitchName=root Switches=leaf[0-1]\n' \
     "$(hostname | cut -d. -f1)" "$(hostname | cut -d. -f1)" > "$topo_file"
 
-long=${GENX_CHECK_LONG:-1}
 read -r -a np_list <<< "$nps"
 # taken NP-INDEX RUN-INDEX: whether this run happens at this process count
 # (make check spreads a group's runs over the counts, in turn).
