@@ -219,10 +219,15 @@ std::vector<VouchedPoint> vouched_points(const Context& ctx, const RulesFile& ru
     // --verify timed floats: tuned ran the plan of that count.
     check(price_families(rules, shape, opt, sizes, {fams.begin(), fams.end()}, &fp, sizeof(float)),
           "pricing the measured families for other shapes");
+    // Measured ÷ price where the price is known; whether it was.
+    const auto set_scale = [](const std::string& fam, double measured, double price, VouchedPoint* v) {
+        if (!std::isfinite(price) || !(price > 0)) return false;
+        v->scale[fam] = measured / price;
+        return true;
+    };
     const auto ratio = [&](const std::string& fam, size_t i, double measured, VouchedPoint* v) {
         auto it = fp.best.find(fam);
-        if (it != fp.best.end() && std::isfinite(it->second[i]) && it->second[i] > 0)
-            v->scale[fam] = measured / it->second[i];
+        if (it != fp.best.end()) set_scale(fam, measured, it->second[i], v);
     };
     // A family whose plans come in several pipeline depths is scaled by the
     // price of the depth it was measured at: other shapes weigh that depth.
@@ -231,8 +236,7 @@ std::vector<VouchedPoint> vouched_points(const Context& ctx, const RulesFile& ru
         auto f = fp.by_pipeline.find(fam);
         if (f == fp.by_pipeline.end() || f->second.size() < 2) return false;
         auto d = f->second.find(depth);
-        if (d == f->second.end() || !std::isfinite(d->second[i]) || !(d->second[i] > 0)) return false;
-        v->scale[fam] = measured / d->second[i];
+        if (d == f->second.end() || !set_scale(fam, measured, d->second[i], v)) return false;
         v->pipeline[fam] = depth;
         return true;
     };

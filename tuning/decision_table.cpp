@@ -500,15 +500,18 @@ class IntervalDecider {
         if (rule == nullptr || (rule->scale.empty() && rule->pipeline.empty())) return Status::ok();
         auto it = scaled_.find(rule->index);
         if (it == scaled_.end()) {
-            std::set<std::string> has_depth;  // families with a plan of the rule's depth
-            for (const PricedCandidate& c : **p)
-                if (depth_of(*rule, c.candidate.algorithm) == pipeline_of(c.candidate.params))
-                    has_depth.insert(c.candidate.algorithm);
-            std::vector<PricedCandidate> v;
+            // Whether each plan is of its family's named depth, and the
+            // families with such a plan.
+            std::vector<bool> of_depth;
+            std::set<std::string> has_depth;
             for (const PricedCandidate& c : **p) {
-                if (has_depth.count(c.candidate.algorithm) != 0 &&
-                    depth_of(*rule, c.candidate.algorithm) != pipeline_of(c.candidate.params))
-                    continue;
+                of_depth.push_back(depth_of(*rule, c.candidate.algorithm) == pipeline_of(c.candidate.params));
+                if (of_depth.back()) has_depth.insert(c.candidate.algorithm);
+            }
+            std::vector<PricedCandidate> v;
+            for (size_t k = 0; k < (*p)->size(); ++k) {
+                const PricedCandidate& c = (**p)[k];
+                if (!of_depth[k] && has_depth.count(c.candidate.algorithm) != 0) continue;
                 v.push_back(c);
                 for (double& s : v.back().seconds) s *= scale_of(*rule, c.candidate.algorithm);
             }

@@ -262,43 +262,47 @@ class Parser {
         return Status::ok();
     }
 
-    // "scale": {FAMILY: factor > 0, ...}, each family one the rule lists.
-    Status scale(const json& sc, const std::string& field, AllreduceRule* r) const {
-        if (!r->by_model() || r->families.empty())
-            return error(field + ".scale",
-                         "only a rule with \"algorithm\": \"model\" and \"families\" scales "
-                         "their prices");
-        if (!sc.is_object())
-            return error(field + ".scale",
-                         "expected an object of family: factor, got " + sc.dump());
-        for (const auto& [fam, v] : sc.items()) {
-            const std::string f = field + ".scale." + fam;
-            if (std::find(r->families.begin(), r->families.end(), fam) == r->families.end())
+    // A "model" rule's object of KEY: {FAMILY: value, ...}, each family one
+    // the rule lists: `does` says what the key gives them, `value` what an
+    // entry holds; check(f, v) reads one value (f: its field).
+    template <class Check>
+    Status per_family(const json& obj, const std::string& field, const std::string& key,
+                      const AllreduceRule& r, const std::string& does, const std::string& value,
+                      const Check& check) const {
+        if (!r.by_model() || r.families.empty())
+            return error(field + "." + key,
+                         "only a rule with \"algorithm\": \"model\" and \"families\" " + does);
+        if (!obj.is_object())
+            return error(field + "." + key, "expected an object of family: " + value + ", got " + obj.dump());
+        for (const auto& [fam, v] : obj.items()) {
+            const std::string f = field + "." + key + "." + fam;
+            if (std::find(r.families.begin(), r.families.end(), fam) == r.families.end())
                 return error(f, "\"" + fam + "\" is not one of the rule's \"families\"");
-            if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-                return error(f, "expected a positive factor such as 1.3, got " + v.dump());
-            r->scale[fam] = v.get<double>();
+            GENX_RETURN_IF_ERROR(check(f, fam, v));
         }
         return Status::ok();
     }
 
-    // "pipeline": {FAMILY: depth ≥ 1, ...}, each family one the rule lists.
+    // "scale": {FAMILY: factor > 0, ...}.
+    Status scale(const json& sc, const std::string& field, AllreduceRule* r) const {
+        return per_family(sc, field, "scale", *r, "scales their prices", "factor",
+                          [&](const std::string& f, const std::string& fam, const json& v) {
+                              if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+                                  return error(f, "expected a positive factor such as 1.3, got " + v.dump());
+                              r->scale[fam] = v.get<double>();
+                              return Status::ok();
+                          });
+    }
+
+    // "pipeline": {FAMILY: depth from 1 to 1024, ...}.
     Status pipeline(const json& pl, const std::string& field, AllreduceRule* r) const {
-        if (!r->by_model() || r->families.empty())
-            return error(field + ".pipeline",
-                         "only a rule with \"algorithm\": \"model\" and \"families\" names "
-                         "their pipeline depths");
-        if (!pl.is_object())
-            return error(field + ".pipeline", "expected an object of family: depth, got " + pl.dump());
-        for (const auto& [fam, v] : pl.items()) {
-            const std::string f = field + ".pipeline." + fam;
-            if (std::find(r->families.begin(), r->families.end(), fam) == r->families.end())
-                return error(f, "\"" + fam + "\" is not one of the rule's \"families\"");
-            if (!v.is_number_integer() || v.get<long>() < 1 || v.get<long>() > 1024)
-                return error(f, "expected a pipeline depth from 1 to 1024, got " + v.dump());
-            r->pipeline[fam] = v.get<int>();
-        }
-        return Status::ok();
+        return per_family(pl, field, "pipeline", *r, "names their pipeline depths", "depth",
+                          [&](const std::string& f, const std::string& fam, const json& v) {
+                              if (!v.is_number_integer() || v.get<long>() < 1 || v.get<long>() > 1024)
+                                  return error(f, "expected a pipeline depth from 1 to 1024, got " + v.dump());
+                              r->pipeline[fam] = v.get<int>();
+                              return Status::ok();
+                          });
     }
 
     Status rule(const json& j, int index, AllreduceRule* out) const {
