@@ -5,11 +5,13 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <set>
 #include <unordered_map>
 #include <memory>
 #include <utility>
 
+#include "common/hash.hpp"
 #include "plan/hcps.hpp"
 #include "plan/symmetry.hpp"
 
@@ -64,6 +66,10 @@ struct GTree {
         return n.is_leaf() ? n.rank : n.owner[static_cast<size_t>(b)];
     }
 };
+
+// take_by_senders' work, children² × blocks, beyond which a node's
+// sub-trees take their blocks in ascending order.
+constexpr long long kGroupedPlacementWork = 1LL << 24;
 
 bool cross_dc_class(const TopologyView& view, int cls) {
     return cls >= 0 && static_cast<size_t>(cls) < view.link_classes.size() &&
@@ -179,59 +185,128 @@ void build_tree(const TopologyView& view, GTree* t) {
     add(0, -1);
 }
 
+// Pass 1 for sub-tree child j of a node whose children differ in size:
+// each server of j takes its quota from its own untaken blocks grouped by
+// who holds them in the other children (its reduce-scatter senders here),
+// the largest group first, so that it receives from as few peers as it can
+// (on 4 + 3 hosts the ascending greedy gave some servers two senders across
+// the root and a fan-in of 5).  Groups are keyed by a hash of the holders;
+// a collision only merges two groups.
+template <typename Take>
+void take_by_senders(const GTree& t, const GNode& a, int j, const std::vector<int>& load,
+                     const std::vector<int>& quota, Take&& take) {
+    const GNode& ch = t.nodes[static_cast<size_t>(a.children[static_cast<size_t>(j)])];
+    const int N = t.nblocks;
+    // Per server: (senders' key, block) of its untaken blocks, ascending.
+    std::map<int, std::vector<std::pair<uint64_t, int>>> mine;
+    for (int b = 0; b < N; ++b) {
+        if (a.owner[static_cast<size_t>(b)] >= 0) continue;
+        FnvHasher f;
+        for (size_t k = 0; k < a.children.size(); ++k)
+            if (static_cast<int>(k) != j) f.i64(t.holder(a.children[k], b));
+        mine[ch.owner[static_cast<size_t>(b)]].emplace_back(f.h, b);
+    }
+    for (auto& kv : mine) {
+        const int s = kv.first;
+        std::unordered_map<uint64_t, std::vector<int>> groups;
+        std::vector<uint64_t> order;  // keys by first block
+        for (const auto& kb : kv.second) {
+            std::vector<int>& g = groups[kb.first];
+            if (g.empty()) order.push_back(kb.first);
+            g.push_back(kb.second);
+        }
+        std::stable_sort(order.begin(), order.end(), [&](uint64_t x, uint64_t y) {
+            return groups[x].size() > groups[y].size();
+        });
+        for (uint64_t key : order)
+            for (int b : groups[key]) {
+                if (load[static_cast<size_t>(s)] >= quota[static_cast<size_t>(s)]) break;
+                take(j, s, b);
+            }
+    }
+}
+
 // Algorithm 1 with the completing pass (gentree.hpp): owner of every block
 // at node g, its children's placements being known.
 void place(GTree* t, int g, std::vector<int>& load, std::vector<int>& quota) {
     GNode& a = t->nodes[static_cast<size_t>(g)];
     const int N = t->nblocks;
-    const int n = static_cast<int>(a.servers.size());
     a.owner.assign(static_cast<size_t>(N), -1);
     a.owner_child.assign(static_cast<size_t>(N), -1);
-    for (int k = 0; k < n; ++k) {
-        load[static_cast<size_t>(a.servers[static_cast<size_t>(k)])] = 0;
-        quota[static_cast<size_t>(a.servers[static_cast<size_t>(k)])] = N / n + (k < N % n ? 1 : 0);
+    // Quotas per child first (N/c each), then per server within the child:
+    // a child's uplink then carries the same share of blocks each way
+    // whatever its number of servers (gentree.hpp, "Placement").
+    const int c = static_cast<int>(a.children.size());
+    std::vector<int> share(static_cast<size_t>(c)), taken(static_cast<size_t>(c), 0);
+    for (int j = 0, k = 0; j < c; ++j) {
+        share[static_cast<size_t>(j)] = N / c + (j < N % c ? 1 : 0);
+        const int sh = share[static_cast<size_t>(j)];
+        const int m = static_cast<int>(t->nodes[static_cast<size_t>(a.children[static_cast<size_t>(j)])].servers.size());
+        for (int i = 0; i < m; ++i, ++k) {
+            const size_t s = static_cast<size_t>(a.servers[static_cast<size_t>(k)]);
+            load[s] = 0;
+            quota[s] = sh / m + (i < sh % m ? 1 : 0);
+        }
     }
+    auto take = [&](int j, int s, int b) {
+        a.owner[static_cast<size_t>(b)] = s;
+        a.owner_child[static_cast<size_t>(b)] = j;
+        ++load[static_cast<size_t>(s)];
+        ++taken[static_cast<size_t>(j)];
+    };
     // Pass 1.  A server's candidates are its own blocks in block order, and
     // the servers of one child hold disjoint blocks, so one ascending pass
     // over the blocks per child takes what the server-by-server greedy
-    // takes.  A rank leaf holds every block: the untaken blocks are found
-    // from a cursor past the taken prefix, which only grows.
+    // takes.  Sub-trees go first, rank leaves (which hold every block) after
+    // them, so that a leaf does not take the blocks a sub-tree's servers
+    // hold.  A leaf's untaken blocks are found from a cursor past the taken
+    // prefix, which only grows.
+    bool unequal = false;
+    for (int ch : a.children)
+        unequal = unequal || t->nodes[static_cast<size_t>(ch)].servers.size() !=
+                                 t->nodes[static_cast<size_t>(a.children[0])].servers.size();
     int first_untaken = 0;
-    for (size_t j = 0; j < a.children.size(); ++j) {
-        const GNode& ch = t->nodes[static_cast<size_t>(a.children[j])];
-        auto take = [&](int s, int b) {
-            a.owner[static_cast<size_t>(b)] = s;
-            a.owner_child[static_cast<size_t>(b)] = static_cast<int>(j);
-            ++load[static_cast<size_t>(s)];
-        };
-        if (ch.is_leaf()) {
-            const int s = ch.rank;
-            for (int b = first_untaken; b < N && load[static_cast<size_t>(s)] < quota[static_cast<size_t>(s)]; ++b)
-                if (a.owner[static_cast<size_t>(b)] < 0) take(s, b);
-            while (first_untaken < N && a.owner[static_cast<size_t>(first_untaken)] >= 0) ++first_untaken;
-            continue;
+    for (int leaves = 0; leaves < 2; ++leaves)
+        for (int j = 0; j < c; ++j) {
+            const GNode& ch = t->nodes[static_cast<size_t>(a.children[static_cast<size_t>(j)])];
+            if (ch.is_leaf() != (leaves == 1)) continue;
+            if (ch.is_leaf()) {
+                const int s = ch.rank;
+                for (int b = first_untaken; b < N && load[static_cast<size_t>(s)] < quota[static_cast<size_t>(s)]; ++b)
+                    if (a.owner[static_cast<size_t>(b)] < 0) take(j, s, b);
+                while (first_untaken < N && a.owner[static_cast<size_t>(first_untaken)] >= 0) ++first_untaken;
+                continue;
+            }
+            if (unequal && static_cast<long long>(c) * c * N <= kGroupedPlacementWork) {
+                take_by_senders(*t, a, j, load, quota, take);
+                continue;
+            }
+            for (int b = 0; b < N; ++b) {
+                const int s = ch.owner[static_cast<size_t>(b)];
+                if (a.owner[static_cast<size_t>(b)] < 0 &&
+                    load[static_cast<size_t>(s)] < quota[static_cast<size_t>(s)])
+                    take(j, s, b);
+            }
         }
-        for (int b = 0; b < N; ++b) {
-            const int s = ch.owner[static_cast<size_t>(b)];
-            if (a.owner[static_cast<size_t>(b)] < 0 &&
-                load[static_cast<size_t>(s)] < quota[static_cast<size_t>(s)])
-                take(s, b);
-        }
-    }
+    // Pass 2: each block left goes to the holder whose child is furthest
+    // below its share, then whose server is furthest below its quota.
     for (int b = 0; b < N; ++b) {
         if (a.owner[static_cast<size_t>(b)] >= 0) continue;
         int best = -1, best_j = -1;
-        for (size_t j = 0; j < a.children.size(); ++j) {
-            const int h = t->holder(a.children[j], b);
-            if (best < 0 || load[static_cast<size_t>(h)] - quota[static_cast<size_t>(h)] <
-                                load[static_cast<size_t>(best)] - quota[static_cast<size_t>(best)]) {
-                best = h;
-                best_j = static_cast<int>(j);
+        for (int j = 0; j < c; ++j) {
+            const int h = t->holder(a.children[static_cast<size_t>(j)], b);
+            if (best >= 0) {
+                const int dj = taken[static_cast<size_t>(j)] - share[static_cast<size_t>(j)];
+                const int db = taken[static_cast<size_t>(best_j)] - share[static_cast<size_t>(best_j)];
+                if (dj > db) continue;
+                if (dj == db && load[static_cast<size_t>(h)] - quota[static_cast<size_t>(h)] >=
+                                    load[static_cast<size_t>(best)] - quota[static_cast<size_t>(best)])
+                    continue;
             }
+            best = h;
+            best_j = j;
         }
-        a.owner[static_cast<size_t>(b)] = best;
-        a.owner_child[static_cast<size_t>(b)] = best_j;
-        ++load[static_cast<size_t>(best)];
+        take(best_j, best, b);
     }
 }
 
@@ -634,6 +709,35 @@ void build(const std::vector<Subplan>& subplans, GTree* t) {
     number_rounds(t);
 }
 
+// The number of blocks per chunk (gentree.hpp, "Placement"): P, or on a
+// tree whose quotas P blocks cannot meet exactly (a node whose children
+// hold different numbers of servers) the least multiple F·P, F <= 8, that
+// meets every node's N/c per child and N/(c·m) per server, else 8·P; F is
+// lowered to keep F·P·chunks within kGenTreeMaxBalancedBlocks.
+int block_count(const GTree& t, int chunks) {
+    const long long P = static_cast<long long>(t.leaf_of_rank.size());
+    const long long cap = 1LL << 40;  // an lcm beyond any F·P: no exact F
+    long long L = 1;
+    for (int g : t.order) {
+        const GNode& a = t.nodes[static_cast<size_t>(g)];
+        const long long c = static_cast<long long>(a.children.size());
+        if (c < 2) continue;
+        for (int ch : a.children) {
+            const long long d = c * static_cast<long long>(t.nodes[static_cast<size_t>(ch)].servers.size());
+            L = std::min(cap, L / std::gcd(L, d) * d);
+        }
+    }
+    if (P < 1 || P % L == 0) return static_cast<int>(std::max(P, 1LL));
+    long long F = kGenTreeMaxBlockFactor;
+    for (long long f = 2; f < kGenTreeMaxBlockFactor; ++f)
+        if ((f * P) % L == 0) {
+            F = f;
+            break;
+        }
+    const long long room = std::max(P * chunks, kGenTreeMaxBalancedBlocks) / (P * chunks);
+    return static_cast<int>(P * std::max(1LL, std::min(F, room)));
+}
+
 // GenTree's rank symmetry (gentree.hpp, "Symmetry").  On a tree whose
 // nodes of each depth have the same number of children, sub-plan and
 // rearrangement, and whose ranks all sit at one depth, turning the children
@@ -904,6 +1008,7 @@ Status prepare_gentree(const GenRequest& req, RankGenerator* out) {
                                " (use fewer chunks)");
     auto tree = std::make_shared<GTree>();
     build_tree(view, tree.get());
+    tree->nblocks = block_count(*tree, chunks);
     std::vector<GenTreeSwitch> sw;
     describe_switches(view, *tree, &sw);
     std::vector<Subplan> subplans;

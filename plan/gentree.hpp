@@ -9,18 +9,30 @@
 // Leaves are the communicator's ranks wherever they sit (a round-robin
 // placement is built from TopologyView's hosts, not from rank order).
 // Nodes with no rank below them are dropped; a node with one child does
-// nothing.  The vector is cut into N = P blocks.
+// nothing.  The vector is cut into N blocks: N = P, or F·P (block_count)
+// where the tree's nodes have children of different sizes (below).
 //
 // Placement (Algorithm 1, the basic sub-plan).  A rank leaf holds all N
-// blocks.  A node A with n servers (ranks below it) and children C_j ends
-// with every block b owned by one server, N/n blocks each (the first N mod
-// n servers one more), and the owner of b is always one of b's holders,
-// i.e. the server that held b in its child's placement.  Pass 1 is the
-// paper's greedy: servers in child order take untaken blocks of their own
-// until their quota is met.  The paper's greedy can leave blocks that no
-// server with quota left holds; pass 2 gives each such block to its
-// least-loaded holder (a server may then own a block more than its quota),
-// so the owner is still a holder and every fold is in place.
+// blocks.  A node A with c children C_j ends with every block b owned by
+// one server, and the owner of b is always one of b's holders, i.e. the
+// server that held b in its child's placement.  Each child owns N/c blocks
+// (the first N mod c one more), split evenly over its servers.  The paper
+// gives every server N/n blocks (n servers below A); on children of equal
+// size that is the same, but on unequal ones (2 hosts under one switch and
+// 1 under the other, a sub-communicator's usual shape) the larger child
+// owns more, its uplink receives that share in the reduce-scatter and
+// sends it back in the allgather, and the two phases, one after the other,
+// take 2·(2/3)·S/B instead of S/B on the slow link (docs/model.md,
+// "GenTree on unequal sub-trees").  So that the shares come out whole, N is the least
+// multiple F·P (F <= kGenTreeMaxBlockFactor) that every node's N/c and
+// N/(c·m) divide, else 8·P, within kGenTreeMaxBalancedBlocks·chunks.
+// Pass 1 is the paper's greedy: servers take untaken blocks of their own
+// until their quota is met, sub-trees' servers before rank leaves (a leaf
+// holds every block, a sub-tree's server only its own).  The greedy can
+// leave blocks that no server with quota left holds; pass 2 gives each such
+// block to the holder whose child is furthest below its share, then whose
+// server is furthest below its quota (a server may then own more than its
+// quota), so the owner is still a holder and every fold is in place.
 //
 // Sub-plan at A (Algorithm 2, plan type selection).  The children are
 // numbered 0..c-1 and written in mixed radix over the factors f0×f1×…
@@ -192,6 +204,11 @@ constexpr long long kGenTreeMaxPlacementEntries = 1LL << 24;
 constexpr int kGenTreeOfferedPipelines[] = {2, 4, 8, 16, 32, 64};
 constexpr int kGenTreeMaxPipelinedOfferedRanks = 512;
 constexpr long long kGenTreeMaxOfferedPipelineBlocks = 8192;
+// Blocks per chunk on a tree whose children hold different numbers of
+// servers: F·P with F at most kGenTreeMaxBlockFactor, and F·P·chunks at
+// most kGenTreeMaxBalancedBlocks (beyond it F shrinks, to 1).
+constexpr long long kGenTreeMaxBlockFactor = 8;
+constexpr long long kGenTreeMaxBalancedBlocks = 4096;
 // pipeline=K: at most this many chunks, and K·P blocks at most.
 constexpr int kGenTreeMaxPipeline = 256;
 constexpr long long kGenTreeMaxPipelineBlocks = 1 << 20;

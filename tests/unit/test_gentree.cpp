@@ -237,6 +237,36 @@ TEST_CASE("gentree on one switch is the chosen hcps; two levels keep traffic loc
     }
 }
 
+TEST_CASE("gentree: unequal children get equal shares of the blocks", "[gentree]") {
+    // Two middle switches with 2 and 1 hosts, then 4 and 2, 3 and 2, 4 and
+    // 3: in the reduce-scatter each switch's uplink carries half the blocks
+    // each way (the per-server quotas of the paper's Algorithm 1 sent 2/3
+    // one way, then 2/3 the other way in the allgather).
+    for (const std::vector<int>& shape : std::vector<std::vector<int>>{{2, 1}, {4, 2}, {3, 2}, {4, 3}, {1, 5}}) {
+        const TopologyView t = two_level(shape);
+        const Plan p = gentree_plan(t);
+        const std::string name = std::to_string(shape[0]) + "+" + std::to_string(shape[1]);
+        require_valid(p, name.c_str());
+        const int P = shape[0] + shape[1];
+        CHECK(p.nblocks % P == 0);
+        // Blocks sent across the root in the reduce-scatter, per direction:
+        // the first half of each program's steps is its reduce-scatter.
+        long long out[2] = {0, 0};
+        for (int r = 0; r < P; ++r) {
+            const Program& prog = p.programs[static_cast<size_t>(r)];
+            const int side = r < shape[0] ? 0 : 1;
+            for (size_t i = 0; i < prog.steps.size() / 2; ++i)
+                for (const Transfer& s : prog.steps[i].sends)
+                    if ((s.peer < shape[0] ? 0 : 1) != side) out[side] += static_cast<long long>(s.blocks.size());
+        }
+        INFO(name << ": " << out[0] << " and " << out[1] << " of " << p.nblocks << " blocks");
+        const double half = p.nblocks / 2.0;
+        CHECK(std::abs(out[0] - half) <= p.nblocks / 16.0);
+        CHECK(std::abs(out[1] - half) <= p.nblocks / 16.0);
+        CHECK(run_sum(p, {0, 1, static_cast<size_t>(p.nblocks) + 3, 1001}).is_ok());
+    }
+}
+
 TEST_CASE("gentree: several ranks per host are an intra-host sub-tree", "[gentree]") {
     ViewBuilder b;
     b.cls("intra");
