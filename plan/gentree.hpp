@@ -28,7 +28,10 @@
 // N/(c·m) divide, else 8·P, within kGenTreeMaxBalancedBlocks·chunks.
 // Pass 1 is the paper's greedy: servers take untaken blocks of their own
 // until their quota is met, sub-trees' servers before rank leaves (a leaf
-// holds every block, a sub-tree's server only its own).  The greedy can
+// holds every block, a sub-tree's server only its own); at a node whose
+// children differ in size, a server takes its blocks grouped by who holds
+// them in the other children, the largest group first, so that it has
+// fewer senders across the node.  The greedy can
 // leave blocks that no server with quota left holds; pass 2 gives each such
 // block to the holder whose child is furthest below its share, then whose
 // server is furthest below its quota (a server may then own more than its
