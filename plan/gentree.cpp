@@ -724,7 +724,8 @@ int block_count(const GTree& t, int chunks) {
         if (c < 2) continue;
         for (int ch : a.children) {
             const long long d = c * static_cast<long long>(t.nodes[static_cast<size_t>(ch)].servers.size());
-            L = std::min(cap, L / std::gcd(L, d) * d);
+            const long long q = L / std::gcd(L, d);
+            L = q > cap / d ? cap : q * d;
         }
     }
     if (P < 1 || P % L == 0) return static_cast<int>(std::max(P, 1LL));
