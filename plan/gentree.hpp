@@ -79,7 +79,7 @@
 // Pipelining (pipeline=K).  Unpipelined, the levels run one after the
 // other: while a datacenter reduces inside, the cross-DC link idles, and
 // the other way round.  With pipeline=K the vector is cut into K chunks
-// (nblocks = K·P; chunk c's block b is c·P + b) and chunk c runs global
+// (nblocks = K·N; chunk c's block b is c·N + b) and chunk c runs global
 // round s - c in step s, so that the rounds of different levels (on
 // different links) run at once on different chunks: R + K - 1 steps per
 // phase instead of R, each moving a K-th of the data, the same bytes per
@@ -200,7 +200,7 @@ constexpr int kGenTreeMaxPlacedRanks = 4096;
 constexpr long long kGenTreeMaxPlacementEntries = 1LL << 24;
 // Pipelined variants the selector prices beside the unpipelined plan: on
 // trees of two or more levels (or hosts holding several ranks), up to this
-// many ranks (each is priced on every rank's program: K·P blocks), the
+// many ranks (each is priced on every rank's program: K·N blocks), the
 // deeper ones only up to kGenTreeMaxOfferedPipelineBlocks blocks (32 and 64
 // chunks up to 256 and 128 ranks): on 2dc with 16 ranks, 16 MiB took 2.84 s
 // with 32 chunks against 3.55 s with 16 (bench/RESULTS.md, section 11).
