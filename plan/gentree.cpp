@@ -44,7 +44,7 @@ struct GNode {
 };
 
 struct GTree {
-    int nblocks = 0;
+    int nblocks = 0;              // blocks per chunk: block_count(), set before build()
     std::vector<GNode> nodes;     // nodes[0] is the root
     std::vector<int> leaf_of_rank;
     std::vector<int> order;       // internal nodes, children before parents
@@ -123,7 +123,6 @@ void group_local_side(const TopologyView& view, int g, GTree* t) {
 // Builds the tree from the view (ranks where the view places them).
 void build_tree(const TopologyView& view, GTree* t) {
     const int P = view.nranks();
-    t->nblocks = std::max(P, 1);
     t->leaf_of_rank.assign(static_cast<size_t>(P), -1);
     // Recursive descent with an explicit stack would do; depth is small.
     std::function<int(int, int)> add = [&](int vn, int parent) -> int {
