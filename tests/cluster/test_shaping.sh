@@ -67,4 +67,34 @@ rate_ok h1 h0 50e6      # through the delayed link: its rate holds with the dela
 rate_ok h1 h2 20e6      # the slow host link is the bottleneck
 rtt_ok h1 h2 0
 rtt_ok h0 h1 2000
+
+# --pace: after an idle gap tbf's bucket of two frames leaves at veth speed;
+# paced, only the first frame does and the rest follows at the link's rate.
+# 30,000 bytes each way over h2's 20 Mbit/s link: at least 2 x 0.85 x
+# (30,000 - one 9,014-byte frame) x 8 / 20e6 = 14.3 ms for the round trip
+# (0.85: the goodput tolerance above).  Unpaced, 18 KB of it leave at once.
+min_rtt() {
+    local out
+    out=$(timeout 60 python3 "$GC" --name "$1" probe rtt h1 h2 --count 20 --size 30000) ||
+        fail "probe rtt h1 h2 --size 30000 on $1 failed"
+    json_get "$out" 'd["min_us"]'
+}
+unpaced=$(min_rtt "$name")
+echo "unpaced: 30,000-byte round trip h1<->h2 min $unpaced us"
+timeout 60 python3 "$GC" --name "$name" down >/dev/null 2>&1 || fail "down $name failed"
+name=$(cname sp)
+up "$name" "$tmp/topo.txt" --pace
+for ns in $(ip netns list | awk '{print $1}' | grep "^$name-"); do
+    for dev in $(tc -n "$ns" qdisc show | awk '$2 == "tbf" {print $5}'); do
+        tc -n "$ns" qdisc show dev "$dev" | grep -q "peakrate" || fail "--pace: $ns $dev has no peakrate"
+    done
+done
+echo "ok: --pace: every shaped link has a peak rate"
+check "$(json_get "$(timeout 30 python3 "$GC" --name "$name" status --json)" 'd["paced"]') == True" \
+    "--pace is recorded in the cluster's state"
+paced=$(min_rtt "$name")
+echo "paced: 30,000-byte round trip h1<->h2 min $paced us"
+check "$paced >= 2 * 0.85 * (30000 - 9014) * 8 / 20e6 * 1e6" \
+    "--pace: the round trip ($paced us) is paced at h2's 20 Mbit/s beyond the first frame"
+rate_ok h1 h2 20e6      # pacing keeps the rate
 echo "PASS"
