@@ -1057,6 +1057,9 @@ class PlanModel::Pricing {
         if (m_.direct_) spread_direct_loads();
         load_routes();
         schedule();
+        // Once more with each link's load from the sends that overlap in
+        // time in that schedule (the first one added loads up by step index).
+        if (routed_ && !lock_step() && timed_loads()) schedule();
         return critical_path();
     }
 
@@ -1082,6 +1085,8 @@ class PlanModel::Pricing {
     void spread_direct_loads();
     void load_routes();
     void route_price(size_t k, double* latency, double* busiest) const;
+    bool timed_loads();
+    bool lock_step() const;
     StepCost link_price(size_t k) const;
     StepCost inter_price(size_t k) const;
     double host_cost(size_t k) const {
@@ -1113,6 +1118,10 @@ class PlanModel::Pricing {
     std::vector<double> nic_hops_;
     // Routed links: bytes through each, per direction and sender's step.
     std::unordered_map<uint64_t, double> link_load_;
+    // After the first schedule: per (link code, sender's step in steps_),
+    // the bytes that cross the link while that step runs (timed_loads).
+    std::unordered_map<uint64_t, double> timed_load_;
+    bool timed_ = false;
     std::vector<LinkParams> route_params_;  // per link id (route code >> 1)
     std::vector<double> link_cost_, start_, end_;
     std::vector<long> pred_of_;
@@ -1251,6 +1260,96 @@ void PlanModel::Pricing::load_routes() {
         }
 }
 
+// Whether every modelled rank runs as many steps as the others.  Ranks that
+// run fewer (rhd's and rd's folded ranks) are where one
+// rank's step k meets another's step k+1 on a link; where all run the same
+// number, the step-index loads stand (and the timed pass is not worth its
+// cost in the decision tables).
+bool PlanModel::Pricing::lock_step() const {
+    const int n = m_.modelled_ranks();
+    for (int r = 1; r < n; ++r) {
+        const size_t i = static_cast<size_t>(r);
+        if (m_.rank_first_step_[i + 1] - m_.rank_first_step_[i] != m_.rank_first_step_[1] - m_.rank_first_step_[0])
+            return false;
+    }
+    return true;
+}
+
+// Each routed link's load while a step sends over it, from the last
+// schedule: every send's bytes spread evenly over its step's time, the
+// share of each that falls inside the step's (a fluid view of the link;
+// it equals the step-index sum when ranks run in lock step, and does not
+// add up the rounds of ranks that run a step apart, as rhd's folded ranks
+// do).  A step without duration counts its own bytes.  Returns whether any
+// load differs from the step-index sums (then route_price reads these).
+bool PlanModel::Pricing::timed_loads() {
+    struct Use {
+        uint64_t step;
+        double bytes;
+    };
+    std::unordered_map<uint32_t, std::vector<Use>> by_link;
+    for (size_t k = 0; k < m_.steps_.size(); ++k) {
+        const StepRec& rec = m_.steps_[k];
+        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
+            const Xfer& x = m_.xfers_[i];
+            if (x.recv || xbytes_[i] <= 0) continue;
+            for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
+                const uint32_t code = m_.route_[j];
+                const double w = m_.link_weight_.empty() ? 1.0 : m_.link_weight_[code >> 1];
+                by_link[code].push_back({k, w * xbytes_[i]});
+            }
+        }
+    }
+    std::unordered_map<uint64_t, double> loads;
+    const uint64_t nsteps = m_.steps_.size();
+    std::vector<std::pair<double, double>> events;  // (time, change of the byte rate)
+    std::vector<double> times, integral;              // F(t): bytes sent up to t
+    for (const auto& [code, uses] : by_link) {
+        events.clear();
+        for (const Use& u : uses) {
+            const double len = end_[u.step] - start_[u.step];
+            if (len <= 0) continue;
+            events.emplace_back(start_[u.step], u.bytes / len);
+            events.emplace_back(end_[u.step], -u.bytes / len);
+        }
+        std::sort(events.begin(), events.end());
+        times.clear();
+        integral.clear();
+        double rate = 0;
+        for (const auto& [t, d] : events) {
+            if (times.empty() || t > times.back()) {
+                integral.push_back(times.empty() ? 0 : integral.back() + rate * (t - times.back()));
+                times.push_back(t);
+            }
+            rate += d;
+        }
+        auto at = [&](double t) {
+            return integral[static_cast<size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin())];
+        };
+        for (const Use& u : uses) {
+            const double load = end_[u.step] > start_[u.step] ? at(end_[u.step]) - at(start_[u.step]) : u.bytes;
+            double& slot = loads[static_cast<uint64_t>(code) * nsteps + u.step];
+            slot = std::max(slot, load);
+        }
+    }
+    // Where they are the step-index sums already, the schedule stands.
+    const uint64_t steps = static_cast<uint64_t>(m_.max_steps_);
+    bool same = true;
+    for (const auto& [key, load] : loads) {
+        const uint64_t code = key / nsteps, step = static_cast<uint64_t>(m_.steps_[key % nsteps].step);
+        auto it = link_load_.find(code * steps + step);
+        const double was = it == link_load_.end() ? 0 : it->second;
+        if (std::fabs(load - was) > 1e-9 * std::max(load, was)) {
+            same = false;
+            break;
+        }
+    }
+    if (same) return false;
+    timed_load_ = std::move(loads);
+    timed_ = true;
+    return true;
+}
+
 // Step k's routes: the largest sum of link latencies over its transfers,
 // and the busiest link's time.
 void PlanModel::Pricing::route_price(size_t k, double* latency, double* busiest) const {
@@ -1267,6 +1366,14 @@ void PlanModel::Pricing::route_price(size_t k, double* latency, double* busiest)
             const uint32_t code = m_.route_[j];
             const LinkParams& lp = route_params_[code >> 1];
             lat += lp.alpha;
+            if (timed_) {
+                const uint64_t sender = x.recv ? m_.rank_first_step_[static_cast<size_t>(x.peer)] +
+                                                     static_cast<uint64_t>(x.peer_step)
+                                               : static_cast<uint64_t>(k);
+                auto it = timed_load_.find(static_cast<uint64_t>(code) * m_.steps_.size() + sender);
+                if (it != timed_load_.end()) *busiest = std::max(*busiest, lp.beta * it->second);
+                continue;
+            }
             auto it = link_load_.find(static_cast<uint64_t>(code) * steps + static_cast<uint64_t>(sender_step));
             if (it != link_load_.end()) *busiest = std::max(*busiest, lp.beta * it->second);
         }

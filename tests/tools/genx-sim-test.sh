@@ -58,6 +58,12 @@ for alg in ring gentree gentree:pipeline=4 cps; do
 done
 expect 0 '^ratio      1 \(simulated / model\)$' --preset tree:2x4/4 --hosts h0,h4,h1,h5,h2,h6,h3,h7 \
     -a ring --bytes 1M --network-model CM02
+# rhd on 6 of those hosts: ranks 0 and 2 fold into 1 and 3 across the
+# uplinks while rank 4 waits for rank 1; the model adds up a link's load
+# from the sends that overlap in time, as the simulation shares it (added up
+# by step index the model was 1.52x the simulation here); within 0.5 %.
+expect 0 '^ratio      (0\.99[5-9][0-9]*|1|1\.00[0-4][0-9]*) ' --preset tree:2x4/4 --hosts h0,h4,h1,h5,h2,h6 \
+    -a rhd --bytes 1M --network-model CM02
 # Pipelined there the model is 0.90-1 of the simulation, never below it: it
 # adds up a link's load by step index, as if every rank ran in lock step,
 # while in the simulation some ranks run ahead and share the uplinks less.
