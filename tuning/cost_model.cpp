@@ -1087,6 +1087,22 @@ class PlanModel::Pricing {
     void route_price(size_t k, double* latency, double* busiest) const;
     bool timed_loads();
     bool lock_step() const;
+    // f(step index in steps_, route code, bytes × the link's weight) for
+    // every send over every routed link, each transfer once.
+    template <class F>
+    void each_routed_send(F&& f) const {
+        for (size_t k = 0; k < m_.steps_.size(); ++k) {
+            const StepRec& rec = m_.steps_[k];
+            for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
+                const Xfer& x = m_.xfers_[i];
+                if (x.recv || xbytes_[i] <= 0) continue;
+                for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
+                    const uint32_t code = m_.route_[j];
+                    f(k, code, (m_.link_weight_.empty() ? 1.0 : m_.link_weight_[code >> 1]) * xbytes_[i]);
+                }
+            }
+        }
+    }
     StepCost link_price(size_t k) const;
     StepCost inter_price(size_t k) const;
     double host_cost(size_t k) const {
@@ -1247,17 +1263,9 @@ void PlanModel::Pricing::load_routes() {
     }
     if (!routed_) return;
     const uint64_t steps = static_cast<uint64_t>(m_.max_steps_);
-    for (const StepRec& rec : m_.steps_)
-        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
-            const Xfer& x = m_.xfers_[i];
-            if (x.recv || xbytes_[i] <= 0) continue;
-            for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
-                const uint32_t code = m_.route_[j];
-                const double w = m_.link_weight_.empty() ? 1.0 : m_.link_weight_[code >> 1];
-                link_load_[static_cast<uint64_t>(code) * steps + static_cast<uint64_t>(rec.step)] +=
-                    w * xbytes_[i];
-            }
-        }
+    each_routed_send([&](size_t k, uint32_t code, double bytes) {
+        link_load_[static_cast<uint64_t>(code) * steps + static_cast<uint64_t>(m_.steps_[k].step)] += bytes;
+    });
 }
 
 // Whether every modelled rank runs as many steps as the others.  Ranks that
@@ -1288,18 +1296,7 @@ bool PlanModel::Pricing::timed_loads() {
         double bytes;
     };
     std::unordered_map<uint32_t, std::vector<Use>> by_link;
-    for (size_t k = 0; k < m_.steps_.size(); ++k) {
-        const StepRec& rec = m_.steps_[k];
-        for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
-            const Xfer& x = m_.xfers_[i];
-            if (x.recv || xbytes_[i] <= 0) continue;
-            for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
-                const uint32_t code = m_.route_[j];
-                const double w = m_.link_weight_.empty() ? 1.0 : m_.link_weight_[code >> 1];
-                by_link[code].push_back({k, w * xbytes_[i]});
-            }
-        }
-    }
+    each_routed_send([&](size_t k, uint32_t code, double bytes) { by_link[code].push_back({k, bytes}); });
     std::unordered_map<uint64_t, double> loads;
     const uint64_t nsteps = m_.steps_.size();
     std::vector<std::pair<double, double>> events;  // (time, change of the byte rate)
