@@ -1269,10 +1269,10 @@ void PlanModel::Pricing::load_routes() {
 }
 
 // Whether every modelled rank runs as many steps as the others.  Ranks that
-// run fewer (rhd's and rd's folded ranks) are where one
-// rank's step k meets another's step k+1 on a link; where all run the same
-// number, the step-index loads stand (and the timed pass is not worth its
-// cost in the decision tables).
+// run fewer (rhd's and rd's folded ranks) are where one rank's step k meets
+// another's step k+1 on a link; where all run the same number, the
+// step-index loads stand (and the timed pass is not worth its cost in the
+// decision tables).
 bool PlanModel::Pricing::lock_step() const {
     const int n = m_.modelled_ranks();
     for (int r = 1; r < n; ++r) {
