@@ -1135,9 +1135,9 @@ class PlanModel::Pricing {
     // Routed links: bytes through each, per direction and sender's step.
     std::unordered_map<uint64_t, double> link_load_;
     // After the first schedule: per (link code, sender's step in steps_),
-    // the bytes that cross the link while that step runs (timed_loads).
+    // the bytes that cross the link while that step runs (timed_loads);
+    // empty while the step-index loads stand.
     std::unordered_map<uint64_t, double> timed_load_;
-    bool timed_ = false;
     std::vector<LinkParams> route_params_;  // per link id (route code >> 1)
     std::vector<double> link_cost_, start_, end_;
     std::vector<long> pred_of_;
@@ -1343,7 +1343,6 @@ bool PlanModel::Pricing::timed_loads() {
     }
     if (same) return false;
     timed_load_ = std::move(loads);
-    timed_ = true;
     return true;
 }
 
@@ -1353,26 +1352,25 @@ void PlanModel::Pricing::route_price(size_t k, double* latency, double* busiest)
     *latency = 0;
     *busiest = 0;
     const StepRec& rec = m_.steps_[k];
-    const uint64_t steps = static_cast<uint64_t>(m_.max_steps_);
+    // Loads keyed by the sending step: its step index, or once timed_loads
+    // replaced them, its place in steps_.
+    const bool timed = !timed_load_.empty();
+    const auto& loads = timed ? timed_load_ : link_load_;
+    const uint64_t width = timed ? m_.steps_.size() : static_cast<uint64_t>(m_.max_steps_);
     for (uint32_t i = rec.first_xfer; i < rec.first_xfer + rec.nxfer; ++i) {
         const Xfer& x = m_.xfers_[i];
         if (x.nlinks == 0 || xbytes_[i] <= 0) continue;
-        const int sender_step = x.recv ? x.peer_step : rec.step;
+        const uint64_t sender =
+            !x.recv ? (timed ? k : static_cast<uint64_t>(rec.step))
+                    : static_cast<uint64_t>(x.peer_step) +
+                          (timed ? m_.rank_first_step_[static_cast<size_t>(x.peer)] : 0);
         double lat = 0;
         for (uint32_t j = x.first_link; j < x.first_link + x.nlinks; ++j) {
             const uint32_t code = m_.route_[j];
             const LinkParams& lp = route_params_[code >> 1];
             lat += lp.alpha;
-            if (timed_) {
-                const uint64_t sender = x.recv ? m_.rank_first_step_[static_cast<size_t>(x.peer)] +
-                                                     static_cast<uint64_t>(x.peer_step)
-                                               : static_cast<uint64_t>(k);
-                auto it = timed_load_.find(static_cast<uint64_t>(code) * m_.steps_.size() + sender);
-                if (it != timed_load_.end()) *busiest = std::max(*busiest, lp.beta * it->second);
-                continue;
-            }
-            auto it = link_load_.find(static_cast<uint64_t>(code) * steps + static_cast<uint64_t>(sender_step));
-            if (it != link_load_.end()) *busiest = std::max(*busiest, lp.beta * it->second);
+            auto it = loads.find(static_cast<uint64_t>(code) * width + sender);
+            if (it != loads.end()) *busiest = std::max(*busiest, lp.beta * it->second);
         }
         *latency = std::max(*latency, lat);
     }
