@@ -179,6 +179,7 @@ genx_comm* genx_comm_create(int rank, int size, int nodes, int ppn, const char* 
         effective.rules_path = sources.rules.c_str();
         place_on_topology(c.get(), host_of_rank, hosts);
         attach_device(c.get(), cfg);
+        c->selection.set_trial_rounds(cfg != nullptr ? cfg->trial_rounds : 0);
         st = c->selection.configure(&effective, c->log);
         if (st.is_ok()) st = configure_reduce_site(c.get(), cfg);
         if (!st.is_ok()) {
@@ -347,6 +348,36 @@ uint64_t genx_comm_digest(const genx_comm* comm) {
 int genx_comm_defers(const genx_comm* comm, int calls, size_t bytes, size_t count,
                      const char** reason) {
     return comm != nullptr ? comm->selection.defers(calls, bytes, count, reason) : 0;
+}
+
+int genx_trial_next(genx_comm* comm, size_t bytes) {
+    try {
+        return comm != nullptr ? comm->selection.trial_next(bytes) : -1;
+    } catch (...) {
+        return -1;
+    }
+}
+
+int genx_trial_record(genx_comm* comm, size_t bytes, double seconds, double* medians, int max) {
+    return comm != nullptr && medians != nullptr
+               ? comm->selection.trial_record(bytes, seconds, medians, max)
+               : 0;
+}
+
+void genx_trial_settle(genx_comm* comm, size_t bytes, const double* agreed, int n) {
+    if (comm == nullptr || agreed == nullptr) return;
+    try {
+        comm->selection.trial_settle(bytes, agreed, n, comm->log);
+    } catch (...) {
+        // Only the message could not be built: the trial has settled.
+    }
+    // A trial's calls were not remembered; the last remembered call may be
+    // another size's, which is still right, but nothing of the trial's is.
+    comm->schedules.forget();
+}
+
+int genx_trial_any(const genx_comm* comm) {
+    return comm != nullptr && comm->selection.trial_any() ? 1 : 0;
 }
 
 const char* genx_base_algorithm_name(int k) {
@@ -523,7 +554,8 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
     clear(why, whylen);
     try {
         const genx::BufferSpaces spaces = spaces_of(comm, sendbuf, recvbuf);
-        if (callable(comm, transport) && !spaces.on_device())
+        const bool trial = comm != nullptr && comm->selection.trial_running(count * elem_size);
+        if (callable(comm, transport) && !spaces.on_device() && !trial)
             if (const genx::Call* again =
                     comm->schedules.remembered(count, dtype, elem_size, op, commutative))
                 return run_host(comm, *again, sendbuf, recvbuf, transport, why, whylen);
@@ -539,7 +571,7 @@ int genx_allreduce(genx_comm* comm, const void* sendbuf, void* recvbuf, size_t c
         }
         if (rc != GENX_OK || call.sched == nullptr) return rc;
         comm->schedules.remember(call, count, dtype, elem_size, op, commutative,
-                                 comm->log.verbose() < 2);
+                                 comm->log.verbose() < 2 && !trial);
         return run_host(comm, call, sendbuf, recvbuf, transport, why, whylen);
     } catch (...) {
         fill(why, whylen, caught("genx_allreduce", "out of memory (plan, schedule or scratch)"));

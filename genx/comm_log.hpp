@@ -25,6 +25,7 @@ class CommLog {
     void configure(int rank, int size, int verbose, genx_log_fn log, void* ctx);
 
     int rank() const { return rank_; }
+    int size() const { return size_; }
     int verbose() const { return verbose_; }
     // Prints `msg` at `level` when the verbosity reaches it.
     void say(int level, const std::string& msg) const {

@@ -75,6 +75,11 @@ typedef struct genx_config {
      * not checked. */
     const char *site_dir;
     const char *mpi_version;
+    /* Appended: first-call trials (docs/rules.md, "First-call trial"): the
+     * rounds each candidate is timed where a site's model leaves a size to
+     * the displaced component yet prices a plan ahead of it; 0 = none (the
+     * decisions stand as the table made them). */
+    int trial_rounds;
 } genx_config;
 
 typedef struct genx_comm genx_comm;
@@ -248,6 +253,24 @@ void genx_request_free(genx_request *req);
 #define GENX_EVERY_SIZE SIZE_MAX
 int genx_comm_defers(const genx_comm *comm, int calls, size_t bytes, size_t count,
                      const char **reason);
+/* First-call trials of blocking MPI_Allreduce (docs/rules.md).  Before a
+ * blocking call of `bytes` on host memory: the candidate it runs, 0 for the
+ * displaced component (the caller runs it), k >= 1 for a plan of genx's
+ * (genx_allreduce runs it), or -1 where no trial is under way at that
+ * size.  The caller times the call and passes this rank's seconds to
+ * genx_trial_record, which returns 0, or after the trial's last call the
+ * number n of medians it wrote to medians (room for max): the caller
+ * reduces them to their maximum over the communicator's ranks and hands
+ * the result to genx_trial_settle, after which the size runs what the
+ * trial kept (genx_comm_defers says which; ask it again).  Every rank
+ * makes the same calls, so all take the same turns. */
+#define GENX_TRIAL_MAX 3
+int genx_trial_next(genx_comm *comm, size_t bytes);
+int genx_trial_record(genx_comm *comm, size_t bytes, double seconds, double *medians, int max);
+void genx_trial_settle(genx_comm *comm, size_t bytes, const double *agreed, int n);
+/* Whether any size of the communicator's blocking calls has a trial. */
+int genx_trial_any(const genx_comm *comm);
+
 /* The name of Open MPI's allreduce algorithm k as rules files spell it
  * ("recursive_doubling"), NULL for a number genx does not offer. */
 const char *genx_base_algorithm_name(int k);

@@ -72,6 +72,8 @@ class ScheduleCache {
     // logs every call) ...
     void remember(const Call& call, size_t count, genx_dtype dtype, size_t elem_size, genx_op op,
                   int commutative, bool allowed);
+    // ... forgets it (a first-call trial changed what its size runs) ...
+    void forget() { last_call_.valid = false; }
     // ... and finds it again: the call the decision would return, its
     // schedule touched as find() would.  nullptr when the call differs.
     const Call* remembered(size_t count, genx_dtype dtype, size_t elem_size, genx_op op,

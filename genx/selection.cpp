@@ -127,6 +127,7 @@ void Selection::placed_again(const CommLog& log) {
     nb_table_.reset();
     decision_plans_.clear();
     nb_decision_plans_.clear();
+    trials_.clear();
     if (forced_) plan_forced(log);
 }
 
@@ -175,6 +176,7 @@ Status Selection::prepare(const CommLog& log) {
         return prepare_status_;
     }
     plans_for_table(*table_, &decision_plans_);
+    prepare_trials();
     if (nb_table_) {
         plans_for_table(*nb_table_, &nb_decision_plans_);
     } else {
@@ -184,17 +186,70 @@ Status Selection::prepare(const CommLog& log) {
     return prepare_status_;
 }
 
+// Each blocking interval whose decision names trial contenders gets a
+// trial of those whose plans generate (trial.hpp).
+void Selection::prepare_trials() {
+    trials_.clear();
+    if (trials_.rounds() == 0) return;
+    for (size_t i = 0; i < table_->intervals(); ++i) {
+        const Decision& d = table_->decision(i);
+        if (!d.defers() || d.base != 0 || d.min_count != 0 || d.trial.empty()) continue;
+        std::vector<FirstCallTrials::Candidate> contenders;
+        for (const Decision::Contender& c : d.trial) {
+            PlanRef plan = plan_for(c.algorithm, c.params);
+            if (!plan->status.is_ok()) continue;
+            Decision run = d;
+            run.algorithm = c.algorithm;
+            run.params = c.params;
+            run.predicted = c.predicted;
+            run.trial.clear();
+            run.why = "first-call trial of " + describe(c.algorithm, c.params) +
+                      " against the displaced component (the model: " + d.why + ")";
+            contenders.push_back({std::move(run), std::move(plan)});
+        }
+        trials_.add(i, d, std::move(contenders));
+    }
+}
+
+Selection::Choice Selection::blocking_choice(size_t bytes) const {
+    const size_t i = table_->index(bytes);
+    if (const FirstCallTrials::Candidate* c = trials_.current(i))
+        return Choice{&c->decision, c->plan.get()};
+    return Choice{&table_->decision(i), decision_plans_[i].get()};
+}
+
 Selection::Choice Selection::choose(bool nonblocking, size_t bytes) const {
     Choice c;
     if (forced_) {
         c.plan = forced_by_size_ ? forced_plan_at(bytes) : forced_plan_.get();
         return c;
     }
-    const DecisionTable& table = nonblocking ? *nb_table_ : *table_;
-    const size_t i = table.index(bytes);
-    c.decision = &table.decision(i);
-    c.plan = (nonblocking ? nb_decision_plans_ : decision_plans_)[i].get();
+    if (!nonblocking) return blocking_choice(bytes);
+    const size_t i = nb_table_->index(bytes);
+    c.decision = &nb_table_->decision(i);
+    c.plan = nb_decision_plans_[i].get();
     return c;
+}
+
+int Selection::trial_next(size_t bytes) {
+    return forced_ || !table_ || !trials_.any() ? -1 : trials_.next(table_->index(bytes));
+}
+
+int Selection::trial_record(size_t bytes, double seconds, double* medians, int max) {
+    return forced_ || !table_ ? 0 : trials_.record(table_->index(bytes), seconds, medians, max);
+}
+
+void Selection::trial_settle(size_t bytes, const double* agreed, int n, const CommLog& log) {
+    if (forced_ || !table_) return;
+    const size_t i = table_->index(bytes);
+    ByteRange r;
+    r.lo = table_->interval_start(i);
+    r.hi = i + 1 < table_->intervals() ? table_->interval_start(i + 1) : ByteRange::kNoLimit;
+    trials_.settle(i, agreed, n, format_byte_range(r), log);
+}
+
+bool Selection::trial_running(size_t bytes) const {
+    return !forced_ && table_ && trials_.running(table_->index(bytes));
 }
 
 const RankPlan* Selection::forced_plan_at(size_t bytes) const {
@@ -220,7 +275,8 @@ int Selection::defers(int calls, size_t bytes, size_t count, const char** reason
                                  : calls == GENX_CALLS_NONBLOCKING ? nb_table_.get()
                                                                    : nullptr;
     if (forced_ || table == nullptr) return 0;
-    const Decision& d = table->lookup(bytes);
+    const Decision& d =
+        table == table_.get() ? *blocking_choice(bytes).decision : table->lookup(bytes);
     if (!d.defers_at(count)) return 0;
     if (reason != nullptr) *reason = d.deferred_why().c_str();
     // (A non-blocking table never names an Open MPI algorithm: they are
@@ -241,6 +297,8 @@ int Selection::defers_throughout(int calls, const char** reason) const {
         if (t == nullptr) continue;
         const size_t n = t->intervals();
         if (n == 0) return 0;
+        // A blocking size whose trial may run or has kept a plan is genx's.
+        if (t == table_.get() && trials_.any()) return 0;
         // A size that runs one of Open MPI's coll/base algorithms is genx's
         // choice, not the displaced component's: genx stays.
         for (size_t i = 0; i < n; ++i)

@@ -27,6 +27,7 @@
 #include "genx/comm_log.hpp"
 #include "genx/genx_core.h"
 #include "genx/plan_cache.hpp"
+#include "genx/trial.hpp"
 #include "tuning/rules.hpp"
 #include "tuning/selector.hpp"
 
@@ -76,6 +77,18 @@ class Selection {
     // elements (or every size: GENX_EVERY_SIZE) of `calls` leaves it to the
     // displaced component.
     int defers(int calls, size_t bytes, size_t count, const char** reason) const;
+    // First-call trials (trial.hpp) of the blocking table: `rounds` per
+    // candidate, 0 = none (the table's decisions stand).  Set before
+    // prepare().
+    void set_trial_rounds(int rounds) { trials_.set_rounds(rounds); }
+    // genx_trial_next, genx_trial_record and genx_trial_settle at a
+    // blocking call of `bytes` (FirstCallTrials::next, record, settle).
+    int trial_next(size_t bytes);
+    int trial_record(size_t bytes, double seconds, double* medians, int max);
+    void trial_settle(size_t bytes, const double* agreed, int n, const CommLog& log);
+    // A trial is under way at `bytes`: the call is not remembered.
+    bool trial_running(size_t bytes) const;
+    bool trial_any() const { return !forced_ && trials_.any(); }
     // genx_comm_digest and genx_comm_topology.
     uint64_t digest() const;
     uint64_t topology() const;
@@ -91,6 +104,10 @@ class Selection {
     void plan_forced(const CommLog& log);
     const RankPlan* forced_plan_at(size_t bytes) const;
     void plans_for_table(const DecisionTable& table, std::vector<PlanRef>* plans) const;
+    void prepare_trials();
+    // The blocking table's decision at `bytes` and its plan, a trial's
+    // candidate where one runs or was kept there.
+    Choice blocking_choice(size_t bytes) const;
     int defers_throughout(int calls, const char** reason) const;
 
     int rank_ = 0;
@@ -118,6 +135,7 @@ class Selection {
     mutable std::map<unsigned, PlanRef> forced_sized_;
     std::vector<PlanRef> decision_plans_;     // one per interval of table_
     std::vector<PlanRef> nb_decision_plans_;  // nb_table_'s (shared when it is table_)
+    FirstCallTrials trials_;                  // by interval of table_
 };
 
 // The registered algorithms' names, comma separated.

@@ -67,6 +67,8 @@ typedef struct mca_coll_genx_component_t {
      * estimate's device figures. */
     char *cuda_reduce;
     char *cuda_rates;
+    /* First-call trials (docs/rules.md): rounds per candidate, 0 = none. */
+    int trial_rounds;
 
     /* opal_output stream for decisions, verbosity = coll_genx_verbose. */
     int output;
@@ -184,6 +186,10 @@ typedef struct mca_coll_genx_module_t {
     /* A CUDA driver is present and coll_genx_cuda is on: buffers may be
      * device memory, so nothing may be handed to the fallback unstaged. */
     bool device;
+    /* Some blocking size has a first-call trial (genx_trial_any), set when
+     * the ranks agree; never with device memory possible, where a rank's
+     * buffers could take another path than its peers'. */
+    bool trials;
 
     /* The last call's shape, blocking and non-blocking apart (a
      * communicator's non-blocking calls may start from the progress

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
@@ -486,6 +487,7 @@ void mca_coll_genx_settle(mca_coll_genx_module_t *module, ompi_communicator_t *c
     module->shape.defers = -1;
     module->ishape.defers = -1;
     module->agreed = module->agree.result;
+    module->trials = 0 < module->agreed && !module->device && 0 != genx_trial_any(module->core);
     if (0 < module->agreed) {
         genx_step_aside_if_idle(module, comm);
     }
@@ -509,43 +511,16 @@ void mca_coll_genx_check_agreement(mca_coll_genx_module_t *module, ompi_communic
     mca_coll_genx_settle(module, comm);
 }
 
-int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
-                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                            struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *base_module)
+/* A call genx runs with its own plan (the core decides which), or hands
+ * to the fallback where the core declines. */
+static int genx_run(mca_coll_genx_module_t *module, mca_coll_genx_shape_t *shape,
+                    const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
+                    ompi_op_t *op, ompi_communicator_t *comm, size_t bytes)
 {
-    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
     mca_coll_genx_reduce_ctx_t rctx;
     genx_reduce_cb cb;
-    mca_coll_genx_shape_t tmp;
-    mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(&module->shape, &tmp, dtype, op, count);
-    const size_t bytes = shape->type_size * (size_t) count;
     char why[512];
     int rc;
-
-    if (0 == module->agreed) {
-        mca_coll_genx_check_agreement(module, comm);
-    }
-    if (0 > module->agreed) {
-        return genx_fallback(module, GENX_DEFERS, sbuf, rbuf, count, dtype, op, comm, bytes,
-                             "the ranks' genx decisions differ (reported at the first call)");
-    }
-    /* Sizes genx's rules leave to the displaced component go there before
-     * any other work: deferring costs a table lookup. */
-    if (0 > shape->defers) {
-        shape->defers =
-            genx_comm_defers(module->core, GENX_CALLS_BLOCKING, bytes, (size_t) count,
-                             &shape->deferred);
-    }
-    if (shape->defers) {
-        return genx_fallback(module, shape->defers, sbuf, rbuf, count, dtype, op, comm, bytes,
-                             shape->deferred);
-    }
-
-    if (NULL != shape->layout) {
-        return genx_fallback(module, GENX_DEFERS, sbuf, rbuf, count, dtype, op, comm, bytes,
-                             shape->layout);
-    }
 
     rctx.op = op;
     rctx.dtype = dtype;
@@ -575,4 +550,90 @@ int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
                 bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm), ompi_comm_rank(comm),
                 ('\0' != why[0]) ? why : "error in the genx core");
     return MPI_ERR_INTERN;
+}
+
+static double genx_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* One call of a first-call trial (genx_trial_next): runs candidate `pick`
+ * (0: the displaced component), times it, and after the trial's last call
+ * reduces each candidate's median to its maximum over the ranks with the
+ * displaced component's MPI_Allreduce, which every rank makes here in the
+ * same call, and settles what the size runs from now on. */
+static int genx_trial_call(mca_coll_genx_module_t *module, mca_coll_genx_shape_t *shape, int pick,
+                           const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
+                           ompi_op_t *op, ompi_communicator_t *comm, size_t bytes)
+{
+    double medians[GENX_TRIAL_MAX];
+    const double t0 = genx_now();
+    const int rc = (0 == pick) ? genx_displaced(module, 0, sbuf, rbuf, count, dtype, op, comm)
+                               : genx_run(module, shape, sbuf, rbuf, count, dtype, op, comm, bytes);
+    /* Recorded whatever rc says, so that every rank counts the same calls. */
+    const int n = genx_trial_record(module->core, bytes, genx_now() - t0, medians, GENX_TRIAL_MAX);
+    int arc;
+
+    if (0 < n) {
+        arc = module->fallback_allreduce(MPI_IN_PLACE, medians, n, MPI_DOUBLE, MPI_MAX, comm,
+                                         module->fallback_allreduce_module);
+        if (OMPI_SUCCESS != arc) {
+            /* Every candidate's time is then unknown: the size stays with
+             * the displaced component (n = 0 keeps it). */
+            opal_output(0, "genx: allreduce %zu B on comm %u (%d ranks): the first-call trial's "
+                        "times could not be combined (error %d); the size stays with %s",
+                        bytes, mca_coll_genx_comm_id(comm), ompi_comm_size(comm), arc,
+                        module->fallback_name);
+        }
+        genx_trial_settle(module->core, bytes, medians, (OMPI_SUCCESS == arc) ? n : 0);
+        shape->defers = -1;
+    }
+    return rc;
+}
+
+int mca_coll_genx_allreduce(const void *sbuf, void *rbuf, int count,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *base_module)
+{
+    mca_coll_genx_module_t *module = (mca_coll_genx_module_t *) base_module;
+    mca_coll_genx_shape_t tmp;
+    mca_coll_genx_shape_t *shape = mca_coll_genx_call_shape(&module->shape, &tmp, dtype, op, count);
+    const size_t bytes = shape->type_size * (size_t) count;
+
+    if (0 == module->agreed) {
+        mca_coll_genx_check_agreement(module, comm);
+    }
+    if (0 > module->agreed) {
+        return genx_fallback(module, GENX_DEFERS, sbuf, rbuf, count, dtype, op, comm, bytes,
+                             "the ranks' genx decisions differ (reported at the first call)");
+    }
+    /* A size under a first-call trial runs the trial's candidate; every
+     * rank sees the same shape, so all take the same turn. */
+    if (module->trials && NULL == shape->layout) {
+        const int pick = genx_trial_next(module->core, bytes);
+        if (0 <= pick) {
+            return genx_trial_call(module, shape, pick, sbuf, rbuf, count, dtype, op, comm, bytes);
+        }
+    }
+    /* Sizes genx's rules leave to the displaced component go there before
+     * any other work: deferring costs a table lookup. */
+    if (0 > shape->defers) {
+        shape->defers =
+            genx_comm_defers(module->core, GENX_CALLS_BLOCKING, bytes, (size_t) count,
+                             &shape->deferred);
+    }
+    if (shape->defers) {
+        return genx_fallback(module, shape->defers, sbuf, rbuf, count, dtype, op, comm, bytes,
+                             shape->deferred);
+    }
+
+    if (NULL != shape->layout) {
+        return genx_fallback(module, GENX_DEFERS, sbuf, rbuf, count, dtype, op, comm, bytes,
+                             shape->layout);
+    }
+    return genx_run(module, shape, sbuf, rbuf, count, dtype, op, comm, bytes);
 }

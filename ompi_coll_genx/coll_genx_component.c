@@ -24,6 +24,7 @@
 #endif
 
 static int genx_register(void);
+static void genx_register_cuda(mca_base_component_t *c, mca_coll_genx_component_t *cs);
 static int genx_open(void);
 static int genx_close(void);
 
@@ -124,6 +125,17 @@ static int genx_register(void)
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->topology_overlay);
 
+    cs->trial_rounds = 5;
+    (void) mca_base_component_var_register(c, "trial_rounds",
+        "First-call trials: where a site's rules leave a message size to the displaced "
+        "component although the model prices one of genx's plans ahead of it, a "
+        "communicator's first blocking MPI_Allreduce calls of that size run the displaced "
+        "component and each such plan in turn, this many times each, and keep a plan only "
+        "where it was at least 10 % faster on the slowest rank (docs/rules.md).  0: no "
+        "trials; every size runs what the rules decide, the same in every run",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_READONLY, &cs->trial_rounds);
+
     cs->site = GENX_SITE_DIR;
     (void) mca_base_component_var_register(c, "site",
         "Site directory written once per cluster by genx-tune --site DIR (docs/site.md): "
@@ -157,6 +169,13 @@ static int genx_register(void)
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->discover);
 
+    genx_register_cuda(c, cs);
+    return OMPI_SUCCESS;
+}
+
+/* The device memory parameters (docs/device.md). */
+static void genx_register_cuda(mca_base_component_t *c, mca_coll_genx_component_t *cs)
+{
     cs->cuda = true;
     (void) mca_base_component_var_register(c, "cuda",
         "Accept CUDA device (and managed) memory in MPI_Allreduce: where a CUDA driver with a "
@@ -191,8 +210,6 @@ static int genx_register(void)
         "rules file's model",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_READONLY, &cs->cuda_rates);
-
-    return OMPI_SUCCESS;
 }
 
 /* What genx will do with device memory, said once (first process) at

@@ -279,6 +279,7 @@ mca_coll_base_module_t *mca_coll_genx_comm_query(ompi_communicator_t *comm, int 
     cfg.log_ctx = NULL;
     cfg.rules_path = (NULL != cs->rules) ? cs->rules : "";
     cfg.rules_strict = cs->rules_strict ? 1 : 0;
+    cfg.trial_rounds = (0 < cs->trial_rounds) ? cs->trial_rounds : 0;
     genx_placement(comm, &nodes, &ppn);
     opal_output_verbose(2, cs->output, "genx: comm %u (%d ranks): placement %d node(s), "
                         "up to %d ranks per node (0: unknown)",

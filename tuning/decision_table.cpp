@@ -56,11 +56,11 @@ Line line_of(const Prediction& p, double bytes) {
     return l;
 }
 
+}  // namespace
+
 std::string describe(const std::string& alg, const std::string& params) {
     return params.empty() ? alg : alg + " (" + params + ")";
 }
-
-}  // namespace
 
 double full_model_cost(const RankGenerator& gen) {
     const PlanHeader& h = gen.header;
@@ -618,6 +618,7 @@ class IntervalDecider {
         std::snprintf(pct, sizeof pct, "%.3g", rule.margin * 100);
         d->by_model = true;
         if (best == nullptr || theirs == nullptr || best->seconds[i] > (1 - rule.margin) * their_s) {
+            if (theirs != nullptr) add_contenders(rule, *v, i, their_s, theirs->seconds[i], d);
             d->algorithm = kFallbackAlgorithm;
             d->why = where + ": left to the component genx displaced; model at " +
                      format_bytes(at_[i]) + " B: " +
@@ -643,6 +644,7 @@ class IntervalDecider {
             if (cheapest != nullptr) guard_s = std::min(guard_s, cheapest->seconds[i]);
         }
         if (!rule.scale.empty() && !(raw <= (1 + rule.margin) * guard_s)) {
+            add_contenders(rule, *v, i, their_s, theirs->seconds[i], d);
             d->algorithm = kFallbackAlgorithm;
             d->why = where + ": left to the component genx displaced; model at " +
                      format_bytes(at_[i]) + " B: " +
@@ -663,6 +665,34 @@ class IntervalDecider {
                  (rule.scale.empty() ? "" : " (prices × each family's measured/predicted)") +
                  " against " + vs;
         return Status::ok();
+    }
+
+    // Decision::trial where interval i defers under `rule`: with the rule's
+    // scales (a site measured them), in a blocking table, and where a trial
+    // is cheap (the displaced component priced at most kTrialMaxSeconds),
+    // the best plan by the scaled prices if it is priced below the scaled
+    // incumbent (their_s), and the best by the unscaled prices if it is
+    // priced below the unscaled one (their_raw).
+    void add_contenders(const AllreduceRule& rule, const std::vector<PricedCandidate>& v,
+                        size_t i, double their_s, double their_raw, Decision* d) const {
+        if (rule.scale.empty() || options_.nonblocking || !(their_s <= kTrialMaxSeconds)) return;
+        const PricedCandidate *scaled = nullptr, *raw = nullptr;
+        double raw_s = 0;
+        for (const PricedCandidate& c : v) {
+            const double r = c.seconds[i] / scale_of(rule, c.candidate.algorithm);
+            if (scaled == nullptr || c.seconds[i] < scaled->seconds[i]) scaled = &c;
+            if (raw == nullptr || r < raw_s) {
+                raw = &c;
+                raw_s = r;
+            }
+        }
+        const bool scaled_ahead = scaled != nullptr && scaled->seconds[i] < their_s;
+        const bool raw_ahead = raw != nullptr && raw_s < their_raw;
+        if (scaled_ahead)
+            d->trial.push_back({scaled->candidate.algorithm, scaled->candidate.params,
+                                scaled->seconds[i]});
+        if (raw_ahead && (raw != scaled || !scaled_ahead))
+            d->trial.push_back({raw->candidate.algorithm, raw->candidate.params, raw->seconds[i]});
     }
 
     // The displaced component's price at interval i and how *vs names it:
@@ -876,6 +906,10 @@ uint64_t DecisionTable::digest() const {
         mix(decisions_[i].algorithm);
         mix(decisions_[i].params);
         if (decisions_[i].min_count != 0) mix(std::to_string(decisions_[i].min_count));
+        for (const Decision::Contender& c : decisions_[i].trial) {
+            mix(c.algorithm);
+            mix(c.params);
+        }
     }
     return h;
 }
@@ -887,8 +921,12 @@ std::string DecisionTable::format() const {
         r.lo = starts_[i];
         r.hi = i + 1 < starts_.size() ? starts_[i + 1] : ByteRange::kNoLimit;
         const Decision& d = decisions_[i];
+        std::string trial;
+        for (const Decision::Contender& c : d.trial)
+            trial += (trial.empty() ? "; first-call trial against " : ", ") +
+                     describe(c.algorithm, c.params) + " " + format_seconds(c.predicted);
         out += format_byte_range(r) + "  " + describe(d.algorithm, d.params) + "  [" + d.why +
-               "]\n";
+               trial + "]\n";
     }
     return out;
 }

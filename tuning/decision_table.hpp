@@ -66,6 +66,11 @@ struct TableOptions {
     Displaced displaced = Displaced::Unknown;
 };
 
+// A first-call trial (Decision::trial) is offered only where the displaced
+// component is priced at most this long at the interval: the trial's few
+// calls then cost a job at most a fraction of a second.
+constexpr double kTrialMaxSeconds = 5e-3;
+
 struct Decision {
     std::string algorithm;  // a registered generator
     std::string params;     // canonical "k=v,..." (generator and executor keys)
@@ -92,6 +97,18 @@ struct Decision {
     // fewer elements to the displaced component, few_why saying why.
     size_t min_count = 0;
     std::string few_why;
+    // Where a site's measured scales priced the size and the displaced
+    // component keeps it, the plans the model still prices ahead of it
+    // (the best by the scaled prices and the best by the unscaled ones):
+    // the component may time them against the displaced component at the
+    // communicator's first blocking calls of the size (docs/rules.md,
+    // "First-call trial").  Empty elsewhere.
+    struct Contender {
+        std::string algorithm;
+        std::string params;
+        double predicted = 0;  // scaled seconds at the interval's lower bound
+    };
+    std::vector<Contender> trial;
     bool defers() const { return algorithm == kFallbackAlgorithm; }
     // Whether a call of `count` elements leaves this interval's size to the
     // displaced component or to Open MPI's algorithm `base`.
@@ -147,6 +164,9 @@ RankMap rank_map_for(const CommShape& shape);
 double full_model_cost(const RankGenerator& gen);
 
 // A candidate priced by the model.
+// "alg (params)", or "alg" without params: how decisions name a plan.
+std::string describe(const std::string& alg, const std::string& params);
+
 struct PricedCandidate {
     Candidate candidate;
     std::vector<double> seconds;  // per requested size

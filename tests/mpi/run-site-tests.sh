@@ -162,6 +162,26 @@ check "P=4 coll_genx_site with SLURM_TOPOLOGY_ADDR: no topology.conf, the addres
     present "site $site (tuned [^)]*): overlay.json, rules.json used; no topology.conf; link rates: from $site/overlay.json" \
     "the sources line does not say the site has no topology.conf"
 
+# A site whose model leaves 4-16 KiB to tuned but prices genx's butterfly
+# ahead of it (a "model" rule with measured scales, as genx-tune --site
+# writes for shapes it did not time): the first blocking calls of those
+# sizes time both, every result stays exact, and rank 0 says what the trial
+# kept; coll_genx_trial_rounds 0 turns trials off.
+site=$sites/trial
+make_site "$site" "$mpi_version"
+printf '{"format": "genx-rules", "version": 1, "allreduce": [{"algorithm": "model", "families": ["fallback", "ring", "rd", "rhd", "butterfly"], "margin": 0.95, "scale": {"fallback": 1.0}}]}\n' \
+    > "$site/rules.json"
+log=$logdir/site-trial.log
+run "$log" 4 --mca coll_genx_site "$site" --mca coll_genx_verbose 1
+check "P=4 coll_genx_site: first-call trials time the plans the model prices ahead, results exact" \
+    "$log" $? \
+    present "allreduce 4K-8K B on 4 ranks: first-call trial, 5 rounds (each candidate's median, the slowest rank's): the displaced component [0-9.]* [mu]*s, butterfly ([^)]*) [0-9.]* [mu]*s; " \
+    "no line saying what the 4K-8K trial measured and kept"
+log=$logdir/site-trial-off.log
+run "$log" 4 --mca coll_genx_site "$site" --mca coll_genx_verbose 1 --mca coll_genx_trial_rounds 0
+check "P=4 coll_genx_site, coll_genx_trial_rounds 0: no trial" "$log" $? \
+    absent "first-call trial" "a trial ran with coll_genx_trial_rounds 0"
+
 # A directory that does not exist: silent at verbosity 1.
 log=$logdir/site-missing.log
 run "$log" 4 --mca coll_genx_site "$sites/none" --mca coll_genx_verbose 1
