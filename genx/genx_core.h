@@ -264,7 +264,7 @@ int genx_comm_defers(const genx_comm *comm, int calls, size_t bytes, size_t coun
  * the result to genx_trial_settle, after which the size runs what the
  * trial kept (genx_comm_defers says which; ask it again).  Every rank
  * makes the same calls, so all take the same turns. */
-#define GENX_TRIAL_MAX 3
+#define GENX_TRIAL_MAX 4
 int genx_trial_next(genx_comm *comm, size_t bytes);
 int genx_trial_record(genx_comm *comm, size_t bytes, double seconds, double *medians, int max);
 void genx_trial_settle(genx_comm *comm, size_t bytes, const double *agreed, int n);

@@ -187,7 +187,7 @@ Status Selection::prepare(const CommLog& log) {
 }
 
 // Each blocking interval whose decision names trial contenders gets a
-// trial of those whose plans generate (trial.hpp).
+// trial of them (trial.hpp).
 void Selection::prepare_trials() {
     trials_.clear();
     if (trials_.rounds() == 0) return;
@@ -196,8 +196,9 @@ void Selection::prepare_trials() {
         if (!d.defers() || d.base != 0 || d.min_count != 0 || d.trial.empty()) continue;
         std::vector<FirstCallTrials::Candidate> contenders;
         for (const Decision::Contender& c : d.trial) {
+            // A plan that does not generate stays: its turns decline on
+            // every rank alike and run the displaced component.
             PlanRef plan = plan_for(c.algorithm, c.params);
-            if (!plan->status.is_ok()) continue;
             Decision run = d;
             run.algorithm = c.algorithm;
             run.params = c.params;
@@ -323,7 +324,10 @@ uint64_t Selection::digest() const {
         if (!table_) return 0;
         const uint64_t nb =
             nb_table_ && nb_table_ != table_ ? nb_table_->digest() * 0xc2b2ae3d27d4eb4fULL : 0;
-        return table_->digest() ^ nb ^ topo;
+        // Ranks that time trials for different numbers of rounds would
+        // meet in different calls: the rounds are part of the decisions.
+        const uint64_t trials = trials_.any() ? fnv1a("trial_rounds=" + std::to_string(trials_.rounds())) : 0;
+        return table_->digest() ^ nb ^ topo ^ trials;
     }
     // Forced: the algorithm and its params decide everything.
     return fnv1a(algorithm_ + "|" + forced_params_) ^ topo;

@@ -26,9 +26,6 @@ namespace genx {
 // most (1 - kTrialGain) of the displaced component's: the trial's few calls
 // on shared or noisy nodes must not trade one for an equal.
 constexpr double kTrialGain = 0.10;
-// Most candidates one interval's trial times (the displaced component and
-// at most two contenders, Decision::trial).
-constexpr int kTrialMaxCandidates = 3;
 
 class FirstCallTrials {
   public:

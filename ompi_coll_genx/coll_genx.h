@@ -187,8 +187,7 @@ typedef struct mca_coll_genx_module_t {
      * device memory, so nothing may be handed to the fallback unstaged. */
     bool device;
     /* Some blocking size has a first-call trial (genx_trial_any), set when
-     * the ranks agree; never with device memory possible, where a rank's
-     * buffers could take another path than its peers'. */
+     * the ranks agree (the trials and their rounds are in the digest). */
     bool trials;
 
     /* The last call's shape, blocking and non-blocking apart (a

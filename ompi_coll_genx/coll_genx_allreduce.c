@@ -487,7 +487,7 @@ void mca_coll_genx_settle(mca_coll_genx_module_t *module, ompi_communicator_t *c
     module->shape.defers = -1;
     module->ishape.defers = -1;
     module->agreed = module->agree.result;
-    module->trials = 0 < module->agreed && !module->device && 0 != genx_trial_any(module->core);
+    module->trials = 0 < module->agreed && 0 != genx_trial_any(module->core);
     if (0 < module->agreed) {
         genx_step_aside_if_idle(module, comm);
     }
@@ -571,7 +571,9 @@ static int genx_trial_call(mca_coll_genx_module_t *module, mca_coll_genx_shape_t
 {
     double medians[GENX_TRIAL_MAX];
     const double t0 = genx_now();
-    const int rc = (0 == pick) ? genx_displaced(module, 0, sbuf, rbuf, count, dtype, op, comm)
+    const int rc = (0 == pick) ? genx_fallback(module, GENX_DEFERS, sbuf, rbuf, count, dtype, op,
+                                               comm, bytes, "first-call trial: the displaced "
+                                               "component's turn")
                                : genx_run(module, shape, sbuf, rbuf, count, dtype, op, comm, bytes);
     /* Recorded whatever rc says, so that every rank counts the same calls. */
     const int n = genx_trial_record(module->core, bytes, genx_now() - t0, medians, GENX_TRIAL_MAX);

@@ -490,6 +490,30 @@ class IntervalDecider {
         return Status::ok();
     }
 
+    // The prices of `families` by the model without α_msg and ε
+    // (lean_model()), computed once.
+    Status lean_prices(const std::vector<std::string>& families,
+                       const std::vector<PricedCandidate>** p) {
+        auto it = lean_priced_.find(families);
+        if (it == lean_priced_.end()) {
+            std::vector<PricedCandidate> v;
+            int skipped = 0;
+            GENX_RETURN_IF_ERROR(
+                price_candidates(lean_model(model_), shape_, families, at_, options_, &v, &skipped));
+            it = lean_priced_.emplace(families, std::move(v)).first;
+        }
+        *p = &it->second;
+        return Status::ok();
+    }
+
+    static ModelParams lean_model(ModelParams m) {
+        auto lean = [](LinkParams& l) { l.alpha_msg = l.epsilon = 0; };
+        lean(m.intra);
+        lean(m.inter);
+        for (auto& [name, l] : m.classes) lean(l);
+        return m;
+    }
+
     // The prices of `families` for `rule`, each multiplied by the rule's
     // scale for its family (rules.hpp), computed once per rule.  A family
     // the rule names a pipeline depth for keeps only its plans of that
@@ -618,7 +642,7 @@ class IntervalDecider {
         std::snprintf(pct, sizeof pct, "%.3g", rule.margin * 100);
         d->by_model = true;
         if (best == nullptr || theirs == nullptr || best->seconds[i] > (1 - rule.margin) * their_s) {
-            if (theirs != nullptr) add_contenders(rule, *v, i, their_s, theirs->seconds[i], d);
+            if (theirs != nullptr) GENX_RETURN_IF_ERROR(add_contenders(rule, *v, i, their_s, *theirs, d));
             d->algorithm = kFallbackAlgorithm;
             d->why = where + ": left to the component genx displaced; model at " +
                      format_bytes(at_[i]) + " B: " +
@@ -644,7 +668,7 @@ class IntervalDecider {
             if (cheapest != nullptr) guard_s = std::min(guard_s, cheapest->seconds[i]);
         }
         if (!rule.scale.empty() && !(raw <= (1 + rule.margin) * guard_s)) {
-            add_contenders(rule, *v, i, their_s, theirs->seconds[i], d);
+            GENX_RETURN_IF_ERROR(add_contenders(rule, *v, i, their_s, *theirs, d));
             d->algorithm = kFallbackAlgorithm;
             d->why = where + ": left to the component genx displaced; model at " +
                      format_bytes(at_[i]) + " B: " +
@@ -670,29 +694,66 @@ class IntervalDecider {
     // Decision::trial where interval i defers under `rule`: with the rule's
     // scales (a site measured them), in a blocking table, and where a trial
     // is cheap (the displaced component priced at most kTrialMaxSeconds),
-    // the best plan by the scaled prices if it is priced below the scaled
-    // incumbent (their_s), and the best by the unscaled prices if it is
-    // priced below the unscaled one (their_raw).
-    void add_contenders(const AllreduceRule& rule, const std::vector<PricedCandidate>& v,
-                        size_t i, double their_s, double their_raw, Decision* d) const {
-        if (rule.scale.empty() || options_.nonblocking || !(their_s <= kTrialMaxSeconds)) return;
-        const PricedCandidate *scaled = nullptr, *raw = nullptr;
-        double raw_s = 0;
+    // the model's best plan in each of three views, where it is priced
+    // below the displaced component (`theirs`) in the same view:
+    //  - scaled (their_s: the displaced component scaled);
+    //  - unscaled: the best plans of families not named yet, up to two
+    //    contenders so far;
+    //  - lean, the model without its per-message and incast terms, which
+    //    the fit is least sure of (docs/rules.md, "First-call trial"): its
+    //    best plan if no contender is that plan.
+    Status add_contenders(const AllreduceRule& rule, const std::vector<PricedCandidate>& v,
+                          size_t i, double their_s, const PricedCandidate& theirs, Decision* d) {
+        if (rule.scale.empty() || options_.nonblocking || !(their_s <= kTrialMaxSeconds))
+            return Status::ok();
+        const PricedCandidate* scaled = nullptr;
+        std::vector<std::pair<double, const PricedCandidate*>> raw;
         for (const PricedCandidate& c : v) {
-            const double r = c.seconds[i] / scale_of(rule, c.candidate.algorithm);
             if (scaled == nullptr || c.seconds[i] < scaled->seconds[i]) scaled = &c;
-            if (raw == nullptr || r < raw_s) {
-                raw = &c;
-                raw_s = r;
-            }
+            raw.emplace_back(c.seconds[i] / scale_of(rule, c.candidate.algorithm), &c);
         }
-        const bool scaled_ahead = scaled != nullptr && scaled->seconds[i] < their_s;
-        const bool raw_ahead = raw != nullptr && raw_s < their_raw;
-        if (scaled_ahead)
-            d->trial.push_back({scaled->candidate.algorithm, scaled->candidate.params,
-                                scaled->seconds[i]});
-        if (raw_ahead && (raw != scaled || !scaled_ahead))
-            d->trial.push_back({raw->candidate.algorithm, raw->candidate.params, raw->seconds[i]});
+        auto named = [d](const Candidate& c, bool family) {
+            for (const Decision::Contender& t : d->trial)
+                if (t.algorithm == c.algorithm && (family || t.params == c.params)) return true;
+            return false;
+        };
+        auto add = [d, i](const PricedCandidate& c) {
+            d->trial.push_back({c.candidate.algorithm, c.candidate.params, c.seconds[i]});
+        };
+        if (scaled != nullptr && scaled->seconds[i] < their_s) add(*scaled);
+        std::stable_sort(raw.begin(), raw.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& [price, c] : raw) {
+            if (d->trial.size() >= 2 || !(price < theirs.seconds[i])) break;
+            if (!named(c->candidate, true)) add(*c);
+        }
+        const std::vector<std::string> ours(rule.families.begin() + 1, rule.families.end());
+        const bool tuned = options_.displaced == Displaced::TunedFixed41;
+        const std::vector<PricedCandidate> *lean = nullptr, *base = nullptr;
+        GENX_RETURN_IF_ERROR(lean_prices(ours, &lean));
+        GENX_RETURN_IF_ERROR(lean_prices({tuned ? kTunedFamilies : kOpenMpiFamilies}, &base));
+        const PricedCandidate *best = nullptr, *their_lean = nullptr;
+        for (const PricedCandidate& c : *base)
+            if (c.candidate.algorithm == theirs.candidate.algorithm &&
+                c.candidate.params == theirs.candidate.params)
+                their_lean = &c;
+        for (const PricedCandidate& c : *lean)
+            if (depth_of(rule, c.candidate.algorithm) == 0 ||
+                depth_of(rule, c.candidate.algorithm) == pipeline_of(c.candidate.params))
+                if (best == nullptr || c.seconds[i] < best->seconds[i]) best = &c;
+        if (best == nullptr || their_lean == nullptr ||
+            !(best->seconds[i] < their_lean->seconds[i]) || named(best->candidate, false))
+            return Status::ok();
+        // Its full price, scaled, where the scaled view priced it (GenTree
+        // picks its sub-plans per size by the model in use: the full model
+        // may not have priced the lean view's choice), else its lean one.
+        double full = best->seconds[i] * scale_of(rule, best->candidate.algorithm);
+        for (const PricedCandidate& c : v)
+            if (c.candidate.algorithm == best->candidate.algorithm &&
+                c.candidate.params == best->candidate.params && std::isfinite(c.seconds[i]))
+                full = c.seconds[i];
+        d->trial.push_back({best->candidate.algorithm, best->candidate.params, full});
+        return Status::ok();
     }
 
     // The displaced component's price at interval i and how *vs names it:
@@ -834,6 +895,9 @@ class IntervalDecider {
     const std::vector<size_t>& at_;  // the size each interval is priced at
     const ModelParams model_;
     std::map<std::vector<std::string>, std::vector<PricedCandidate>> priced_;
+    // The trial's third view (add_contenders): model_ without its
+    // per-message and incast terms, priced only where a trial is offered.
+    std::map<std::vector<std::string>, std::vector<PricedCandidate>> lean_priced_;
     std::map<int, std::vector<PricedCandidate>> scaled_;  // by rule index
     std::map<std::string, std::unique_ptr<PricedCandidate>> bounds_;
     int unpriced_ = 0;

@@ -70,6 +70,9 @@ struct TableOptions {
 // component is priced at most this long at the interval: the trial's few
 // calls then cost a job at most a fraction of a second.
 constexpr double kTrialMaxSeconds = 5e-3;
+// Most candidates one interval's trial times: the displaced component and
+// at most three contenders (Decision::trial).
+constexpr int kTrialMaxCandidates = 4;
 
 struct Decision {
     std::string algorithm;  // a registered generator
@@ -99,14 +102,17 @@ struct Decision {
     std::string few_why;
     // Where a site's measured scales priced the size and the displaced
     // component keeps it, the plans the model still prices ahead of it
-    // (the best by the scaled prices and the best by the unscaled ones):
+    // (the best by the scaled prices, by the unscaled ones and by the
+    // model without its per-message and incast terms):
     // the component may time them against the displaced component at the
     // communicator's first blocking calls of the size (docs/rules.md,
     // "First-call trial").  Empty elsewhere.
     struct Contender {
         std::string algorithm;
         std::string params;
-        double predicted = 0;  // scaled seconds at the interval's lower bound
+        // Scaled seconds at the interval's lower bound (the lean view's
+        // plan: by the lean model where the full one did not price it).
+        double predicted = 0;
     };
     std::vector<Contender> trial;
     bool defers() const { return algorithm == kFallbackAlgorithm; }

@@ -17,6 +17,7 @@
 #include "genx/genx_core.h"
 #include "genx/trial.hpp"
 #include "tests/support/loopback.hpp"
+#include "topology/placement.hpp"
 #include "tests/support/transport_ops.hpp"
 #include "tuning/decision_table.hpp"
 #include "tuning/rules.hpp"
@@ -68,7 +69,7 @@ RulesFile scaled_rule(const std::string& families, double margin) {
     RulesFile rules;
     const std::string text =
         R"({"format": "genx-rules", "version": 1, "allreduce": [{"algorithm": "model", "families": )" +
-        families + R"(, "margin": )" + std::to_string(margin) + "}]}";
+        families + (margin > 0 ? R"(, "margin": )" + std::to_string(margin) : std::string()) + "}]}";
     const Status st = parse_rules(text, "test.json", RulesCheck{}, &rules);
     INFO(st.message());
     REQUIRE(st.is_ok());
@@ -155,6 +156,53 @@ TEST_CASE("a deferred size with a site's scales names the plans the model prices
     CHECK(slow.trial.empty());
 }
 
+TEST_CASE("the third view: the plan the model prices best without its per-message and incast terms",
+          "[trial][displaced]") {
+    std::vector<std::string> names;
+    for (int h = 0; h < 8; ++h) names.push_back("h" + std::to_string(h));
+    std::shared_ptr<const TopologyView> view;
+    REQUIRE(place_ranks("tree:2x4", "", {"h0", "h4", "h1", "h5", "h2", "h6", "h3"}, &view).is_ok());
+    const CommShape shape{7, 7, 1, view};
+    TableOptions opt;
+    opt.displaced = Displaced::TunedFixed41;
+    const size_t at = 4 * KiB;
+    // The round-robin tree site's fit: 25 MB/s links, each extra message
+    // 3.7 α, incast at 0.28 β (site-tree2x4-rr-v8).
+    RulesFile rules = scaled_rule(R"(["fallback", "gentree"])", 0.95);
+    for (LinkParams* l : {&rules.model.intra, &rules.model.inter}) {
+        l->alpha = 13.5e-6;
+        l->beta = 4e-8;
+        l->alpha_msg = 50e-6;
+        l->epsilon = 1.1e-8;
+        l->w_t = 2;
+    }
+    rules.allreduce[0].scale = {{"fallback", 1.0}, {"gentree", 1.0}};
+    DecisionTable t;
+    REQUIRE(DecisionTable::build(rules, shape, opt, &t, nullptr).is_ok());
+    const Decision& d = t.lookup(at);
+    INFO(d.why);
+    REQUIRE(d.defers());
+    // The same rules' model without those terms, deciding GenTree alone:
+    // its plan is the lean view's, which must be among the contenders.
+    RulesFile lean = scaled_rule(R"(["gentree"])", 0.0);
+    lean.model = rules.model;
+    for (LinkParams* l : {&lean.model.intra, &lean.model.inter}) l->alpha_msg = l->epsilon = 0;
+    DecisionTable lt;
+    REQUIRE(DecisionTable::build(lean, shape, opt, &lt, nullptr).is_ok());
+    const Decision& ld = lt.lookup(at);
+    REQUIRE(ld.algorithm == "gentree");
+    bool found = false;
+    for (const Decision::Contender& c : d.trial) found = found || (c.algorithm == "gentree" && c.params == ld.params);
+    INFO("lean choice: " << ld.params);
+    CHECK(found);
+    // ... and it is not the full model's own GenTree plan at 4 KiB.
+    RulesFile full = scaled_rule(R"(["gentree"])", 0.0);
+    full.model = rules.model;
+    DecisionTable ft;
+    REQUIRE(DecisionTable::build(full, shape, opt, &ft, nullptr).is_ok());
+    CHECK(ft.lookup(at).params != ld.params);
+}
+
 TEST_CASE("a trial takes turns, keeps a plan only 10 % faster, and then runs it",
           "[trial]") {
     LogSinkLines sink;
@@ -170,7 +218,7 @@ TEST_CASE("a trial takes turns, keeps a plan only 10 % faster, and then runs it"
     CHECK_FALSE(t.has(2));
     // Rounds rotate the order: 0 1 2, 1 2 0, 2 0 1.
     std::vector<int> turns;
-    double medians[kTrialMaxCandidates] = {0, 0, 0};
+    double medians[kTrialMaxCandidates] = {0, 0, 0, 0};
     const std::map<int, std::vector<double>> seconds = {
         {0, {1.0, 1.2, 0.9}}, {1, {0.85, 0.5, 0.95}}, {2, {0.8, 0.7, 3.0}}};
     std::map<int, int> taken;
