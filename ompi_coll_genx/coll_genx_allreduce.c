@@ -570,11 +570,22 @@ static int genx_trial_call(mca_coll_genx_module_t *module, mca_coll_genx_shape_t
                            ompi_op_t *op, ompi_communicator_t *comm, size_t bytes)
 {
     double medians[GENX_TRIAL_MAX];
-    const double t0 = genx_now();
-    const int rc = (0 == pick) ? genx_fallback(module, GENX_DEFERS, sbuf, rbuf, count, dtype, op,
-                                               comm, bytes, "first-call trial: the displaced "
-                                               "component's turn")
-                               : genx_run(module, shape, sbuf, rbuf, count, dtype, op, comm, bytes);
+    char why[640] = "";
+    double t0;
+    int rc;
+
+    /* The displaced component's turn says, as any deferred size does, the
+     * rule that left the size to it (only where it is printed). */
+    if (0 == pick && 0 < mca_coll_genx_component.verbose) {
+        const char *reason = NULL;
+        (void) genx_comm_defers(module->core, GENX_CALLS_BLOCKING, bytes, (size_t) count, &reason);
+        snprintf(why, sizeof(why), "first-call trial, the displaced component's turn: %s",
+                 (NULL != reason) ? reason : "");
+    }
+    t0 = genx_now();
+    rc = (0 == pick) ? genx_fallback(module, GENX_DEFERS, sbuf, rbuf, count, dtype, op, comm, bytes,
+                                     why)
+                     : genx_run(module, shape, sbuf, rbuf, count, dtype, op, comm, bytes);
     /* Recorded whatever rc says, so that every rank counts the same calls. */
     const int n = genx_trial_record(module->core, bytes, genx_now() - t0, medians, GENX_TRIAL_MAX);
     int arc;
