@@ -2,7 +2,8 @@
 // model leaves a size to the displaced component but still prices some of
 // genx's plans ahead of it (Decision::trial), a communicator's first
 // blocking calls of that size run the displaced component and each such
-// plan in turn, `rounds` times each.  After the last of them the ranks
+// plan in turn, in runs of `rounds` + 1 calls, twice (turn_of).  After the
+// last of them the ranks
 // reduce each candidate's median time to its maximum over ranks (the glue
 // does that, with the displaced component's MPI_Allreduce) and keep the
 // fastest plan if it beat the displaced component by kTrialGain, else the
@@ -64,11 +65,16 @@ class FirstCallTrials {
     // remembered as the interval's decision).
     bool running(size_t interval) const;
 
+    // The calls a trial of n candidates makes.
+    int trial_calls(int n) const { return 2 * n * (rounds_ + 1); }
+
   private:
+    int turn_of(int call, int n) const;
+    bool timed(int call) const;
     struct Trial {
         std::vector<Candidate> candidates;
         std::vector<std::vector<double>> seconds;  // this rank's, per candidate
-        int calls = 0;     // calls timed so far
+        int calls = 0;     // calls made so far
         int turn = -1;     // the candidate of the call under way
         int kept = -1;     // -1 while running; then the candidate kept
     };

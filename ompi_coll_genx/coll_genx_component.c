@@ -130,7 +130,8 @@ static int genx_register(void)
         "First-call trials: where a site's rules leave a message size to the displaced "
         "component although the model prices one of genx's plans ahead of it, a "
         "communicator's first blocking MPI_Allreduce calls of that size run the displaced "
-        "component and each such plan in turn, this many times each, and keep a plan only "
+        "component and each such plan in turn, in two runs of this many calls each (plus one "
+        "untimed call per run), and keep a plan only "
         "where it was at least 10 % faster on the slowest rank (docs/rules.md).  0: no "
         "trials; every size runs what the rules decide, the same in every run",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_4,

@@ -175,7 +175,7 @@ log=$logdir/site-trial.log
 run "$log" 4 --mca coll_genx_site "$site" --mca coll_genx_verbose 1
 check "P=4 coll_genx_site: first-call trials time the plans the model prices ahead, results exact" \
     "$log" $? \
-    present "allreduce 4K-8K B on 4 ranks: first-call trial, 5 rounds (each candidate's median, the slowest rank's): the displaced component [0-9.]* [mu]*s, butterfly ([^)]*) [0-9.]* [mu]*s[,;] " \
+    present "allreduce 4K-8K B on 4 ranks: first-call trial, 10 timed calls each (each candidate's median, the slowest rank's): the displaced component [0-9.]* [mu]*s, butterfly ([^)]*) [0-9.]* [mu]*s[,;] " \
     "no line saying what the 4K-8K trial measured and kept" \
     present "fallback to [a-z]*: first-call trial, the displaced component's turn: rule [^ ]*:1 (allreduce\[0\]): left to the component genx displaced" \
     "the displaced component's turn does not name the rule that deferred the size (bench/compare accepts deferrals by that form)"

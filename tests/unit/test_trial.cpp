@@ -216,26 +216,31 @@ TEST_CASE("a trial takes turns, keeps a plan only 10 % faster, and then runs it"
     t.add(2, deferring(), {});  // no contender: no trial
     CHECK(t.has(0));
     CHECK_FALSE(t.has(2));
-    // Rounds rotate the order: 0 1 2, 1 2 0, 2 0 1.
+    // Runs of 4 calls (the first untimed), forward then backward.
     std::vector<int> turns;
     double medians[kTrialMaxCandidates] = {0, 0, 0, 0};
-    const std::map<int, std::vector<double>> seconds = {
-        {0, {1.0, 1.2, 0.9}}, {1, {0.85, 0.5, 0.95}}, {2, {0.8, 0.7, 3.0}}};
+    // Candidate k's timed calls take base[k] + 0.01 * (its sample index);
+    // the untimed first call of each run takes 100 s and must not count.
+    const double base[3] = {1.0, 0.85, 0.8};
     std::map<int, int> taken;
-    for (int call = 0; call < 9; ++call) {
+    REQUIRE(t.trial_calls(3) == 24);
+    for (int call = 0; call < 24; ++call) {
         const int k = t.next(0);
         REQUIRE(k >= 0);
         turns.push_back(k);
         REQUIRE(t.current(0) != nullptr);
         CHECK(t.running(0));
-        const double s = seconds.at(k)[static_cast<size_t>(taken[k]++)];
+        const bool first = call % 4 == 0;
+        const double s = first ? 100.0 : base[k] + 0.01 * taken[k]++;
         const int n = t.record(0, s, medians, kTrialMaxCandidates);
-        CHECK(n == (call == 8 ? 3 : 0));
+        CHECK(n == (call == 23 ? 3 : 0));
     }
-    CHECK(turns == std::vector<int>{0, 1, 2, 1, 2, 0, 2, 0, 1});
-    CHECK(medians[0] == Approx(1.0));
-    CHECK(medians[1] == Approx(0.85));
-    CHECK(medians[2] == Approx(0.8));
+    CHECK(turns == std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+                                    2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0});
+    // Six timed calls each: the median of base + 0.00 .. 0.05.
+    CHECK(medians[0] == Approx(1.025));
+    CHECK(medians[1] == Approx(0.875));
+    CHECK(medians[2] == Approx(0.825));
     // Each rank's medians reduced to the slowest rank's: rd at 0.8 of the
     // displaced component's time wins over the ring at 0.92.
     const double agreed[3] = {1.0, 0.92, 0.8};
@@ -245,11 +250,11 @@ TEST_CASE("a trial takes turns, keeps a plan only 10 % faster, and then runs it"
     REQUIRE(t.current(0) != nullptr);
     CHECK(t.current(0)->decision.algorithm == "rd");
     REQUIRE(sink.lines.size() == 1);
-    CHECK(sink.lines[0].find("4K-8K B on 4 ranks: first-call trial, 3 rounds") != std::string::npos);
+    CHECK(sink.lines[0].find("4K-8K B on 4 ranks: first-call trial, 6 timed calls each") != std::string::npos);
     CHECK(sink.lines[0].find("rd 800 ms") != std::string::npos);
     CHECK(sink.lines[0].find("rd runs it from now on") != std::string::npos);
     // 0.91 of the displaced component's time is not 10 % faster: it stays.
-    for (int call = 0; call < 6; ++call) {
+    for (int call = 0; call < t.trial_calls(2); ++call) {
         const int k = t.next(1);
         REQUIRE(k >= 0);
         t.record(1, 1.0, medians, kTrialMaxCandidates);
@@ -263,8 +268,10 @@ TEST_CASE("a trial takes turns, keeps a plan only 10 % faster, and then runs it"
     FirstCallTrials u;
     u.set_rounds(1);
     u.add(5, deferring(), {contender("ring")});
-    u.next(5);
-    u.record(5, 1.0, medians, kTrialMaxCandidates);
+    for (int call = 0; call + 1 < u.trial_calls(2); ++call) {
+        u.next(5);
+        CHECK(u.record(5, 1.0, medians, kTrialMaxCandidates) == 0);
+    }
     u.next(5);
     CHECK(u.record(5, 0.1, medians, kTrialMaxCandidates) == 2);
     u.settle(5, medians, 0, "1K-2K", log);
@@ -372,7 +379,7 @@ TEST_CASE("[capi] a first-call trial end to end: turns, agreement, then the kept
         INFO(st.message());
         REQUIRE(st.is_ok());
         REQUIRE(trial_count > 0);
-        CHECK(turns_seen == 4);  // 2 candidates × 2 rounds
+        CHECK(turns_seen == 12);  // 2 candidates × 2 passes × (2 + 1) calls
         // The slowest rank's ring at 0.95 s is not 10 % faster: the size
         // defers; at 0.5 s everywhere the ring runs it.
         CHECK(kept_defers == (slow3 > 0.9 ? GENX_DEFERS : 0));
