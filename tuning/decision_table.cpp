@@ -475,32 +475,19 @@ class IntervalDecider {
     }
 
   private:
+    // The prices of `families`, computed once; lean: by the model without
+    // α_msg and ε (lean_model()), for a trial's third view.
     Status prices(const std::vector<std::string>& families,
-                  const std::vector<PricedCandidate>** p) {
-        auto it = priced_.find(families);
-        if (it == priced_.end()) {
+                  const std::vector<PricedCandidate>** p, bool lean = false) {
+        auto& cache = lean ? lean_priced_ : priced_;
+        auto it = cache.find(families);
+        if (it == cache.end()) {
             std::vector<PricedCandidate> v;
             int skipped = 0;
-            GENX_RETURN_IF_ERROR(
-                price_candidates(model_, shape_, families, at_, options_, &v, &skipped));
-            unpriced_ = std::max(unpriced_, skipped);
-            it = priced_.emplace(families, std::move(v)).first;
-        }
-        *p = &it->second;
-        return Status::ok();
-    }
-
-    // The prices of `families` by the model without α_msg and ε
-    // (lean_model()), computed once.
-    Status lean_prices(const std::vector<std::string>& families,
-                       const std::vector<PricedCandidate>** p) {
-        auto it = lean_priced_.find(families);
-        if (it == lean_priced_.end()) {
-            std::vector<PricedCandidate> v;
-            int skipped = 0;
-            GENX_RETURN_IF_ERROR(
-                price_candidates(lean_model(model_), shape_, families, at_, options_, &v, &skipped));
-            it = lean_priced_.emplace(families, std::move(v)).first;
+            GENX_RETURN_IF_ERROR(price_candidates(lean ? lean_model(model_) : model_, shape_,
+                                                  families, at_, options_, &v, &skipped));
+            if (!lean) unpriced_ = std::max(unpriced_, skipped);
+            it = cache.emplace(families, std::move(v)).first;
         }
         *p = &it->second;
         return Status::ok();
@@ -730,8 +717,8 @@ class IntervalDecider {
         const std::vector<std::string> ours(rule.families.begin() + 1, rule.families.end());
         const bool tuned = options_.displaced == Displaced::TunedFixed41;
         const std::vector<PricedCandidate> *lean = nullptr, *base = nullptr;
-        GENX_RETURN_IF_ERROR(lean_prices(ours, &lean));
-        GENX_RETURN_IF_ERROR(lean_prices({tuned ? kTunedFamilies : kOpenMpiFamilies}, &base));
+        GENX_RETURN_IF_ERROR(prices(ours, &lean, true));
+        GENX_RETURN_IF_ERROR(prices({tuned ? kTunedFamilies : kOpenMpiFamilies}, &base, true));
         const PricedCandidate *best = nullptr, *their_lean = nullptr;
         for (const PricedCandidate& c : *base)
             if (c.candidate.algorithm == theirs.candidate.algorithm &&
