@@ -145,6 +145,9 @@ TEST_CASE("a deferred size with a site's scales names the plans the model prices
     REQUIRE(small.best["ring"][0] > small.displaced[0]);
     const Decision behind = decide({{"fallback", 0.5}, {"ring", 1.0}, {"rd", 1.0}}, false, 8);
     INFO(behind.why);
+    std::string named;
+    for (const Decision::Contender& c : behind.trial) named += c.algorithm + " (" + c.params + ") ";
+    INFO("contenders: " << named);
     REQUIRE(behind.defers());
     CHECK(behind.trial.empty());
     // Non-blocking calls never run a trial (libnbc is their incumbent).
