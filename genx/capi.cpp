@@ -359,9 +359,13 @@ int genx_trial_next(genx_comm* comm, size_t bytes) {
 }
 
 int genx_trial_record(genx_comm* comm, size_t bytes, double seconds, double* medians, int max) {
-    return comm != nullptr && medians != nullptr
-               ? comm->selection.trial_record(bytes, seconds, medians, max)
-               : 0;
+    try {
+        return comm != nullptr && medians != nullptr
+                   ? comm->selection.trial_record(bytes, seconds, medians, max)
+                   : 0;
+    } catch (...) {
+        return 0;  // out of memory for one time: the trial goes on without it
+    }
 }
 
 void genx_trial_settle(genx_comm* comm, size_t bytes, const double* agreed, int n) {

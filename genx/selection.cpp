@@ -326,7 +326,8 @@ uint64_t Selection::digest() const {
             nb_table_ && nb_table_ != table_ ? nb_table_->digest() * 0xc2b2ae3d27d4eb4fULL : 0;
         // Ranks that time trials for different numbers of rounds would
         // meet in different calls: the rounds are part of the decisions.
-        const uint64_t trials = trials_.any() ? fnv1a("trial_rounds=" + std::to_string(trials_.rounds())) : 0;
+        const uint64_t trials =
+            trials_.any() ? fnv1a("trial_rounds=" + std::to_string(trials_.rounds())) : 0;
         return table_->digest() ^ nb ^ topo ^ trials;
     }
     // Forced: the algorithm and its params decide everything.

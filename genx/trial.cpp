@@ -10,7 +10,8 @@ namespace genx {
 
 namespace {
 
-double median(std::vector<double> v) {
+// Sorts v in place (no allocation: a trial's last call must not fail).
+double median(std::vector<double>& v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
@@ -28,7 +29,9 @@ void FirstCallTrials::add(size_t interval, const Decision& deferring,
         if (static_cast<int>(t.candidates.size()) == kTrialMaxCandidates) break;
         t.candidates.push_back(std::move(c));
     }
+    // Room for every time now, so that recording one never allocates.
     t.seconds.resize(t.candidates.size());
+    for (std::vector<double>& v : t.seconds) v.reserve(static_cast<size_t>(2 * rounds_));
     trials_[interval] = std::move(t);
 }
 

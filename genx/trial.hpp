@@ -3,9 +3,9 @@
 // genx's plans ahead of it (Decision::trial), a communicator's first
 // blocking calls of that size run the displaced component and each such
 // plan in turn, in runs of `rounds` + 1 calls, twice (turn_of).  After the
-// last of them the ranks
-// reduce each candidate's median time to its maximum over ranks (the glue
-// does that, with the displaced component's MPI_Allreduce) and keep the
+// last of them the ranks reduce each candidate's median time to its
+// maximum over ranks (the glue does that, with the displaced component's
+// MPI_Allreduce) and keep the
 // fastest plan if it beat the displaced component by kTrialGain, else the
 // displaced component.  Every rank counts the same calls of the same sizes,
 // so all take the same turns and agree on the outcome.
@@ -42,7 +42,8 @@ class FirstCallTrials {
     void set_rounds(int rounds) { rounds_ = rounds < 0 ? 0 : rounds; }
     int rounds() const { return rounds_; }
     // Interval `interval` of the blocking table, which defers, times these
-    // candidates after the displaced component (generated plans only).
+    // candidates after the displaced component (a plan that did not
+    // generate declines its turns, which then run the displaced one).
     void add(size_t interval, const Decision& deferring, std::vector<Candidate> contenders);
     bool any() const { return !trials_.empty(); }
     bool has(size_t interval) const { return trials_.count(interval) != 0; }
