@@ -46,7 +46,6 @@ class FirstCallTrials {
     // generate declines its turns, which then run the displaced one).
     void add(size_t interval, const Decision& deferring, std::vector<Candidate> contenders);
     bool any() const { return !trials_.empty(); }
-    bool has(size_t interval) const { return trials_.count(interval) != 0; }
 
     // The candidate the interval's next blocking call runs (0: the
     // displaced component), or -1 where no trial is under way.

@@ -511,18 +511,11 @@ class IntervalDecider {
         if (rule == nullptr || (rule->scale.empty() && rule->pipeline.empty())) return Status::ok();
         auto it = scaled_.find(rule->index);
         if (it == scaled_.end()) {
-            // Whether each plan is of its family's named depth, and the
-            // families with such a plan.
-            std::vector<bool> of_depth;
-            std::set<std::string> has_depth;
-            for (const PricedCandidate& c : **p) {
-                of_depth.push_back(depth_of(*rule, c.candidate.algorithm) == pipeline_of(c.candidate.params));
-                if (of_depth.back()) has_depth.insert(c.candidate.algorithm);
-            }
+            const std::vector<bool> weighed = at_named_depth(*rule, **p);
             std::vector<PricedCandidate> v;
             for (size_t k = 0; k < (*p)->size(); ++k) {
                 const PricedCandidate& c = (**p)[k];
-                if (!of_depth[k] && has_depth.count(c.candidate.algorithm) != 0) continue;
+                if (!weighed[k]) continue;
                 v.push_back(c);
                 for (double& s : v.back().seconds) s *= scale_of(*rule, c.candidate.algorithm);
             }
@@ -530,6 +523,22 @@ class IntervalDecider {
         }
         *p = &it->second;
         return Status::ok();
+    }
+
+    // Which plans of v `rule` weighs: a family the rule names a pipeline
+    // depth for keeps only its plans of that depth where it has any.
+    static std::vector<bool> at_named_depth(const AllreduceRule& rule,
+                                            const std::vector<PricedCandidate>& v) {
+        std::vector<bool> of_depth;
+        std::set<std::string> has_depth;
+        for (const PricedCandidate& c : v) {
+            of_depth.push_back(depth_of(rule, c.candidate.algorithm) == pipeline_of(c.candidate.params));
+            if (of_depth.back()) has_depth.insert(c.candidate.algorithm);
+        }
+        std::vector<bool> weighed(v.size());
+        for (size_t k = 0; k < v.size(); ++k)
+            weighed[k] = of_depth[k] || has_depth.count(v[k].candidate.algorithm) == 0;
+        return weighed;
     }
 
     // The pipeline depth `rule` names for `family`, 0 where none.
@@ -724,10 +733,10 @@ class IntervalDecider {
             if (c.candidate.algorithm == theirs.candidate.algorithm &&
                 c.candidate.params == theirs.candidate.params)
                 their_lean = &c;
-        for (const PricedCandidate& c : *lean)
-            if (depth_of(rule, c.candidate.algorithm) == 0 ||
-                depth_of(rule, c.candidate.algorithm) == pipeline_of(c.candidate.params))
-                if (best == nullptr || c.seconds[i] < best->seconds[i]) best = &c;
+        const std::vector<bool> weighed = at_named_depth(rule, *lean);
+        for (size_t k = 0; k < lean->size(); ++k)
+            if (weighed[k] && (best == nullptr || (*lean)[k].seconds[i] < best->seconds[i]))
+                best = &(*lean)[k];
         if (best == nullptr || their_lean == nullptr ||
             !(best->seconds[i] < their_lean->seconds[i]) || named(best->candidate, false))
             return Status::ok();

@@ -103,10 +103,10 @@ struct Decision {
     // Where a site's measured scales priced the size and the displaced
     // component keeps it, the plans the model still prices ahead of it
     // (the best by the scaled prices, by the unscaled ones and by the
-    // model without its per-message and incast terms):
-    // the component may time them against the displaced component at the
-    // communicator's first blocking calls of the size (docs/rules.md,
-    // "First-call trial").  Empty elsewhere.
+    // model without its per-message and incast terms): the component may
+    // time them against the displaced component at the communicator's
+    // first blocking calls of the size (docs/rules.md, "First-call
+    // trial").  Empty elsewhere.
     struct Contender {
         std::string algorithm;
         std::string params;
@@ -169,10 +169,10 @@ RankMap rank_map_for(const CommShape& shape);
 // instead of building it (the same number; test_decision_table.cpp).
 double full_model_cost(const RankGenerator& gen);
 
-// A candidate priced by the model.
 // "alg (params)", or "alg" without params: how decisions name a plan.
 std::string describe(const std::string& alg, const std::string& params);
 
+// A candidate priced by the model.
 struct PricedCandidate {
     Candidate candidate;
     std::vector<double> seconds;  // per requested size

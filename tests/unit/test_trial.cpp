@@ -217,8 +217,8 @@ TEST_CASE("a trial takes turns, keeps a plan only 10 % faster, and then runs it"
     t.add(0, deferring(), {contender("ring"), contender("rd")});
     t.add(1, deferring(), {contender("ring")});
     t.add(2, deferring(), {});  // no contender: no trial
-    CHECK(t.has(0));
-    CHECK_FALSE(t.has(2));
+    CHECK(t.running(0));
+    CHECK_FALSE(t.running(2));
     // Runs of 4 calls (the first untimed), forward then backward.
     std::vector<int> turns;
     double medians[kTrialMaxCandidates] = {0, 0, 0, 0};
